@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Config is one bench run's settings, filled from flags (main.go) or by a
+// test.
+type Config struct {
+	Size      int64
+	Rounds    int
+	WorkDir   string
+	OutDir    string // "" writes no CSV or charts
+	Workloads []string
+	Tools     []string // empty: every tool
+	Ringcp    string   // binary to bench; "" builds it from this module
+	Quick     bool     // correctness only: no ceiling, no sweep
+	Ceiling   bool
+	Seed      uint64
+	Keep      bool
+	Sweep     sweepConfig
+}
+
+// bench is the state of one run.
+type bench struct {
+	cfg     Config
+	env     *Env
+	bins    map[string]string // program name -> path
+	present []*Tool
+	missing []string // "tool: why", for the report
+	skipped []string // "workload: why"
+	src     *Source
+	runs    []*Run
+	sweep   []*Run
+	shapes  map[string]fioShape // workload -> calibrated ceiling
+	started time.Time
+}
+
+// Result is what a bench run hands back to main or a test.
+type Result struct {
+	Runs    []*Run
+	Missing []string
+	Skipped []string
+	Bad     int // runs that failed or made a wrong copy
+}
+
+// runBench runs everything cfg asks for, prints the markdown report on out,
+// progress on log, writes CSV and charts to cfg.OutDir, and undoes its
+// changes to the machine before returning, also when ctx is cancelled.
+func runBench(ctx context.Context, cfg Config, out, log io.Writer) (*Result, error) {
+	env, err := newEnv(cfg.WorkDir, cfg.Keep, log)
+	if err != nil {
+		return nil, err
+	}
+	defer env.Close()
+	b := &bench{cfg: cfg, env: env, shapes: map[string]fioShape{}, started: time.Now()}
+	b.discover()
+	for _, m := range b.missing {
+		env.logf("missing %s", m)
+	}
+	b.src = &Source{
+		Path:    filepath.Join(env.Dir, "src.bin"),
+		Size:    cfg.Size,
+		Content: randomContent{seed: cfg.Seed},
+	}
+	env.logf("writing %s of random data (seed %d) to %s", sizeLabel(cfg.Size), cfg.Seed, b.src.Path)
+	if err := writeSource(b.src.Path, b.src.Content, b.src.Size); err != nil {
+		return nil, err
+	}
+	for _, name := range cfg.Workloads {
+		w, err := findWorkload(name)
+		if err != nil {
+			return nil, err
+		}
+		if err := b.runWorkload(ctx, w); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Sweep.On && !cfg.Quick {
+		if err := b.runSweep(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.report(out); err != nil {
+		return nil, err
+	}
+	res := &Result{Runs: b.runs, Missing: b.missing, Skipped: b.skipped}
+	for _, r := range append(slices.Clone(b.runs), b.sweep...) {
+		if r.Err != nil {
+			res.Bad++
+		}
+	}
+	return res, nil
+}
+
+// discover finds every program the tools table needs and sorts the tools
+// into present and missing (with the Debian package that brings each).
+func (b *bench) discover() {
+	b.bins = map[string]string{}
+	why := map[string]string{}
+	for _, t := range tools {
+		if len(b.cfg.Tools) > 0 && !slices.Contains(b.cfg.Tools, t.Name) {
+			continue
+		}
+		if t.Ceiling && (b.cfg.Quick || !b.cfg.Ceiling) {
+			continue
+		}
+		var lack []string
+		for _, prog := range t.Needs {
+			if _, ok := b.bins[prog]; ok {
+				continue
+			}
+			if _, ok := why[prog]; !ok {
+				path, err := b.locate(prog)
+				if err == nil {
+					b.bins[prog] = path
+					continue
+				}
+				why[prog] = err.Error()
+			}
+			lack = append(lack, why[prog])
+		}
+		if lack != nil {
+			b.missing = append(b.missing, t.Name+": "+strings.Join(lack, "; "))
+			continue
+		}
+		b.present = append(b.present, &t)
+	}
+}
+
+func (b *bench) locate(prog string) (string, error) {
+	if prog == "ringcp" {
+		return findRingcp(b.cfg.Ringcp, b.env.Dir)
+	}
+	path, err := lookPath(prog)
+	if err != nil {
+		return "", fmt.Errorf("%s not installed (apt-get install %s)", prog, debianPkg[prog])
+	}
+	return path, nil
+}
+
+// runWorkload sets the workload up, calibrates the ceiling, and runs the
+// rounds: every present tool once per round, in an order rotated by one
+// from round to round.
+func (b *bench) runWorkload(ctx context.Context, w *Workload) error {
+	p, err := w.Setup(b.env, b.src)
+	if errors.Is(err, errSkip) {
+		b.skipped = append(b.skipped, w.Name+": "+err.Error())
+		b.env.logf("workload %s %v", w.Name, err)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("workload %s: %w", w.Name, err)
+	}
+	defer p.Close()
+	ts := b.toolsFor(w)
+	var shape fioShape
+	if i := slices.IndexFunc(ts, func(t *Tool) bool { return t.Ceiling }); i >= 0 {
+		b.env.logf("workload %s: calibrating the fio ceiling", w.Name)
+		shape, err = calibrate(ctx, b, w, p)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			b.env.logf("  no ceiling: %v", err)
+			ts = slices.Delete(ts, i, i+1)
+		}
+		b.shapes[w.Name] = shape
+	}
+	for round := 1; round <= b.cfg.Rounds; round++ {
+		for i, t := range rotate(ts, round-1) {
+			r := b.runOne(ctx, w, t, Job{Pair: p, Fio: shape}, round, i+1)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			b.runs = append(b.runs, r)
+			b.logRun(r, len(ts))
+		}
+	}
+	return p.Reset()
+}
+
+// toolsFor is the present tools that the workload accepts.
+func (b *bench) toolsFor(w *Workload) []*Tool {
+	var ts []*Tool
+	for _, t := range b.present {
+		if w.Tools == nil || slices.Contains(w.Tools, t.Name) {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+func (b *bench) logRun(r *Run, n int) {
+	line := fmt.Sprintf("[%s r%d %d/%d] %-12s %7.2fs %6.0f MB/s cpu %5.2fs  %s",
+		r.Workload, r.Round, r.Order, n, r.Tool, r.Wall.Seconds(), mbps(r.Size, r.Wall),
+		r.CPU().Seconds(), r.Verdict())
+	if r.Err != nil {
+		line += ": " + r.Err.Error()
+	}
+	b.env.logf("%s", line)
+}
+
+func mbps(size int64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(size) / 1e6 / d.Seconds()
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestContentIsAddressable(t *testing.T) {
+	c := randomContent{seed: 42}
+	whole := make([]byte, 1<<16+13)
+	c.Fill(0, whole)
+	// Any piece, at any offset, must be the same bytes as the whole.
+	for _, cut := range [][2]int{{0, 1}, {1, 7}, {3, 4096}, {8, 16}, {4095, 4097 + 11}, {len(whole) - 5, len(whole)}} {
+		part := make([]byte, cut[1]-cut[0])
+		c.Fill(int64(cut[0]), part)
+		if !bytes.Equal(part, whole[cut[0]:cut[1]]) {
+			t.Errorf("Fill(%d, %d bytes) differs from the whole", cut[0], len(part))
+		}
+	}
+	other := make([]byte, len(whole))
+	randomContent{seed: 43}.Fill(0, other)
+	if bytes.Equal(other, whole) {
+		t.Error("seeds 42 and 43 give the same data")
+	}
+	if bytes.Contains(whole, make([]byte, 512)) {
+		t.Error("random content has a zero sector, which sparse-aware peers would skip")
+	}
+}
+
+func TestVerifyCopy(t *testing.T) {
+	const size = 3*chunkSize/2 + 12345
+	c := randomContent{seed: 7}
+	data := make([]byte, size)
+	c.Fill(0, data)
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if err := verifyCopy(write("good", data), c, size); err != nil {
+		t.Fatalf("good copy: %v", err)
+	}
+	flipped := bytes.Clone(data)
+	flipped[chunkSize+99] ^= 1
+	short := data[:size-1]
+	long := append(bytes.Clone(data), 0)
+	for name, b := range map[string][]byte{"flipped": flipped, "short": short, "long": long} {
+		err := verifyCopy(write(name, b), c, size)
+		if !errors.Is(err, errWrong) {
+			t.Errorf("%s copy: got %v, want errWrong", name, err)
+		}
+	}
+	err := verifyCopy(write("flipped", flipped), c, size)
+	if !strings.Contains(err.Error(), strconv.Itoa(chunkSize+99)) {
+		t.Errorf("flipped copy: %v does not name offset %d", err, chunkSize+99)
+	}
+	if err := verifyCopy(filepath.Join(dir, "absent"), c, size); !errors.Is(err, errWrong) {
+		t.Errorf("absent copy: got %v, want errWrong", err)
+	}
+}
+
+func TestParallelDDCoversOnce(t *testing.T) {
+	for _, size := range []int64{4 << 20, 64<<20 + 12345, 1<<30 + 512, 3 << 20} {
+		p := parallelDDPlan(4, 1<<20)(Job{Pair: &Pair{Src: "s", Dst: "d", Size: size}})
+		if len(p) != 1 || len(p[0]) != 4 {
+			t.Fatalf("size %d: want one stage of four dd's, got %v", size, p)
+		}
+		var next int64
+		for i, argv := range p[0] {
+			kv := map[string]int64{}
+			for _, a := range argv[1:] {
+				k, v, _ := strings.Cut(a, "=")
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err == nil {
+					kv[k] = n
+				}
+			}
+			if kv["skip"] != kv["seek"] || kv["skip"]*(1<<20) != next {
+				t.Errorf("size %d dd %d: skip %d seek %d, want %d", size, i, kv["skip"], kv["seek"], next>>20)
+			}
+			if !strings.Contains(strings.Join(argv, " "), "conv=notrunc") {
+				t.Errorf("dd %d lacks conv=notrunc", i)
+			}
+			count, has := kv["count"]
+			if i == 3 {
+				if has {
+					t.Errorf("last dd has count=%d; it must run to EOF", count)
+				}
+				continue
+			}
+			next += count << 20
+		}
+	}
+}
+
+func TestSectorToolsCutPadding(t *testing.T) {
+	odd := Job{Pair: &Pair{Src: "s", Dst: "d", Size: 1<<20 + 7}}
+	even := Job{Pair: &Pair{Src: "s", Dst: "d", Size: 1 << 20}}
+	dev := Job{Pair: &Pair{Src: "s", Dst: "d", Size: 1<<20 + 7, DstDev: true}}
+	for _, plan := range []func(Job) Plan{sgpDDPlan, qemuImgPlan} {
+		if p := plan(odd); len(p) != 2 || p[1][0][0] != "truncate" || p[1][0][2] != strconv.Itoa(1<<20+7) {
+			t.Errorf("odd file: want a truncate stage, got %v", p)
+		}
+		if p := plan(even); len(p) != 1 {
+			t.Errorf("even file: want no truncate, got %v", p)
+		}
+		if p := plan(dev); len(p) != 1 {
+			t.Errorf("device: want no truncate, got %v", p)
+		}
+	}
+	if p := sgpDDPlan(odd); !strings.Contains(planString(p), "count=2049") {
+		t.Errorf("sgp_dd must count the tail's block: %s", planString(p))
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{
+		"4G": 4 << 30, "1GiB": 1 << 30, "512k": 512 << 10, "64M+12345": 64<<20 + 12345,
+		"1048576": 1 << 20, "2MB": 2 << 20, "1T": 1 << 40,
+	} {
+		if got, err := parseSize(in); err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "G", "4X", "1.5G", "4G+"} {
+		if _, err := parseSize(in); err == nil {
+			t.Errorf("parseSize(%q): want an error", in)
+		}
+	}
+}
+
+func TestRotate(t *testing.T) {
+	ts := []string{"a", "b", "c"}
+	for k, want := range []string{"abc", "bca", "cab", "abc"} {
+		if got := strings.Join(rotate(ts, k), ""); got != want {
+			t.Errorf("rotate(%d) = %s, want %s", k, got, want)
+		}
+	}
+}
+
+func TestSummaryRatiosAndWrong(t *testing.T) {
+	s := time.Second
+	runs := []*Run{
+		{Tool: "ringcp", Round: 1, Wall: 2 * s, Size: 1e9},
+		{Tool: "dd-1M", Round: 1, Wall: 4 * s, Size: 1e9},
+		{Tool: "ringcp", Round: 2, Wall: 4 * s, Size: 1e9},
+		{Tool: "dd-1M", Round: 2, Wall: 6 * s, Size: 1e9},
+		{Tool: "ringcp", Round: 3, Wall: 3 * s, Size: 1e9},
+		{Tool: "dd-1M", Round: 3, Wall: 9 * s, Size: 1e9},
+		{Tool: "nbdcopy", Round: 1, Wall: s / 10, Size: 1e9, Err: errWrong},
+		{Tool: "nbdcopy", Round: 2, Wall: 5 * s, Size: 1e9},
+	}
+	rows := summarize(runs)
+	got := map[string]*summary{}
+	for _, r := range rows {
+		got[r.Tool] = r
+	}
+	if r := got["dd-1M"]; r.Ratio != 2 || r.Wall != 6*s || r.OK != 3 {
+		t.Errorf("dd-1M: ratio %v wall %v ok %d; want median ratio 2 (of 2, 1.5, 3), wall 6s, 3 ok",
+			r.Ratio, r.Wall, r.OK)
+	}
+	if r := got["nbdcopy"]; !r.Wrong || rows[len(rows)-1] != r {
+		t.Errorf("a tool with a wrong copy must be flagged and listed last: %+v", r)
+	}
+	var md bytes.Buffer
+	b := &bench{cfg: Config{Rounds: 3}, shapes: map[string]fioShape{}}
+	b.writeWorkload(&md, &workloads[0], runs)
+	for _, line := range strings.Split(md.String(), "\n") {
+		if strings.HasPrefix(line, "| nbdcopy ") && (!strings.Contains(line, "WRONG") || strings.Contains(line, "10000")) {
+			t.Errorf("wrong copy shown with a speed: %s", line)
+		}
+	}
+}

@@ -1,0 +1,248 @@
+// Command bench runs ringcp side by side with the tools its users run today
+// (dd, four parallel dd's, sgp_dd, qemu-img convert, nbdcopy, cp) and with
+// fio's read+write ceiling, and prints medians as a markdown table.
+//
+//	go run ./bench                       # 4 GiB, 5 rounds, file and blockdev
+//	go run ./bench -size 1G -rounds 3
+//	go run ./bench -quick                # CI: one small round, copies checked
+//	go run ./bench -sweep                # plus ringcp's block size x depth grid
+//
+// It runs as root (loop devices, drop_caches), needs no network, and says
+// which peers are missing and which Debian package brings each. Exit status:
+// 0 every copy was right, 1 some copy failed or was wrong, 2 the bench could
+// not run, 130 interrupted.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := runBench(ctx, cfg, os.Stdout, os.Stderr)
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(os.Stderr, "bench: interrupted; loop devices detached, work files removed")
+		os.Exit(130)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	case res.Bad > 0:
+		fmt.Fprintf(os.Stderr, "bench: %d run(s) failed or made a wrong copy\n", res.Bad)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (Config, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	size := fs.String("size", "4G", "bytes per copy: K/M/G/T (binary), and +N for an odd tail, e.g. 64M+12345")
+	rounds := fs.Int("rounds", 5, "rounds; each runs every tool once, in a rotated order")
+	workDir := fs.String("workdir", "/var/tmp/ringcp-bench", "scratch directory on the filesystem under test (not tmpfs)")
+	out := fs.String("out", "", "results directory for CSV, chart and table (default: bench/results of this module; none in -quick)")
+	wls := fs.String("workloads", strings.Join(workloadNames(), ","), "comma-separated workloads")
+	tls := fs.String("tools", "", "comma-separated tools to run (default: all); see -list")
+	ringcp := fs.String("ringcp", "", "ringcp binary to bench (default: go build this module)")
+	quick := fs.Bool("quick", false, "CI mode: -size 64M+12345, one round, no ceiling; fails if any copy is wrong")
+	ceiling := fs.Bool("ceiling", true, "measure fio's concurrent read+write ceiling")
+	sweep := fs.Bool("sweep", false, "also sweep ringcp's block size x queue depth on the file workload (slow)")
+	sweepBS := fs.String("sweep-bs", joinSizes(defaultSweepBS), "sweep block sizes")
+	sweepQD := fs.String("sweep-qd", joinInts(defaultSweepQD), "sweep queue depths")
+	sweepSize := fs.String("sweep-size", "", "bytes per sweep copy (default: -size)")
+	sweepRounds := fs.Int("sweep-rounds", 1, "rounds over the sweep grid, each in a fresh random order")
+	seed := fs.Uint64("seed", 0, "source data seed (default: random)")
+	keep := fs.Bool("keep", false, "keep the work files")
+	list := fs.Bool("list", false, "list tools and workloads, say which tools are missing, and exit")
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	cfg := Config{Rounds: *rounds, WorkDir: *workDir, OutDir: *out, Ringcp: *ringcp,
+		Quick: *quick, Ceiling: *ceiling, Seed: *seed, Keep: *keep}
+	if cfg.Quick {
+		if !set["size"] {
+			*size = "64M+12345"
+		}
+		if !set["rounds"] {
+			cfg.Rounds = 1
+		}
+	} else if cfg.OutDir == "" {
+		cfg.OutDir = defaultOutDir()
+	}
+	var err error
+	if cfg.Size, err = parseSize(*size); err != nil || cfg.Size <= 0 {
+		return cfg, fmt.Errorf("-size %q: want a positive size", *size)
+	}
+	if cfg.Rounds < 1 {
+		return cfg, fmt.Errorf("-rounds must be at least 1")
+	}
+	cfg.Workloads = splitList(*wls)
+	for _, w := range cfg.Workloads {
+		if _, err := findWorkload(w); err != nil {
+			return cfg, err
+		}
+	}
+	cfg.Tools = splitList(*tls)
+	for _, t := range cfg.Tools {
+		if _, err := toolByName(t); err != nil {
+			return cfg, err
+		}
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = rand.Uint64() | 1
+	}
+	cfg.Sweep = sweepConfig{On: *sweep, Rounds: *sweepRounds}
+	if cfg.Sweep.BS, err = parseSizes(*sweepBS); err != nil {
+		return cfg, fmt.Errorf("-sweep-bs: %w", err)
+	}
+	if cfg.Sweep.QD, err = parseInts(*sweepQD); err != nil {
+		return cfg, fmt.Errorf("-sweep-qd: %w", err)
+	}
+	if *sweepSize != "" {
+		if cfg.Sweep.Size, err = parseSize(*sweepSize); err != nil {
+			return cfg, fmt.Errorf("-sweep-size: %w", err)
+		}
+	}
+	if *list {
+		listTools(cfg)
+		return cfg, flag.ErrHelp
+	}
+	return cfg, nil
+}
+
+// defaultOutDir is bench/results of the module when run inside it.
+func defaultOutDir() string {
+	if root, err := moduleRoot(); err == nil {
+		return filepath.Join(root, "bench", "results")
+	}
+	return "ringcp-bench-results"
+}
+
+// listTools prints the tools table and what each needs, for -list.
+func listTools(cfg Config) {
+	fmt.Println("workloads:")
+	for _, w := range workloads {
+		fmt.Printf("  %-10s %s\n", w.Name, w.Desc)
+	}
+	fmt.Println("tools:")
+	for _, t := range tools {
+		state := "found"
+		for _, prog := range t.Needs {
+			if prog == "ringcp" {
+				if cfg.Ringcp == "" {
+					state = "built from this module at run time"
+				}
+				continue
+			}
+			if _, err := lookPath(prog); err != nil {
+				state = fmt.Sprintf("missing %s (apt-get install %s)", prog, debianPkg[prog])
+				break
+			}
+		}
+		fmt.Printf("  %-12s %s\n", t.Name, state)
+	}
+}
+
+func workloadNames() []string {
+	var ns []string
+	for _, w := range workloads {
+		ns = append(ns, w.Name)
+	}
+	return ns
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// parseSize reads 4G, 1GiB, 512k, 1048576, and sums over +: 64M+12345.
+// Units are binary, as in dd.
+func parseSize(s string) (int64, error) {
+	var total int64
+	for _, part := range strings.Split(s, "+") {
+		part = strings.TrimSpace(part)
+		i := 0
+		for i < len(part) && part[i] >= '0' && part[i] <= '9' {
+			i++
+		}
+		n, err := strconv.ParseInt(part[:i], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("bad size %q", part)
+		}
+		unit := strings.TrimSuffix(strings.TrimSuffix(strings.ToUpper(part[i:]), "B"), "I")
+		sh, ok := map[string]uint{"": 0, "K": 10, "M": 20, "G": 30, "T": 40}[unit]
+		if !ok {
+			return 0, fmt.Errorf("bad unit in %q", part)
+		}
+		total += n << sh
+	}
+	return total, nil
+}
+
+func parseSizes(s string) ([]int64, error) {
+	var out []int64
+	for _, f := range splitList(s) {
+		n, err := parseSize(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func joinSizes(ns []int64) string {
+	var ss []string
+	for _, n := range ns {
+		ss = append(ss, shortSize(n))
+	}
+	return strings.Join(ss, ",")
+}
+
+func joinInts(ns []int) string {
+	var ss []string
+	for _, n := range ns {
+		ss = append(ss, strconv.Itoa(n))
+	}
+	return strings.Join(ss, ",")
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+var (
+	colorCeiling = color.RGBA{150, 150, 150, 255}
+	colorRingcp  = color.RGBA{31, 119, 180, 255}
+	colorPeer    = color.RGBA{255, 127, 14, 255}
+)
+
+// writeChart draws one panel per workload (median MB/s per tool, as
+// horizontal bars so the names stay readable) and, after a sweep, the
+// block-size curves, one line per queue depth, into one PNG.
+func (b *bench) writeChart(path string) error {
+	var panels []*plot.Plot
+	for _, name := range b.cfg.Workloads {
+		var runs []*Run
+		for _, r := range b.runs {
+			if r.Workload == name {
+				runs = append(runs, r)
+			}
+		}
+		if len(runs) > 0 {
+			p, err := barPanel(name, summarize(runs))
+			if err != nil {
+				return err
+			}
+			panels = append(panels, p)
+		}
+	}
+	if len(b.sweep) > 0 {
+		p, err := sweepPanel(b.sweep)
+		if err != nil {
+			return err
+		}
+		panels = append(panels, p)
+	}
+	if len(panels) == 0 {
+		return nil
+	}
+	const panelH = 9 * vg.Centimeter
+	img := vgimg.New(20*vg.Centimeter, panelH*vg.Length(len(panels)))
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadY: vg.Centimeter / 2,
+		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
+	for i, p := range panels {
+		p.Draw(tiles.At(dc, 0, i))
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// barPanel draws rows bottom-up in reverse, so the table's first row (the
+// ceiling) is on top. Wrong or failed tools get no bar, only the word.
+func barPanel(workload string, rows []*summary) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s: median MB/s (%s per copy)", workload, sizeLabel(rows[0].Size))
+	p.X.Label.Text = "MB/s"
+	p.X.Min = 0
+	names := make([]string, len(rows))
+	var labels plotter.XYLabels
+	for i, s := range rows {
+		y := len(rows) - 1 - i
+		names[y] = s.Tool
+		v, text := s.MBps(), fmt.Sprintf(" %.0f", s.MBps())
+		if s.OK == 0 || s.Wrong {
+			v, text = 0, " WRONG"
+			if !s.Wrong {
+				text = " FAILED"
+			}
+		}
+		bar, err := plotter.NewBarChart(plotter.Values{v}, vg.Points(14))
+		if err != nil {
+			return nil, err
+		}
+		bar.Horizontal, bar.XMin = true, float64(y)
+		bar.LineStyle.Width = 0
+		switch {
+		case s.Ceiling:
+			bar.Color = colorCeiling
+		case s.Tool == baseline || s.Tool == baseline+"-pool":
+			bar.Color = colorRingcp
+		default:
+			bar.Color = colorPeer
+		}
+		p.Add(bar)
+		labels.XYs = append(labels.XYs, plotter.XY{X: v, Y: float64(y)})
+		labels.Labels = append(labels.Labels, text)
+	}
+	l, err := plotter.NewLabels(labels)
+	if err != nil {
+		return nil, err
+	}
+	for i := range l.TextStyle {
+		l.TextStyle[i].YAlign = draw.YCenter
+	}
+	p.Add(l)
+	p.NominalY(names...)
+	p.X.Max *= 1.12 // room for the labels
+	return p, nil
+}
+
+// sweepPanel plots MB/s against block size (log2 axis) with one line per
+// queue depth; ringcp's default choice is a black cross.
+func sweepPanel(runs []*Run) (*plot.Plot, error) {
+	grid, bss, qds := sweepGrid(runs)
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("ringcp sweep, file workload (%s per copy)", sizeLabel(runs[0].Size))
+	p.X.Label.Text = "block size"
+	p.Y.Label.Text = "MB/s"
+	p.Legend.Top = false // the curves sit high; the bottom right is empty
+	var ticks plot.ConstantTicks
+	for _, bs := range bss {
+		ticks = append(ticks, plot.Tick{Value: math.Log2(float64(bs)), Label: shortSize(bs)})
+	}
+	p.X.Tick.Marker = ticks
+	for i, qd := range qds {
+		var xys plotter.XYs
+		for _, bs := range bss {
+			if v := grid[sweepPoint{bs, qd}]; v > 0 {
+				xys = append(xys, plotter.XY{X: math.Log2(float64(bs)), Y: v})
+			}
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		line, pts, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return nil, err
+		}
+		line.Color, pts.Color = plotutil.Color(i), plotutil.Color(i)
+		pts.Shape = plotutil.Shape(i)
+		p.Add(line, pts)
+		p.Legend.Add("qd "+strconv.Itoa(qd), line, pts)
+	}
+	if def, info := sweepDefault(runs); def > 0 {
+		bs, _ := strconv.ParseFloat(info["block_size"], 64)
+		if bs > 0 {
+			s, err := plotter.NewScatter(plotter.XYs{{X: math.Log2(bs), Y: def}})
+			if err != nil {
+				return nil, err
+			}
+			s.Shape, s.Radius, s.Color = draw.CrossGlyph{}, vg.Points(6), color.Black
+			p.Add(s)
+			p.Legend.Add("ringcp default (qd "+info["queue_depth"]+")", s)
+		}
+	}
+	p.Y.Min = 0
+	return p, nil
+}
+
+func shortSize(n int64) string {
+	if n >= 1<<20 {
+		return strconv.FormatInt(n>>20, 10) + "M"
+	}
+	return strconv.FormatInt(n>>10, 10) + "K"
+}

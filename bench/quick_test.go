@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestQuick runs `go run ./bench -quick` in-process: every tool makes one
+// copy of 64 MiB plus an odd tail on each workload, and every copy must be
+// byte-exact. It asserts nothing about time. It needs root (loop devices,
+// drop_caches), every peer installed, and a ringcp that builds and answers
+// --help; otherwise it skips and says what is missing.
+func TestQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the quick bench copies about a gigabyte in all")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for loop devices and drop_caches")
+	}
+	var lack []string
+	for _, tool := range tools {
+		for _, prog := range tool.Needs {
+			if _, err := lookPath(prog); err != nil && prog != "ringcp" {
+				lack = append(lack, prog+" (apt-get install "+debianPkg[prog]+")")
+			}
+		}
+	}
+	if len(lack) > 0 {
+		t.Skipf("peers missing: %s", strings.Join(lack, ", "))
+	}
+	bin, err := findRingcp(os.Getenv("RINGCP_BENCH_BINARY"), t.TempDir())
+	if err != nil {
+		t.Skipf("no ringcp to bench: %v", err)
+	}
+	workDir := os.Getenv("RINGCP_BENCH_WORKDIR")
+	if workDir == "" {
+		// Not t.TempDir: TMPDIR may be a tmpfs, which refuses O_DIRECT.
+		workDir = "/var/tmp/ringcp-bench"
+	}
+	cfg, err := parseFlags([]string{"-quick", "-workdir", workDir, "-ringcp", bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	var out, log bytes.Buffer
+	res, err := runBench(ctx, cfg, &out, &log)
+	t.Logf("progress:\n%s", log.String())
+	t.Logf("report:\n%s", out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Missing) > 0 {
+		t.Errorf("tools missing after the check above: %v", res.Missing)
+	}
+	for _, r := range res.Runs {
+		if r.Err != nil {
+			t.Errorf("%s on %s: %s: %v", r.Tool, r.Workload, r.Verdict(), r.Err)
+		}
+	}
+	if len(res.Runs) == 0 {
+		t.Error("no copy was made")
+	}
+}

@@ -1,0 +1,319 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// report prints the markdown report on out and, with an output directory,
+// writes it there too with the CSVs and the chart.
+func (b *bench) report(out io.Writer) error {
+	var md bytes.Buffer
+	b.writeMarkdown(&md)
+	if _, err := out.Write(md.Bytes()); err != nil {
+		return err
+	}
+	if b.cfg.OutDir == "" {
+		return nil
+	}
+	dir := filepath.Join(b.cfg.OutDir, b.started.UTC().Format("20060102-150405")+"-"+sizeLabel(b.cfg.Size))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "table.md"), md.Bytes(), 0o644); err != nil {
+		return err
+	}
+	if err := writeRunsCSV(filepath.Join(dir, "runs.csv"), append(slices.Clone(b.runs), b.sweep...)); err != nil {
+		return err
+	}
+	if err := b.writeSummaryCSV(filepath.Join(dir, "summary.csv")); err != nil {
+		return err
+	}
+	if err := b.writeChart(filepath.Join(dir, "chart.png")); err != nil {
+		return err
+	}
+	b.env.logf("results in %s", dir)
+	return nil
+}
+
+func (b *bench) writeMarkdown(w io.Writer) {
+	mode := fmt.Sprintf("%d rounds", b.cfg.Rounds)
+	if b.cfg.Quick {
+		mode = "quick mode: correctness only, times are not meaningful"
+	}
+	fmt.Fprintf(w, "## ringcp bench: %s per copy, %s\n\n", sizeLabel(b.cfg.Size), mode)
+	fmt.Fprintf(w, "%s; %s. Page cache dropped before every run; each round runs every tool "+
+		"once, in an order rotated by one per round. Time is from start to DST fdatasync'ed; "+
+		"MB/s is 10^6 bytes over the median time; \"× ringcp\" is the median over rounds of the "+
+		"tool's time divided by ringcp's in the same round (above 1 is slower); \"of ceiling\" "+
+		"likewise against fio's concurrent read+write; CPU is user+sys of the tool's processes; "+
+		"RSS is the peak, summed over processes that run together.\n\n",
+		b.started.UTC().Format("2006-01-02"), machine(b.env.Dir))
+	for _, m := range b.missing {
+		fmt.Fprintf(w, "- missing %s\n", m)
+	}
+	for _, s := range b.skipped {
+		fmt.Fprintf(w, "- skipped %s\n", s)
+	}
+	if len(b.missing)+len(b.skipped) > 0 {
+		fmt.Fprintln(w)
+	}
+	for _, name := range b.cfg.Workloads {
+		var runs []*Run
+		for _, r := range b.runs {
+			if r.Workload == name {
+				runs = append(runs, r)
+			}
+		}
+		if len(runs) > 0 {
+			w2, _ := findWorkload(name)
+			b.writeWorkload(w, w2, runs)
+		}
+	}
+	if len(b.sweep) > 0 {
+		writeSweepTable(w, b.sweep)
+	}
+}
+
+func (b *bench) writeWorkload(w io.Writer, wl *Workload, runs []*Run) {
+	rows := summarize(runs)
+	fmt.Fprintf(w, "### %s: %s (%s)\n\n", wl.Name, wl.Desc, sizeLabel(runs[0].Size))
+	fmt.Fprintln(w, "| tool | copies ok | median s | MB/s | × ringcp | of ceiling | CPU s | peak RSS MiB |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|")
+	for _, s := range rows {
+		ok := fmt.Sprintf("%d/%d", s.OK, s.Runs)
+		switch {
+		case s.Ceiling:
+			ok = "(no copy)"
+		case s.Wrong:
+			ok = "**WRONG** " + ok
+		case s.OK < s.Runs:
+			ok = "**FAILED** " + ok
+		}
+		if s.OK == 0 || s.Wrong {
+			// A wrong copy is reported as wrong, never as fast.
+			fmt.Fprintf(w, "| %s | %s | – | – | – | – | – | %.0f |\n", s.Tool, ok, mib(s.RSS))
+			continue
+		}
+		fmt.Fprintf(w, "| %s | %s | %.2f | %.0f | %s | %s | %.2f | %.0f |\n", s.Tool, ok,
+			s.Wall.Seconds(), s.MBps(), fmtRatio(s.Ratio), fmtPct(s.OfCeil), s.CPU.Seconds(), mib(s.RSS))
+	}
+	fmt.Fprintln(w)
+	for _, s := range rows {
+		if s.Tool == baseline && s.Info != nil {
+			fmt.Fprintf(w, "ringcp chose: %s.\n", ringcpChoice(s.Info))
+		}
+		if s.Ceiling && s.Info != nil {
+			fmt.Fprintf(w, "Ceiling: fio %s, read %s MB/s and write %s MB/s at once.\n",
+				b.shapes[wl.Name], s.Info["read_MBps"], s.Info["write_MBps"])
+		}
+	}
+	for _, s := range rows {
+		if s.Bad != "" {
+			fmt.Fprintf(w, "- %s: %s\n", s.Tool, s.Bad)
+		}
+	}
+	fmt.Fprintf(w, "\n<details><summary>commands</summary>\n\n```\n")
+	for _, s := range rows {
+		fmt.Fprintf(w, "%-12s %s\n", s.Tool, s.Cmd)
+	}
+	fmt.Fprintf(w, "```\n</details>\n\n")
+}
+
+func ringcpChoice(info map[string]string) string {
+	bs, _ := strconv.ParseInt(info["block_size"], 10, 64)
+	s := fmt.Sprintf("engine %s, block size %s, queue depth %s, O_DIRECT %s",
+		info["engine"], sizeLabel(bs), info["queue_depth"], info["direct"])
+	if r := info["fallback_reason"]; r != "" {
+		s += ", fallback: " + r
+	}
+	return s
+}
+
+func fmtRatio(x float64) string {
+	if math.IsNaN(x) {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+func fmtPct(x float64) string {
+	if math.IsNaN(x) {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f%%", 100*x)
+}
+
+func mib(n int64) float64 { return float64(n) / (1 << 20) }
+
+// sizeLabel writes n with a binary unit when it has one, and an odd tail
+// after a plus: 4GiB, 64MiB+12345.
+func sizeLabel(n int64) string {
+	for _, u := range []struct {
+		s string
+		v int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.v {
+			s := strconv.FormatInt(n/u.v, 10) + u.s
+			if n%u.v != 0 {
+				s += "+" + strconv.FormatInt(n%u.v, 10)
+			}
+			return s
+		}
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}
+
+func writeRunsCSV(path string, runs []*Run) error {
+	rows := [][]string{{"workload", "tool", "round", "order", "bytes", "wall_s", "mb_per_s",
+		"user_s", "sys_s", "max_rss_kib", "verdict", "error", "engine", "block_size",
+		"queue_depth", "sweep_bs", "sweep_qd", "command"}}
+	for _, r := range runs {
+		errs := ""
+		if r.Err != nil {
+			errs = r.Err.Error()
+		}
+		rows = append(rows, []string{r.Workload, r.Tool, strconv.Itoa(r.Round), strconv.Itoa(r.Order),
+			strconv.FormatInt(r.Size, 10), secs(r.Wall), fmt.Sprintf("%.1f", mbps(r.Size, r.Wall)),
+			secs(r.User), secs(r.Sys), strconv.FormatInt(r.MaxRSS>>10, 10), r.Verdict(), errs,
+			r.Info["engine"], r.Info["block_size"], r.Info["queue_depth"],
+			r.Info["sweep_bs"], r.Info["sweep_qd"], r.Cmd})
+	}
+	return writeCSV(path, rows)
+}
+
+func (b *bench) writeSummaryCSV(path string) error {
+	rows := [][]string{{"workload", "tool", "runs", "ok", "verdict", "median_s", "mb_per_s",
+		"ratio_to_ringcp", "of_ceiling", "cpu_s", "peak_rss_mib"}}
+	for _, name := range b.cfg.Workloads {
+		var runs []*Run
+		for _, r := range b.runs {
+			if r.Workload == name {
+				runs = append(runs, r)
+			}
+		}
+		if len(runs) == 0 {
+			continue
+		}
+		for _, s := range summarize(runs) {
+			v := "ok"
+			if s.Wrong {
+				v = "WRONG"
+			} else if s.OK < s.Runs {
+				v = "FAILED"
+			}
+			rows = append(rows, []string{name, s.Tool, strconv.Itoa(s.Runs), strconv.Itoa(s.OK), v,
+				secs(s.Wall), fmt.Sprintf("%.1f", s.MBps()), fmt.Sprintf("%.3f", s.Ratio),
+				fmt.Sprintf("%.3f", s.OfCeil), secs(s.CPU), fmt.Sprintf("%.1f", mib(s.RSS))})
+		}
+	}
+	return writeCSV(path, rows)
+}
+
+func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }
+
+func writeCSV(path string, rows [][]string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	cw := csv.NewWriter(f)
+	cw.WriteAll(rows)
+	if err := cw.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// writeSweepTable prints MB/s per block size (rows) and queue depth
+// (columns), medians over the sweep's rounds, and ringcp's own choice.
+func writeSweepTable(w io.Writer, runs []*Run) {
+	grid, bss, qds := sweepGrid(runs)
+	fmt.Fprintf(w, "### sweep: ringcp block size × queue depth, file workload (%s), MB/s\n\n", sizeLabel(runs[0].Size))
+	fmt.Fprint(w, "| block size |")
+	for _, q := range qds {
+		fmt.Fprintf(w, " qd %d |", q)
+	}
+	fmt.Fprint(w, "\n|---|"+strings.Repeat("---:|", len(qds))+"\n")
+	for _, bs := range bss {
+		fmt.Fprintf(w, "| %s |", sizeLabel(bs))
+		for _, q := range qds {
+			if v, ok := grid[sweepPoint{bs, q}]; ok && v > 0 {
+				fmt.Fprintf(w, " %.0f |", v)
+			} else {
+				fmt.Fprint(w, " – |")
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	if def, info := sweepDefault(runs); def > 0 {
+		fmt.Fprintf(w, "\nringcp's defaults (%s): %.0f MB/s.\n", ringcpChoice(info), def)
+	}
+	fmt.Fprintln(w)
+}
+
+// sweepGrid returns the median MB/s of each grid point (0 where every run
+// failed), and the sorted block sizes and depths.
+func sweepGrid(runs []*Run) (map[sweepPoint]float64, []int64, []int) {
+	walls := map[sweepPoint][]time.Duration{}
+	var bss []int64
+	var qds []int
+	for _, r := range runs {
+		bs, _ := strconv.ParseInt(r.Info["sweep_bs"], 10, 64)
+		qd, _ := strconv.Atoi(r.Info["sweep_qd"])
+		if bs == 0 {
+			continue
+		}
+		pt := sweepPoint{bs, qd}
+		if _, seen := walls[pt]; !seen {
+			walls[pt] = nil
+			if !slices.Contains(bss, bs) {
+				bss = append(bss, bs)
+			}
+			if !slices.Contains(qds, qd) {
+				qds = append(qds, qd)
+			}
+		}
+		if r.Err == nil {
+			walls[pt] = append(walls[pt], r.Wall)
+		}
+	}
+	slices.Sort(bss)
+	slices.Sort(qds)
+	grid := map[sweepPoint]float64{}
+	for pt, ws := range walls {
+		if len(ws) > 0 {
+			grid[pt] = mbps(runs[0].Size, median(ws))
+		} else {
+			grid[pt] = 0
+		}
+	}
+	return grid, bss, qds
+}
+
+// sweepDefault is the median MB/s of the sweep's default runs and what
+// ringcp chose in them.
+func sweepDefault(runs []*Run) (float64, map[string]string) {
+	var ws []time.Duration
+	var info map[string]string
+	for _, r := range runs {
+		if r.Info["sweep_bs"] == "0" && r.Err == nil {
+			ws = append(ws, r.Wall)
+			info = r.Info
+		}
+	}
+	if len(ws) == 0 {
+		return 0, nil
+	}
+	return mbps(runs[0].Size, median(ws)), info
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Run is one tool's one copy, checked.
+type Run struct {
+	Workload string
+	Tool     string
+	Round    int // 1-based; 0 for calibration and sweep points
+	Order    int // position in its round
+	Cmd      string
+	Size     int64
+	Wall     time.Duration // process start to DST durable (fio: see parseFio)
+	User     time.Duration // of the tool's processes and their children
+	Sys      time.Duration
+	MaxRSS   int64 // bytes; concurrent processes add up
+	Err      error // nil, errWrong (bad copy) or why the run failed
+	Info     map[string]string
+}
+
+func (r *Run) setInfo(k, v string) {
+	if r.Info == nil {
+		r.Info = map[string]string{}
+	}
+	r.Info[k] = v
+}
+
+// Verdict is the run's one-word outcome.
+func (r *Run) Verdict() string {
+	switch {
+	case r.Err == nil:
+		return "ok"
+	case errors.Is(r.Err, errWrong):
+		return "WRONG"
+	}
+	return "FAILED"
+}
+
+// CPU is user plus system time.
+func (r *Run) CPU() time.Duration { return r.User + r.Sys }
+
+// runOne makes DST new, drops the page cache, runs the tool's plan, makes
+// DST durable, and checks the copy. The timed interval is the plan plus the
+// fdatasync; resetting, dropping and checking are outside it.
+func (b *bench) runOne(ctx context.Context, w *Workload, t *Tool, j Job, round, order int) *Run {
+	r := &Run{Workload: w.Name, Tool: t.Name, Round: round, Order: order, Size: j.Size}
+	if err := j.Reset(); err != nil {
+		r.Err = fmt.Errorf("reset DST: %w", err)
+		return r
+	}
+	b.env.dropCaches()
+	plan := t.Plan(j)
+	r.Cmd = planString(plan)
+	start := time.Now()
+	outs, err := b.execPlan(ctx, plan, r)
+	if err == nil && !t.Ceiling {
+		err = fdatasync(j.Dst)
+	}
+	r.Wall = time.Since(start)
+	if err == nil && t.Parse != nil {
+		err = t.Parse(outs, r)
+	}
+	if err == nil && !t.Ceiling {
+		err = verifyCopy(j.Dst, j.Content, j.Size)
+	}
+	r.Err = err
+	return r
+}
+
+// execPlan runs the stages in turn and the commands of a stage together,
+// adding their wait4 rusage into r: CPU adds up everywhere; peak RSS adds
+// up within a stage (those processes coexist) and takes the max across.
+// It returns each command's stdout, in plan order.
+func (b *bench) execPlan(ctx context.Context, plan Plan, r *Run) ([][]byte, error) {
+	var outs [][]byte
+	for _, stage := range plan {
+		cmds := make([]*exec.Cmd, len(stage))
+		errs := make([]*bytes.Buffer, len(stage))
+		for i, argv := range stage {
+			path, ok := b.bins[argv[0]]
+			if !ok {
+				return outs, fmt.Errorf("%s: not found", argv[0])
+			}
+			c := exec.CommandContext(ctx, path, argv[1:]...)
+			c.Cancel = func() error { return c.Process.Signal(syscall.SIGTERM) }
+			c.WaitDelay = 5 * time.Second
+			c.Stdout, errs[i] = new(bytes.Buffer), new(bytes.Buffer)
+			c.Stderr = errs[i]
+			if err := c.Start(); err != nil {
+				return outs, err
+			}
+			cmds[i] = c
+		}
+		var stageErr error
+		var rss int64
+		for i, c := range cmds {
+			err := c.Wait()
+			if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
+				r.User += time.Duration(ru.Utime.Nano())
+				r.Sys += time.Duration(ru.Stime.Nano())
+				rss += ru.Maxrss << 10 // KiB on Linux
+			}
+			outs = append(outs, c.Stdout.(*bytes.Buffer).Bytes())
+			if err != nil && stageErr == nil {
+				stageErr = fmt.Errorf("%s: %v: %s", stage[i][0], err, lastLines(errs[i].Bytes(), 3))
+			}
+		}
+		r.MaxRSS = max(r.MaxRSS, rss)
+		if stageErr != nil {
+			return outs, stageErr
+		}
+	}
+	return outs, nil
+}
+
+// planString renders a plan as one shell line: `&` between the commands
+// of a stage, `&&` between stages.
+func planString(p Plan) string {
+	var stages []string
+	for _, st := range p {
+		var cmds []string
+		for _, argv := range st {
+			cmds = append(cmds, strings.Join(argv, " "))
+		}
+		if len(cmds) > 1 {
+			stages = append(stages, "{ "+strings.Join(cmds, " & ")+" & wait; }")
+		} else {
+			stages = append(stages, cmds[0])
+		}
+	}
+	return strings.Join(stages, " && ")
+}
+
+func lastLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+// rotate returns ts started at position k, so that over the rounds every
+// tool runs early and late (the VM is noisy and drifts).
+func rotate[T any](ts []T, k int) []T {
+	if len(ts) == 0 {
+		return nil
+	}
+	k %= len(ts)
+	return append(append([]T(nil), ts[k:]...), ts[:k]...)
+}

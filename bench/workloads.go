@@ -1,0 +1,120 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// A Workload prepares one kind of copy: where SRC and DST are, how long the
+// copy is, what DST must hold afterwards and how DST is made "new" again
+// before each run. Adding a workload is one entry in the workloads table
+// and, at most, one Setup function.
+type Workload struct {
+	Name string // -workloads key and report heading
+	Desc string // one line for the report
+	// Setup builds the pair from the run's source file. It returns an
+	// error wrapping errSkip when the machine cannot host the workload.
+	Setup func(e *Env, src *Source) (*Pair, error)
+	// Tools, when set, limits the workload to these tool names (a rate-cap
+	// workload, say, has no meaning for dd).
+	Tools []string
+}
+
+// errSkip wraps the reason a workload or tool cannot run here.
+var errSkip = errors.New("skipped")
+
+// Source is the run's one source file, written once from Content.
+type Source struct {
+	Path    string
+	Size    int64
+	Content Content
+}
+
+// Pair is a prepared workload: what a tool is told to copy.
+type Pair struct {
+	Src, Dst       string
+	Size           int64 // bytes to copy: all of SRC
+	SrcDev, DstDev bool  // block devices, not files
+	Content        Content
+	// Reset makes DST what a fresh copy starts from: the previous DST gone,
+	// so that a tool that writes nothing cannot pass on its predecessor's
+	// bytes.
+	Reset func() error
+	// Close releases what Setup made (loop devices); Env.Close calls it too.
+	Close func()
+}
+
+var workloads = []Workload{
+	{
+		Name:  "file",
+		Desc:  "file to a new file on the same filesystem, O_DIRECT where the tool has it",
+		Setup: setupFile,
+	},
+	{
+		Name:  "blockdev",
+		Desc:  "block device to block device: two loop devices with direct-io on",
+		Setup: setupBlockdev,
+	},
+}
+
+func findWorkload(name string) (*Workload, error) {
+	for i := range workloads {
+		if workloads[i].Name == name {
+			return &workloads[i], nil
+		}
+	}
+	return nil, fmt.Errorf("unknown workload %q", name)
+}
+
+func setupFile(e *Env, src *Source) (*Pair, error) {
+	dst := filepath.Join(e.Dir, "dst-file.bin")
+	rm := func() error {
+		if err := os.Remove(dst); err != nil && !isNotExist(err) {
+			return err
+		}
+		return nil
+	}
+	return &Pair{
+		Src: src.Path, Dst: dst, Size: src.Size, Content: src.Content,
+		Reset: rm,
+		Close: func() { rm() },
+	}, nil
+}
+
+// setupBlockdev puts the source file behind a read-only loop device and a
+// preallocated image of the same size behind a second one, both with
+// direct-io on so that the loop driver does not double-cache. A loop device
+// ends at the last whole 512-byte sector of its file, so an odd tail of the
+// source is not part of this workload.
+func setupBlockdev(e *Env, src *Source) (*Pair, error) {
+	if !e.Root {
+		return nil, fmt.Errorf("%w: loop devices need root", errSkip)
+	}
+	if _, err := lookPath("losetup"); err != nil {
+		return nil, fmt.Errorf("%w: losetup not found (util-linux / mount)", errSkip)
+	}
+	size := src.Size / 512 * 512
+	img := filepath.Join(e.Dir, "dst-dev.img")
+	if err := preallocate(img, size); err != nil {
+		return nil, err
+	}
+	var l loopSet
+	e.onClose(l.detachAll)
+	sdev, err := l.attach(e, src.Path, true)
+	if err != nil {
+		return nil, err
+	}
+	ddev, err := l.attach(e, img, false)
+	if err != nil {
+		l.detachAll()
+		return nil, err
+	}
+	return &Pair{
+		Src: sdev, Dst: ddev, Size: size, SrcDev: true, DstDev: true,
+		Content: src.Content,
+		Reset:   func() error { return wipeDevice(ddev, img, size) },
+		Close:   func() { l.detachAll(); os.Remove(img) },
+	}, nil
+}
