@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -33,6 +34,7 @@ type bench struct {
 	cfg     Config
 	env     *Env
 	bins    map[string]string // program name -> path
+	found   []string          // "program version" of each present program
 	present []*Tool
 	missing []string // "tool: why", for the report
 	skipped []string // "workload: why"
@@ -121,6 +123,9 @@ func (b *bench) discover() {
 				path, err := b.locate(prog)
 				if err == nil {
 					b.bins[prog] = path
+					if _, peer := versionArg[prog]; peer || prog == "ringcp" {
+						b.found = append(b.found, b.version(prog, path))
+					}
 					continue
 				}
 				why[prog] = err.Error()
@@ -144,6 +149,32 @@ func (b *bench) locate(prog string) (string, error) {
 		return "", fmt.Errorf("%s not installed (apt-get install %s)", prog, debianPkg[prog])
 	}
 	return path, nil
+}
+
+// version names prog's version in one line: the first line of its
+// --version (or the like), and for ringcp the commit it was built from.
+func (b *bench) version(prog, path string) string {
+	if prog == "ringcp" {
+		if b.cfg.Ringcp != "" {
+			return "ringcp " + path
+		}
+		root, _ := moduleRoot()
+		out, err := exec.Command("git", "-C", root, "describe", "--always", "--dirty").Output()
+		if err != nil {
+			return "ringcp (this checkout)"
+		}
+		return "ringcp " + strings.TrimSpace(string(out))
+	}
+	arg, ok := versionArg[prog]
+	if !ok {
+		return prog
+	}
+	out, _ := exec.Command(path, arg).CombinedOutput()
+	line := firstLines(out, 1)
+	if !strings.Contains(line, prog) {
+		line = prog + " " + line
+	}
+	return line
 }
 
 // runWorkload sets the workload up, calibrates the ceiling, and runs the

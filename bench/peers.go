@@ -41,6 +41,13 @@ var debianPkg = map[string]string{
 	"ringcp":   "this repository: go build -o ringcp .",
 }
 
+// versionArg is the flag that makes each peer print its version, for the
+// report header (numbers move between releases; say which ones ran).
+var versionArg = map[string]string{
+	"dd": "--version", "cp": "--version", "sgp_dd": "-V", "qemu-img": "--version",
+	"nbdcopy": "--version", "fio": "--version",
+}
+
 var tools = []Tool{
 	{Name: "ringcp", Needs: []string{"ringcp"}, Plan: ringcpPlan(), Parse: parseRingcp},
 	{Name: "ringcp-pool", Needs: []string{"ringcp"}, Plan: ringcpPlan("--engine=pool"), Parse: parseRingcp},

@@ -58,15 +58,14 @@ func (b *bench) writeMarkdown(w io.Writer) {
 		"likewise against fio's concurrent read+write; CPU is user+sys of the tool's processes; "+
 		"RSS is the peak, summed over processes that run together.\n\n",
 		b.started.UTC().Format("2006-01-02"), machine(b.env.Dir))
+	fmt.Fprintf(w, "- found: %s\n", strings.Join(b.found, "; "))
 	for _, m := range b.missing {
 		fmt.Fprintf(w, "- missing %s\n", m)
 	}
 	for _, s := range b.skipped {
 		fmt.Fprintf(w, "- skipped %s\n", s)
 	}
-	if len(b.missing)+len(b.skipped) > 0 {
-		fmt.Fprintln(w)
-	}
+	fmt.Fprintln(w)
 	for _, name := range b.cfg.Workloads {
 		var runs []*Run
 		for _, r := range b.runs {
