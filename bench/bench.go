@@ -63,6 +63,16 @@ func runBench(ctx context.Context, cfg Config, out, log io.Writer) (*Result, err
 	}
 	defer env.Close()
 	b := &bench{cfg: cfg, env: env, shapes: map[string]fioShape{}, started: time.Now()}
+	// SRC and one DST (file or loop image) live at once; the sweep may add
+	// a source of its own.
+	need := 2 * cfg.Size
+	if cfg.Sweep.On {
+		need += cfg.Sweep.Size
+	}
+	if free := freeBytes(env.Dir); free < need+need/16 {
+		return nil, fmt.Errorf("%s has %.1f GiB free, the run needs about %.1f GiB",
+			cfg.WorkDir, gib(free), gib(need))
+	}
 	b.discover()
 	for _, m := range b.missing {
 		env.logf("missing %s", m)

@@ -96,6 +96,15 @@ func fdatasync(path string) error {
 	return err
 }
 
+// freeBytes is the space an unprivileged writer has left under dir.
+func freeBytes(dir string) int64 {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 1 << 62 // unknown: let the writes tell
+	}
+	return int64(st.Bavail) * st.Bsize
+}
+
 // machine describes the run's host for the report header.
 func machine(dir string) string {
 	var u unix.Utsname

@@ -154,6 +154,8 @@ func fmtPct(x float64) string {
 
 func mib(n int64) float64 { return float64(n) / (1 << 20) }
 
+func gib(n int64) float64 { return float64(n) / (1 << 30) }
+
 // sizeLabel writes n with a binary unit when it has one, and an odd tail
 // after a plus: 4GiB, 64MiB+12345.
 func sizeLabel(n int64) string {
