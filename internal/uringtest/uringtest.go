@@ -1,0 +1,71 @@
+// Package uringtest coordinates tests that switch io_uring off for the whole
+// machine with those that need it on. go test runs packages as parallel
+// processes, and sysctl kernel.io_uring_disabled is global: a test that
+// flips it holds an exclusive flock, a test that needs io_uring holds a
+// shared one, so neither sees the other half-way.
+package uringtest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// SysctlPath is the knob: 0 on, 1 only for io_uring_group, 2 off (6.6+).
+const SysctlPath = "/proc/sys/kernel/io_uring_disabled"
+
+var lockPath = filepath.Join(os.TempDir(), "ringcp-io_uring-sysctl.lock")
+
+// NeedOn holds a shared lock until the test ends, so no other test process
+// switches io_uring off meanwhile.
+func NeedOn(t testing.TB) {
+	t.Helper()
+	lock(t, unix.LOCK_SH)
+}
+
+// SwitchOff sets kernel.io_uring_disabled to value for the rest of the test
+// and restores the old value after it. It skips with the reason when not
+// root or when this kernel has no such sysctl.
+func SwitchOff(t testing.TB, value string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to set kernel.io_uring_disabled")
+	}
+	old, err := os.ReadFile(SysctlPath)
+	if err != nil {
+		t.Skipf("no io_uring_disabled sysctl on this kernel (< 6.6): %v", err)
+	}
+	lock(t, unix.LOCK_EX)
+	if err := os.WriteFile(SysctlPath, []byte(value), 0o644); err != nil {
+		t.Fatalf("set %s=%s: %v", SysctlPath, value, err)
+	}
+	t.Cleanup(func() {
+		if err := os.WriteFile(SysctlPath, []byte(strings.TrimSpace(string(old))), 0o644); err != nil {
+			t.Errorf("restore %s: %v", SysctlPath, err)
+		}
+	})
+}
+
+// lock takes a flock held until the test's cleanup; cleanups run last in,
+// first out, so a restore registered after it runs before the unlock.
+func lock(t testing.TB, how int) {
+	t.Helper()
+	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		t.Fatalf("open lock %s: %v", lockPath, err)
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), how)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		t.Fatalf("flock %s: %v", lockPath, err)
+	}
+	t.Cleanup(func() { f.Close() })
+}
