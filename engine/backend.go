@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"os"
+	"syscall"
+)
+
+// FileID names the descriptors a copy uses.
+type FileID uint8
+
+// The files of a copy.
+const (
+	FileSrc     FileID = iota // SRC, opened read-only
+	FileDst                   // DST, with O_DIRECT when the copy is direct
+	FileDstTail               // DST without O_DIRECT, for an unaligned last block
+	numFiles
+)
+
+// Op is what a request does.
+type Op uint8
+
+// Request ops.
+const (
+	OpRead  Op = iota + 1 // read Len bytes at Off into the slot's buffer
+	OpWrite               // write from the slot's buffer at Off
+	OpSync                // fdatasync the file
+)
+
+func (op Op) String() string {
+	switch op {
+	case OpRead:
+		return "read"
+	case OpWrite:
+		return "write"
+	case OpSync:
+		return "fdatasync"
+	}
+	return "op?"
+}
+
+// SyncSlot is the Slot of a sync request: it has no buffer.
+const SyncSlot = -1
+
+// Request is one I/O for a backend. Buf lies inside buffer Slot.
+type Request struct {
+	Op   Op
+	File FileID
+	Slot int
+	Buf  []byte
+	Off  int64
+}
+
+// Completion reports one finished Request.
+type Completion struct {
+	Slot  int
+	N     int           // bytes moved when Errno is 0
+	Errno syscall.Errno // 0 on success
+}
+
+// Caps says what a backend does, for -v and --json.
+type Caps struct {
+	FixedBuffers bool   // buffers registered with the kernel once
+	FixedFiles   bool   // descriptors registered with the kernel once
+	Detail       string // ring flags, worker count...
+}
+
+// Backend moves bytes for the engine. It is driven from one goroutine.
+type Backend interface {
+	// Name is "io_uring" or "pool" or the like.
+	Name() string
+	// Caps reports how the backend runs.
+	Caps() Caps
+	// Submit queues requests. The engine never has more than Setup.Depth
+	// data requests plus one sync in flight, so Submit need not block.
+	Submit(reqs []Request) error
+	// Reap waits until at least atLeast completions are available and copies
+	// up to len(out) of them into out.
+	Reap(out []Completion, atLeast int) (int, error)
+	// Close releases the backend. Everything in flight has been reaped.
+	Close() error
+}
+
+// Files are the descriptors of a copy; DstTail may be nil.
+type Files [numFiles]*os.File
+
+// Setup is what a backend is built from.
+type Setup struct {
+	Files   Files
+	Buffers [][]byte // one per slot, from anonymous mmap
+	Depth   int      // slots, so data requests in flight at most
+}
+
+// NewBackend builds a backend. Run calls it on its locked OS thread.
+type NewBackend func(Setup) (Backend, error)

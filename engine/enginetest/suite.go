@@ -1,0 +1,224 @@
+// Package enginetest is the one test suite every engine Backend runs: the
+// same copies, at awkward sizes, buffered and O_DIRECT, whole files and
+// ranges, each compared byte for byte.
+package enginetest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/ringcp/ringcp/align"
+	"github.com/ringcp/ringcp/engine"
+)
+
+// Sizes are the copy lengths every backend must get right: empty, one byte,
+// under a sector, around a page, under and over a block, and a big odd one.
+var Sizes = []int64{0, 1, 511, 4095, 4096, 4097, 1<<20 - 1, 1<<20 + 3, 64<<20 + 12345}
+
+// Spec is one copy for the suite.
+type Spec struct {
+	Size      int64 // SRC size
+	Direct    bool
+	BlockSize int
+	Depth     int
+	SrcOff    int64
+	DstOff    int64
+	Length    int64 // -1: from SrcOff to the end of SRC
+	DstInit   int64 // bytes of old data already in DST
+	Truncate  bool  // set DST's size to DstOff+Length at the end
+}
+
+// Run runs the whole suite against a backend.
+func Run(t *testing.T, nb engine.NewBackend) {
+	t.Run("sizes", func(t *testing.T) {
+		for _, size := range Sizes {
+			for _, direct := range []bool{false, true} {
+				bs := 64 << 10
+				if size > 8<<20 {
+					bs = align.DefaultBlockSize
+				}
+				spec := Spec{Size: size, Direct: direct, BlockSize: bs, Depth: 4, Length: -1, Truncate: true}
+				t.Run(fmt.Sprintf("%d/direct=%v", size, direct), func(t *testing.T) { Copy(t, nb, spec) })
+			}
+		}
+	})
+	t.Run("ranges", func(t *testing.T) {
+		for _, direct := range []bool{false, true} {
+			for _, sp := range rangeSpecs(direct) {
+				t.Run(fmt.Sprintf("%+v", sp), func(t *testing.T) { Copy(t, nb, sp) })
+			}
+		}
+	})
+	t.Run("overwrite-and-truncate", func(t *testing.T) {
+		for _, direct := range []bool{false, true} {
+			Copy(t, nb, Spec{Size: 100_000, Direct: direct, BlockSize: 1 << 16, Depth: 3, Length: -1, DstInit: 3 << 20, Truncate: true})
+		}
+	})
+	t.Run("depth-one", func(t *testing.T) {
+		Copy(t, nb, Spec{Size: 1<<20 + 7, Direct: true, BlockSize: 4096, Depth: 1, Length: -1, Truncate: true})
+	})
+	t.Run("source-shrank", func(t *testing.T) { SourceShrank(t, nb) })
+	t.Run("canceled", func(t *testing.T) { Canceled(t, nb) })
+}
+
+// rangeSpecs copy a middle part of SRC into the middle of an existing DST,
+// which must keep its bytes outside the range.
+func rangeSpecs(direct bool) []Spec {
+	return []Spec{
+		{Size: 1 << 20, Direct: direct, BlockSize: 8192, Depth: 4, SrcOff: 4096, DstOff: 8192, Length: 12289, DstInit: 1 << 20},
+		{Size: 1 << 20, Direct: direct, BlockSize: 8192, Depth: 4, SrcOff: 65536, DstOff: 0, Length: 1<<20 - 65536, DstInit: 2 << 20},
+		{Size: 300_000, Direct: direct, BlockSize: 4096, Depth: 8, SrcOff: 0, DstOff: 1 << 20, Length: -1, DstInit: 4096},
+		{Size: 5000, Direct: direct, BlockSize: 4096, Depth: 2, SrcOff: 4096, DstOff: 4096, Length: 0, DstInit: 8192},
+	}
+}
+
+// Copy runs one spec and checks DST byte for byte against what it must be.
+func Copy(t *testing.T, nb engine.NewBackend, sp Spec) {
+	t.Helper()
+	dir := t.TempDir()
+	src := randomBytes(sp.Size, uint64(sp.Size)+1)
+	old := randomBytes(sp.DstInit, 99)
+	srcPath, dstPath := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	writeFile(t, srcPath, src)
+	if sp.DstInit > 0 {
+		writeFile(t, dstPath, old)
+	}
+	length := sp.Length
+	if length < 0 {
+		length = sp.Size - sp.SrcOff
+	}
+	job, cleanup := NewJob(t, srcPath, dstPath, sp.Direct, sp.BlockSize, sp.Depth)
+	defer cleanup()
+	job.SrcOff, job.DstOff, job.Length = sp.SrcOff, sp.DstOff, length
+	if sp.Truncate {
+		job.TruncateTo = sp.DstOff + length
+	}
+	st, err := engine.Run(context.Background(), job, nb)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if st.BytesWritten != length || st.BytesRead != length || !st.Synced {
+		t.Fatalf("stats %+v: want %d bytes read and written, synced", st, length)
+	}
+	want := expected(old, src[sp.SrcOff:sp.SrcOff+length], sp.DstOff, sp.Truncate)
+	got, err := os.ReadFile(dstPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Compare(t, got, want)
+}
+
+// expected is what DST must hold: the old bytes, the copied range laid over
+// them at dstOff (zeros in any gap), cut at the range's end when truncating.
+func expected(old, data []byte, dstOff int64, truncate bool) []byte {
+	end := dstOff + int64(len(data))
+	size := max(int64(len(old)), end)
+	if truncate {
+		size = end
+	}
+	out := make([]byte, size)
+	copy(out, old)
+	copy(out[dstOff:], data)
+	return out
+}
+
+// Compare fails the test at the first differing byte.
+func Compare(t testing.TB, got, want []byte) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("DST is %d bytes, want %d", len(got), len(want))
+	}
+	if i := firstDiff(got, want); i >= 0 {
+		t.Fatalf("DST differs at byte %d: %#x, want %#x", i, got[i], want[i])
+	}
+}
+
+func firstDiff(a, b []byte) int {
+	if bytes.Equal(a, b) {
+		return -1
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return len(a)
+}
+
+// NewJob opens SRC and DST (creating DST) as the CLI would, with O_DIRECT
+// on both when direct, allocates buffers, and returns a cleanup.
+func NewJob(t testing.TB, srcPath, dstPath string, direct bool, bs, depth int) (engine.Job, func()) {
+	t.Helper()
+	flag := 0
+	if direct {
+		flag = syscall.O_DIRECT
+	}
+	src := mustOpen(t, srcPath, os.O_RDONLY|flag)
+	dst := mustOpen(t, dstPath, os.O_WRONLY|os.O_CREATE|flag)
+	job := engine.Job{BlockSize: bs, SrcAlign: 1, DstAlign: 1, Sync: true}
+	job.Files[engine.FileSrc], job.Files[engine.FileDst] = src, dst
+	if direct {
+		job.SrcAlign, job.DstAlign = dioAlign(t, src), dioAlign(t, dst)
+		job.Files[engine.FileDstTail] = mustOpen(t, dstPath, os.O_WRONLY)
+	}
+	bufs, err := align.AllocBuffers(depth, bs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job.Buffers = bufs.Slots
+	return job, func() {
+		for _, f := range job.Files {
+			if f != nil {
+				f.Close()
+			}
+		}
+		bufs.Free()
+	}
+}
+
+func dioAlign(t testing.TB, f *os.File) int {
+	g, err := align.Probe(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g.OffsetAlign
+}
+
+func mustOpen(t testing.TB, path string, flag int) *os.File {
+	t.Helper()
+	f, err := os.OpenFile(path, flag, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func writeFile(t testing.TB, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// randomBytes is reproducible noise: every block differs, so a block
+// written at the wrong offset is caught.
+func randomBytes(n int64, seed uint64) []byte {
+	b := make([]byte, n)
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	for i := int64(0); i+8 <= n; i += 8 {
+		v := r.Uint64()
+		for k := int64(0); k < 8; k++ {
+			b[i+k] = byte(v >> (8 * k))
+		}
+	}
+	for i := n &^ 7; i < n; i++ {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}

@@ -1,0 +1,76 @@
+package engine
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/ringcp/ringcp/align"
+)
+
+// Job is one copy: Length bytes from SrcOff in FileSrc to DstOff in FileDst.
+type Job struct {
+	Files  Files
+	SrcOff int64
+	DstOff int64
+	Length int64
+	// BlockSize is the most one request moves; a multiple of SrcAlign and
+	// DstAlign. Each buffer holds one block.
+	BlockSize int
+	// Buffers are the slots, one block each; their number is the queue
+	// depth. From align.AllocBuffers: outside the Go heap.
+	Buffers [][]byte
+	// SrcAlign and DstAlign are the O_DIRECT alignment of offsets and
+	// lengths on each side, 1 when that side is buffered.
+	SrcAlign int
+	DstAlign int
+	// Sync asks for an fdatasync barrier on DST before success.
+	Sync bool
+	// TruncateTo, when positive, is DST's size, set after the last write and
+	// before the barrier (a regular file DST only). 0 leaves the size alone.
+	TruncateTo int64
+	// Progress, when not nil, is updated as writes complete.
+	Progress *Progress
+}
+
+// Progress is read by other goroutines while a copy runs.
+type Progress struct {
+	Written atomic.Int64 // bytes whose writes completed
+	Read    atomic.Int64 // bytes whose reads completed
+}
+
+// Stats is what a finished (or failed) copy did.
+type Stats struct {
+	Backend      string
+	Caps         Caps
+	BytesRead    int64
+	BytesWritten int64
+	Synced       bool // the fdatasync barrier completed
+}
+
+// validate catches a Job the engine cannot run correctly; the caller (the
+// CLI or copier) is expected to have refused such input already.
+func (j *Job) validate() error {
+	switch {
+	case j.Files[FileSrc] == nil || j.Files[FileDst] == nil:
+		return fmt.Errorf("engine: job needs SRC and DST files")
+	case len(j.Buffers) == 0:
+		return fmt.Errorf("engine: job needs at least one buffer")
+	case j.BlockSize <= 0 || j.SrcOff < 0 || j.DstOff < 0 || j.Length < 0:
+		return fmt.Errorf("engine: block size %d, offsets %d/%d, length %d: out of range",
+			j.BlockSize, j.SrcOff, j.DstOff, j.Length)
+	case j.SrcAlign < 1 || j.DstAlign < 1:
+		return fmt.Errorf("engine: alignments %d/%d must be at least 1", j.SrcAlign, j.DstAlign)
+	case !align.IsAligned(int64(j.BlockSize), int64(j.SrcAlign)) || !align.IsAligned(int64(j.BlockSize), int64(j.DstAlign)):
+		return fmt.Errorf("engine: block size %d is not a multiple of alignments %d/%d", j.BlockSize, j.SrcAlign, j.DstAlign)
+	case !align.IsAligned(j.SrcOff, int64(j.SrcAlign)) || !align.IsAligned(j.DstOff, int64(j.DstAlign)):
+		return fmt.Errorf("engine: offsets %d/%d are not aligned to %d/%d", j.SrcOff, j.DstOff, j.SrcAlign, j.DstAlign)
+	case j.DstAlign > 1 && !align.IsAligned(j.Length, int64(j.DstAlign)) && j.Files[FileDstTail] == nil:
+		return fmt.Errorf("engine: length %d needs a buffered DST descriptor for its tail", j.Length)
+	}
+	for i, b := range j.Buffers {
+		if len(b) < j.BlockSize {
+			return fmt.Errorf("engine: buffer %d holds %d bytes, less than a block (%d)", i, len(b), j.BlockSize)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,12 @@
+package fallback_test
+
+import (
+	"testing"
+
+	"github.com/ringcp/ringcp/engine/enginetest"
+	"github.com/ringcp/ringcp/fallback"
+)
+
+func TestPoolSuite(t *testing.T) {
+	enginetest.Run(t, fallback.New)
+}
