@@ -26,7 +26,8 @@ type Job struct {
 	// Sync asks for an fdatasync barrier on DST before success.
 	Sync bool
 	// TruncateTo, when positive, is DST's size, set after the last write and
-	// before the barrier (a regular file DST only). 0 leaves the size alone.
+	// before the barrier (a regular file DST only); a copy that stops early
+	// is cut to DstOff+Stats.Contiguous instead. 0 leaves the size alone.
 	TruncateTo int64
 	// Progress, when not nil, is updated as writes complete.
 	Progress *Progress
@@ -44,7 +45,10 @@ type Stats struct {
 	Caps         Caps
 	BytesRead    int64
 	BytesWritten int64
-	Synced       bool // the fdatasync barrier completed
+	// Contiguous is how many bytes from the range start are written with
+	// no gap: where a stopped copy can be resumed.
+	Contiguous int64
+	Synced     bool // the fdatasync barrier completed
 }
 
 // validate catches a Job the engine cannot run correctly; the caller (the

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"syscall"
@@ -45,6 +46,34 @@ type run struct {
 	canceled error // ctx.Err() once seen; stops new reads only
 	stats    Stats
 	cqes     []Completion
+	prefix   prefix
+}
+
+// prefix tracks how far DST is complete without gaps from the range start:
+// blocks finish out of order, and a stopped copy is cut back to this point
+// so it never looks finished.
+type prefix struct {
+	end     int64
+	pending map[int64]int64 // finished blocks past a gap: offset -> length
+}
+
+func (p *prefix) add(rel, n int64) {
+	if rel != p.end {
+		if p.pending == nil {
+			p.pending = make(map[int64]int64)
+		}
+		p.pending[rel] = n
+		return
+	}
+	p.end += n
+	for {
+		m, ok := p.pending[p.end]
+		if !ok {
+			return
+		}
+		delete(p.pending, p.end)
+		p.end += m
+	}
 }
 
 func newRun(job *Job, be Backend) *run {
@@ -216,6 +245,8 @@ func (r *run) writeDone(idx int, s *slot, n int) {
 		return
 	}
 	r.stats.BytesWritten += int64(s.n)
+	r.prefix.add(s.rel, int64(s.n))
+	r.stats.Contiguous = r.prefix.end
 	if p := r.job.Progress; p != nil {
 		p.Written.Add(int64(s.n))
 	}
@@ -258,11 +289,11 @@ func (r *run) opError(s *slot, err error) error {
 // finish runs the fdatasync barrier after the last write completed, and
 // picks the error to return.
 func (r *run) finish() error {
+	if err := r.truncate(); err != nil {
+		return errors.Join(r.failed, err)
+	}
 	if r.failed != nil {
 		return r.failed
-	}
-	if err := r.truncate(); err != nil {
-		return err
 	}
 	if r.job.Sync {
 		if err := r.sync(); err != nil {
@@ -275,15 +306,20 @@ func (r *run) finish() error {
 	return nil
 }
 
-// truncate sets DST's final size. Only a finished copy gets it: an
-// interrupted one keeps the size its completed writes gave it.
+// truncate sets DST's size when the job asks for it: the full size after a
+// complete copy, or only the part written without gaps after a stopped
+// one, so that a file that is not a whole copy never looks like one.
 func (r *run) truncate() error {
-	if r.job.TruncateTo <= 0 || r.canceled != nil {
+	if r.job.TruncateTo <= 0 {
 		return nil
 	}
+	size := r.job.TruncateTo
+	if r.stopping() {
+		size = r.job.DstOff + r.prefix.end
+	}
 	dst := r.job.Files[FileDst]
-	if err := unix.Ftruncate(int(dst.Fd()), r.job.TruncateTo); err != nil {
-		return &OpError{Op: "truncate", Path: dst.Name(), Offset: r.job.TruncateTo, Err: err}
+	if err := unix.Ftruncate(int(dst.Fd()), size); err != nil {
+		return &OpError{Op: "truncate", Path: dst.Name(), Offset: size, Err: err}
 	}
 	return nil
 }

@@ -16,10 +16,11 @@ func SourceShrank(t *testing.T, nb engine.NewBackend) {
 	for _, direct := range []bool{false, true} {
 		dir := t.TempDir()
 		srcPath, dstPath := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
-		writeFile(t, srcPath, randomBytes(100_000, 5))
+		src := randomBytes(100_000, 5)
+		writeFile(t, srcPath, src)
 		job, cleanup := NewJob(t, srcPath, dstPath, direct, 16384, 4)
-		job.Length = 200_000
-		_, err := engine.Run(context.Background(), job, nb)
+		job.Length, job.TruncateTo = 200_000, 200_000
+		st, err := engine.Run(context.Background(), job, nb)
 		cleanup()
 		var oe *engine.OpError
 		if !errors.Is(err, engine.ErrSourceShrank) || !errors.As(err, &oe) || oe.Op != "read" || oe.Path != srcPath {
@@ -30,6 +31,13 @@ func SourceShrank(t *testing.T, nb engine.NewBackend) {
 		if oe.Offset < 98304 || oe.Offset >= 200_000 {
 			t.Errorf("direct=%v: error offset %d, want in [98304, 200000)", direct, oe.Offset)
 		}
+		// DST is cut back to what was written without gaps: a failed copy
+		// must not keep the full size and look finished.
+		got, _ := os.ReadFile(dstPath)
+		if int64(len(got)) != st.Contiguous || st.Contiguous > 98304 {
+			t.Fatalf("direct=%v: DST is %d bytes, contiguous %d: want DST cut to the contiguous prefix", direct, len(got), st.Contiguous)
+		}
+		Compare(t, got, src[:len(got)])
 	}
 }
 

@@ -1,0 +1,60 @@
+package copier
+
+import (
+	"fmt"
+
+	"github.com/ringcp/ringcp/align"
+)
+
+// chooseDirect decides O_DIRECT for each side. auto takes it wherever the
+// file, the offsets and the block size allow, and says why not elsewhere;
+// always refuses where it cannot.
+func (p *Plan) chooseDirect() error {
+	o := &p.opts
+	sides := []struct {
+		ep  *endpoint
+		off int64
+		tag string
+	}{{&p.src, o.SrcOffset, "SRC"}, {&p.dst, o.DstOffset, "DST"}}
+	for _, s := range sides {
+		reason := p.directObstacle(s.ep, s.off)
+		switch {
+		case o.Direct == DirectNever:
+			s.ep.why = "buffered: --direct never"
+		case reason == "":
+			s.ep.direct = true
+			s.ep.why = fmt.Sprintf("O_DIRECT, alignment %d", s.ep.geo.DirectAlign())
+		case o.Direct == DirectAlways:
+			return refuse(s.ep.path, "--direct always: "+reason)
+		default:
+			s.ep.why = "buffered: " + reason
+		}
+		p.note("%s %s: %s", s.tag, s.ep.path, s.ep.why)
+	}
+	return nil
+}
+
+// directObstacle says what keeps ep from O_DIRECT, or "".
+func (p *Plan) directObstacle(ep *endpoint, off int64) string {
+	a := int64(ep.geo.DirectAlign())
+	switch {
+	case !ep.geo.DirectSupported:
+		return "the filesystem does not support O_DIRECT"
+	case !align.IsAligned(off, a):
+		return fmt.Sprintf("offset %d is not a multiple of the alignment %d", off, a)
+	case p.opts.BlockSize != 0 && !align.IsAligned(int64(p.opts.BlockSize), a):
+		return fmt.Sprintf("block size %d is not a multiple of the alignment %d", p.opts.BlockSize, a)
+	}
+	if err := ep.tryDirect(); err != nil {
+		return fmt.Sprintf("O_DIRECT open failed (%v)", err)
+	}
+	return ""
+}
+
+// alignment is what the engine must respect on this side.
+func (ep *endpoint) alignment() int {
+	if !ep.direct {
+		return 1
+	}
+	return ep.geo.DirectAlign()
+}

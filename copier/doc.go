@@ -1,0 +1,18 @@
+// Package copier is ringcp as a library: it takes two paths and options,
+// checks everything that can be checked before the first write, measures
+// both ends, decides direct I/O, block size and queue depth, picks the
+// io_uring engine or the pool, runs the copy and reports what it did.
+//
+// # Contract
+//
+// Prepare refuses bad input and unsafe targets with a *RefusedError before
+// DST is created, opened for writing or changed in any way; SRC is only
+// ever opened read-only. Run then creates or opens DST, copies, sets a
+// regular file DST's size and ends with the fdatasync barrier, and returns
+// a Report; on failure the error names the op, path, offset and errno
+// (*engine.OpError) and the Report says what was done. Success is only
+// returned for a copy that is complete and durable (unless Sync is off).
+//
+// Hypervisor code calls Copy (or Prepare, then Run) with Options it builds
+// itself; the ringcp command is a thin layer of flags over the same calls.
+package copier

@@ -1,0 +1,163 @@
+package copier
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/ringcp/ringcp/align"
+	"golang.org/x/sys/unix"
+)
+
+// endpoint is one side of the copy as Prepare found it.
+type endpoint struct {
+	path    string
+	exists  bool
+	st      unix.Stat_t
+	isBlock bool
+	geo     align.Geometry
+	direct  bool   // O_DIRECT will be used
+	why     string // why direct is on or off
+}
+
+// inspectSource stats and measures SRC through a read-only descriptor: the
+// source is never opened for writing.
+func inspectSource(path string) (endpoint, error) {
+	ep := endpoint{path: path, exists: true}
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return ep, refuseOpen(path, err)
+	}
+	defer f.Close()
+	if err := ep.stat(f); err != nil {
+		return ep, err
+	}
+	if ep.geo, err = align.Probe(f); err != nil {
+		return ep, refuseErr(path, "cannot measure", err)
+	}
+	return ep, nil
+}
+
+// inspectDest looks at DST without changing it: an existing one is opened
+// read-only to measure it and checked for write permission with access(2);
+// for a new one the folder is checked and measured through an O_TMPFILE
+// inode, which vanishes on close.
+func inspectDest(path string) (endpoint, error) {
+	ep := endpoint{path: path}
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_CLOEXEC, 0)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return ep, ep.inspectNew()
+	case errors.Is(err, os.ErrPermission):
+		return ep, refuseErr(path, "cannot open DST", err)
+	case err != nil:
+		return ep, refuseOpen(path, err)
+	}
+	defer f.Close()
+	ep.exists = true
+	if err := ep.stat(f); err != nil {
+		return ep, err
+	}
+	if err := unix.Access(path, unix.W_OK); err != nil {
+		return ep, refuseErr(path, "DST is not writable", err)
+	}
+	if ep.geo, err = align.Probe(f); err != nil {
+		return ep, refuseErr(path, "cannot measure", err)
+	}
+	return ep, nil
+}
+
+func (ep *endpoint) inspectNew() error {
+	dir := filepath.Dir(ep.path)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return refuseErr(ep.path, "DST's folder is missing", err)
+	}
+	if !fi.IsDir() {
+		return refuse(ep.path, fmt.Sprintf("%s is not a folder", dir))
+	}
+	if err := unix.Access(dir, unix.W_OK); err != nil {
+		return refuseErr(ep.path, "cannot create DST", err)
+	}
+	tmp, err := os.OpenFile(dir, unix.O_TMPFILE|os.O_WRONLY|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		// No O_TMPFILE here (some FUSE and network filesystems): assume
+		// the common 4096 alignment, and let the direct test open decide.
+		ep.geo = align.Geometry{Path: ep.path, MemAlign: 4096, OffsetAlign: 4096, DirectSupported: true,
+			Notes: []string{fmt.Sprintf("alignment 4096 assumed (O_TMPFILE in %s: %v)", dir, err)}}
+		return nil
+	}
+	defer tmp.Close()
+	ep.geo, err = align.Probe(tmp)
+	if err != nil {
+		return refuseErr(ep.path, "cannot measure DST's filesystem", err)
+	}
+	ep.geo.Path, ep.geo.Size = ep.path, 0
+	return nil
+}
+
+// stat accepts regular files and block devices only. Character devices,
+// FIFOs and sockets are refused: they have no size to check a range
+// against, no offsets, and no O_DIRECT; stream them with dd or cat.
+func (ep *endpoint) stat(f *os.File) error {
+	if err := unix.Fstat(int(f.Fd()), &ep.st); err != nil {
+		return refuseErr(ep.path, "cannot stat", err)
+	}
+	switch ep.st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+	case unix.S_IFBLK:
+		ep.isBlock = true
+	case unix.S_IFDIR:
+		return refuse(ep.path, "is a directory")
+	case unix.S_IFCHR:
+		return refuse(ep.path, "is a character device: ringcp copies regular files and block devices")
+	case unix.S_IFIFO:
+		return refuse(ep.path, "is a FIFO: ringcp copies regular files and block devices (stream it with dd)")
+	default:
+		return refuse(ep.path, "is not a regular file or block device")
+	}
+	return nil
+}
+
+func refuseOpen(path string, err error) error {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return refuse(path, "no such file or device")
+	case errors.Is(err, os.ErrPermission):
+		return refuseErr(path, "permission denied", syscall.EACCES)
+	}
+	return refuseErr(path, "cannot open", err)
+}
+
+// sameObject says SRC and DST are one file or one block device (two device
+// nodes for one disk have different inodes but the same rdev).
+func sameObject(a, b *endpoint) bool {
+	if !a.exists || !b.exists {
+		return false
+	}
+	if a.st.Dev == b.st.Dev && a.st.Ino == b.st.Ino {
+		return true
+	}
+	return a.isBlock && b.isBlock && a.st.Rdev == b.st.Rdev
+}
+
+// tryDirect opens the endpoint with O_DIRECT to learn whether the
+// filesystem takes it (tmpfs before 6.6 and some FUSE mounts answer EINVAL).
+func (ep *endpoint) tryDirect() error {
+	var f *os.File
+	var err error
+	if ep.exists {
+		f, err = os.OpenFile(ep.path, os.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0)
+	} else {
+		f, err = os.OpenFile(filepath.Dir(ep.path), unix.O_TMPFILE|os.O_WRONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0o600)
+		if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EISDIR) {
+			return nil // no O_TMPFILE to test with: try at open time
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}

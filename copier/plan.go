@@ -1,0 +1,137 @@
+package copier
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ringcp/ringcp/align"
+	"github.com/ringcp/ringcp/engine"
+	"github.com/ringcp/ringcp/ring"
+)
+
+// Plan is a checked copy, ready to Run. Its fields say what was decided and
+// why, for `ringcp -v` and for callers that log.
+type Plan struct {
+	opts       Options
+	src, dst   endpoint
+	Length     int64 // bytes to copy
+	BlockSize  int
+	QueueDepth int
+	Backend    EngineChoice // EngineUring or EnginePool: what Run will use
+	// FallbackReason is why the pool is used although io_uring was wanted
+	// (auto mode), or "".
+	FallbackReason string
+	truncate       bool // DST is a file to be cut to DstOffset+Length
+	Notes          []string
+}
+
+// Prepare checks opts against both ends and decides how to copy. It writes
+// nothing: every refusal is a *RefusedError.
+func Prepare(opts Options) (*Plan, error) {
+	if err := opts.normalize(); err != nil {
+		return nil, err
+	}
+	p := &Plan{opts: opts}
+	var err error
+	if p.src, err = inspectSource(opts.Src); err != nil {
+		return nil, err
+	}
+	if p.dst, err = inspectDest(opts.Dst); err != nil {
+		return nil, err
+	}
+	steps := []func() error{p.checkRange, p.checkSameObject, p.checkDestSize, p.chooseDirect, p.chooseSizes, p.chooseEngine}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+func (p *Plan) note(format string, args ...any) {
+	p.Notes = append(p.Notes, fmt.Sprintf(format, args...))
+}
+
+// checkRange fixes the length and refuses a range past SRC's end.
+func (p *Plan) checkRange() error {
+	size, o := p.src.geo.Size, &p.opts
+	if o.SrcOffset > size {
+		return refuse(o.Src, fmt.Sprintf("--src-offset %d is past the end (size %d)", o.SrcOffset, size))
+	}
+	p.Length = size - o.SrcOffset
+	if o.LengthSet {
+		if o.SrcOffset+o.Length > size || o.SrcOffset+o.Length < 0 {
+			return refuse(o.Src, fmt.Sprintf("range %d+%d runs past the end (size %d)", o.SrcOffset, o.Length, size))
+		}
+		p.Length = o.Length
+	}
+	if o.DstOffset+p.Length < 0 {
+		return refuse(o.Dst, "--dst-offset plus length overflows")
+	}
+	// A regular file DST is cut to the copy's end, as dd and cp do, unless
+	// the caller placed the copy inside DST with an offset or a length.
+	p.truncate = !p.dst.isBlock && o.DstOffset == 0 && !o.LengthSet
+	return nil
+}
+
+// checkSameObject refuses to copy a file or device onto itself where the
+// ranges overlap, or where truncating DST would destroy SRC.
+func (p *Plan) checkSameObject() error {
+	if !sameObject(&p.src, &p.dst) {
+		return nil
+	}
+	o := &p.opts
+	overlap := o.SrcOffset < o.DstOffset+p.Length && o.DstOffset < o.SrcOffset+p.Length
+	if p.truncate || overlap || p.Length == 0 {
+		what := "the same file"
+		if p.src.isBlock {
+			what = "the same block device"
+		}
+		return refuse(o.Dst, fmt.Sprintf("SRC and DST are %s and the ranges overlap", what))
+	}
+	return nil
+}
+
+func (p *Plan) checkDestSize() error {
+	if !p.dst.isBlock {
+		return nil
+	}
+	need := p.opts.DstOffset + p.Length
+	if need > p.dst.geo.Size {
+		return refuse(p.opts.Dst, fmt.Sprintf("block device too small: %d bytes, the copy needs %d", p.dst.geo.Size, need))
+	}
+	return nil
+}
+
+func (p *Plan) chooseSizes() error {
+	c := align.Choose(p.src.geo, p.dst.geo, p.opts.BlockSize, p.opts.QueueDepth)
+	p.BlockSize, p.QueueDepth = c.BlockSize, c.QueueDepth
+	p.Notes = append(p.Notes, c.Why...)
+	return nil
+}
+
+// chooseEngine settles the backend now, so that --engine=uring on a system
+// without io_uring is refused before DST is touched.
+func (p *Plan) chooseEngine() error {
+	switch p.opts.Engine {
+	case EnginePool:
+		p.Backend = EnginePool
+		p.note("engine pool: asked for")
+		return nil
+	}
+	err := engine.UringAvailable()
+	switch {
+	case err == nil:
+		p.Backend = EngineUring
+		p.note("engine io_uring")
+	case p.opts.Engine == EngineUring:
+		return refuseErr("", "--engine uring", err)
+	case errors.Is(err, ring.ErrUnavailable):
+		p.Backend = EnginePool
+		p.FallbackReason = err.Error()
+		p.note("engine pool: %s", err)
+	default:
+		return err
+	}
+	return nil
+}

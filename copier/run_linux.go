@@ -1,0 +1,198 @@
+package copier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/ringcp/ringcp/align"
+	"github.com/ringcp/ringcp/engine"
+	"github.com/ringcp/ringcp/fallback"
+	"github.com/ringcp/ringcp/ring"
+	"golang.org/x/sys/unix"
+)
+
+// Report is what a copy did.
+type Report struct {
+	Src, Dst       string
+	Engine         string // "io_uring" or "pool"
+	FallbackReason string
+	Bytes          int64 // bytes written to DST
+	BytesRead      int64
+	Seconds        float64
+	CPUSeconds     float64 // user+system of this process, io_uring workers included
+	BlockSize      int
+	QueueDepth     int
+	DirectSrc      bool
+	DirectDst      bool
+	Synced         bool
+	Caps           engine.Caps
+}
+
+// Copy is Prepare followed by Run.
+func Copy(ctx context.Context, opts Options) (Report, error) {
+	p, err := Prepare(opts)
+	if err != nil {
+		return Report{}, err
+	}
+	return p.Run(ctx)
+}
+
+// Run performs the planned copy.
+func (p *Plan) Run(ctx context.Context) (Report, error) {
+	rep := Report{Src: p.opts.Src, Dst: p.opts.Dst, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
+		DirectSrc: p.src.direct, DirectDst: p.dst.direct, FallbackReason: p.FallbackReason}
+	files, err := p.open()
+	if err != nil {
+		return rep, err
+	}
+	defer closeAll(files)
+	bufs, err := align.AllocBuffers(p.QueueDepth, p.BlockSize)
+	if err != nil {
+		return rep, fmt.Errorf("buffers of %d x %d bytes: %w", p.QueueDepth, p.BlockSize, err)
+	}
+	defer bufs.Free()
+	job := p.job(files, bufs.Slots)
+	start, cpu0 := time.Now(), cpuTime()
+	st, err := engine.Run(ctx, job, p.newBackend(&rep))
+	rep.Seconds, rep.CPUSeconds = time.Since(start).Seconds(), cpuTime()-cpu0
+	rep.Engine, rep.Caps = st.Backend, st.Caps
+	rep.Bytes, rep.BytesRead, rep.Synced = st.BytesWritten, st.BytesRead, st.Synced
+	return rep, err
+}
+
+func (p *Plan) job(files engine.Files, bufs [][]byte) engine.Job {
+	job := engine.Job{
+		Files: files, SrcOff: p.opts.SrcOffset, DstOff: p.opts.DstOffset, Length: p.Length,
+		BlockSize: p.BlockSize, Buffers: bufs,
+		SrcAlign: p.src.alignment(), DstAlign: p.dst.alignment(),
+		Sync: !p.opts.NoSync, Progress: p.opts.Progress,
+	}
+	if !p.dst.isBlock && (p.truncate || !p.dst.exists) {
+		job.TruncateTo = p.opts.DstOffset + p.Length
+	}
+	return job
+}
+
+// newBackend returns the backend the plan chose. In auto mode io_uring can
+// still vanish between Prepare and Run (a sysctl flipped): then the pool
+// takes over, and the report says why.
+func (p *Plan) newBackend(rep *Report) engine.NewBackend {
+	if p.Backend == EnginePool {
+		return fallback.New
+	}
+	if p.opts.Engine == EngineUring {
+		return engine.NewUring
+	}
+	return func(s engine.Setup) (engine.Backend, error) {
+		b, err := engine.NewUring(s)
+		if errors.Is(err, ring.ErrUnavailable) {
+			rep.FallbackReason = err.Error()
+			return fallback.New(s)
+		}
+		return b, err
+	}
+}
+
+// open opens SRC read-only and DST for writing, now that nothing is left to
+// refuse. SRC is checked to be what Prepare inspected.
+func (p *Plan) open() (engine.Files, error) {
+	var files engine.Files
+	var err error
+	if files[engine.FileSrc], err = openChecked(&p.src, os.O_RDONLY|directFlag(p.src.direct)); err != nil {
+		return files, err
+	}
+	if files[engine.FileDst], err = p.openDest(); err != nil {
+		closeAll(files)
+		return files, err
+	}
+	if p.dst.direct {
+		// The unaligned tail goes through the page cache (see engine).
+		if files[engine.FileDstTail], err = os.OpenFile(p.dst.path, os.O_WRONLY|unix.O_CLOEXEC, 0); err != nil {
+			closeAll(files)
+			return files, err
+		}
+	}
+	return files, nil
+}
+
+func (p *Plan) openDest() (*os.File, error) {
+	flag := os.O_WRONLY | unix.O_CLOEXEC | directFlag(p.dst.direct)
+	switch {
+	case !p.dst.exists:
+		flag |= os.O_CREATE | os.O_EXCL // someone creating it meanwhile is not overwritten
+	case p.dst.isBlock:
+		// O_EXCL on a block device: fail with EBUSY if it is mounted or
+		// held by another exclusive opener (LVM, md, another ringcp).
+		flag |= os.O_EXCL
+	case p.truncate:
+		flag |= os.O_TRUNC
+	}
+	f, err := os.OpenFile(p.dst.path, flag, 0o644)
+	if errors.Is(err, unix.EBUSY) {
+		return nil, refuseErr(p.dst.path, "block device is in use (mounted or held open exclusively)", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.dst.exists {
+		if err := checkSame(f, &p.dst); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+func openChecked(ep *endpoint, flag int) (*os.File, error) {
+	f, err := os.OpenFile(ep.path, flag|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSame(f, ep); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// checkSame guards against the path being swapped between Prepare and Run.
+func checkSame(f *os.File, ep *endpoint) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return err
+	}
+	if st.Dev != ep.st.Dev || st.Ino != ep.st.Ino {
+		return fmt.Errorf("%s changed between checking and opening it", ep.path)
+	}
+	return nil
+}
+
+func directFlag(on bool) int {
+	if on {
+		return unix.O_DIRECT
+	}
+	return 0
+}
+
+func closeAll(files engine.Files) {
+	for _, f := range files {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// cpuTime is this process's user+system time in seconds; io_uring's io-wq
+// workers are threads of the process and count too.
+func cpuTime() float64 {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return tv(ru.Utime) + tv(ru.Stime)
+}
+
+func tv(t unix.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/internal/units"
+	"github.com/spf13/pflag"
+)
+
+// config is the parsed command line.
+type config struct {
+	opts     copier.Options
+	json     bool
+	verbose  bool
+	progress string
+}
+
+var errHelp = errors.New("help shown")
+
+const usageHead = `Usage: ringcp [flags] SRC DST
+       ringcp demo [--size SIZE]
+
+Copies SRC to DST (regular files or block devices; DST may be a new file)
+with io_uring and O_DIRECT, ending with an fdatasync barrier.
+
+Sizes take k/M/G/T/P or Ki/Mi/Gi (x1024) and kB/MB/GB (x1000).
+
+Flags:
+`
+
+// sizeFlag is a byte count flag that remembers whether it was given.
+type sizeFlag struct {
+	v   int64
+	set bool
+}
+
+func (s *sizeFlag) String() string { return strconv.FormatInt(s.v, 10) }
+func (s *sizeFlag) Type() string   { return "SIZE" }
+func (s *sizeFlag) Set(v string) error {
+	n, err := units.ParseSize(v)
+	if err != nil {
+		return err
+	}
+	s.v, s.set = n, true
+	return nil
+}
+
+// parseArgs parses flags and operands into a config. Errors are one line,
+// fit for "ringcp: <error>" and exit 2.
+func parseArgs(args []string, stdout io.Writer) (config, error) {
+	var cfg config
+	var bs, srcOff, dstOff, length sizeFlag
+	var qd int
+	var engine, direct, syncMode string
+	fs := pflag.NewFlagSet("ringcp", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	fs.VarP(&bs, "block-size", "b", "bytes per request (default: chosen from both ends)")
+	fs.IntVarP(&qd, "queue-depth", "q", 0, "requests in flight (default: chosen)")
+	fs.StringVar(&engine, "engine", "auto", "auto|uring|pool: auto uses io_uring, the pool where it is unavailable")
+	fs.StringVar(&direct, "direct", "auto", "auto|always|never: O_DIRECT on each side that accepts it; always refuses otherwise")
+	fs.StringVar(&syncMode, "sync", "end", "end|none: fdatasync DST before reporting success")
+	fs.Var(&srcOff, "src-offset", "start this many bytes into SRC")
+	fs.Var(&dstOff, "dst-offset", "write this many bytes into DST (DST is then not truncated)")
+	fs.Var(&length, "length", "copy this many bytes (default: to the end of SRC; DST is then not truncated)")
+	fs.BoolVar(&cfg.json, "json", false, "print one JSON object with the results on stdout")
+	fs.StringVar(&cfg.progress, "progress", "auto", "auto|always|none: live progress line on stderr (auto: when it is a terminal)")
+	fs.BoolVarP(&cfg.verbose, "verbose", "v", false, "explain alignment, block size, direct I/O and engine choices")
+	help := fs.BoolP("help", "h", false, "show this help")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if *help {
+		fmt.Fprint(stdout, usageHead+fs.FlagUsages())
+		return cfg, errHelp
+	}
+	if fs.NArg() != 2 {
+		return cfg, fmt.Errorf("need SRC and DST, got %d operand(s) (see ringcp --help)", fs.NArg())
+	}
+	if err := checkChoices(engine, direct, syncMode, cfg.progress); err != nil {
+		return cfg, err
+	}
+	if bs.set && bs.v == 0 {
+		return cfg, errors.New("--block-size must be more than 0")
+	}
+	if fs.Changed("queue-depth") && qd < 1 {
+		return cfg, fmt.Errorf("--queue-depth %d: must be at least 1", qd)
+	}
+	cfg.opts = copier.Options{
+		Src: fs.Arg(0), Dst: fs.Arg(1),
+		SrcOffset: srcOff.v, DstOffset: dstOff.v, Length: length.v, LengthSet: length.set,
+		BlockSize: int(min(bs.v, copier.MaxBlockSize+1)), QueueDepth: qd,
+		Engine: copier.EngineChoice(engine), Direct: copier.DirectMode(direct),
+		NoSync: syncMode == "none",
+	}
+	return cfg, nil
+}
+
+func checkChoices(engine, direct, syncMode, progress string) error {
+	choices := []struct {
+		flag, value string
+		allowed     []string
+	}{
+		{"engine", engine, []string{"auto", "uring", "pool"}},
+		{"direct", direct, []string{"auto", "always", "never"}},
+		{"sync", syncMode, []string{"end", "none"}},
+		{"progress", progress, []string{"auto", "always", "none"}},
+	}
+	for _, c := range choices {
+		if !contains(c.allowed, c.value) {
+			return fmt.Errorf("--%s %q: want one of %v", c.flag, c.value, c.allowed)
+		}
+	}
+	return nil
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/internal/units"
+)
+
+// jsonReport is the --json object. Field names are a stable interface for
+// integrations: add, never rename.
+type jsonReport struct {
+	Src            string  `json:"src"`
+	Dst            string  `json:"dst"`
+	Engine         string  `json:"engine"`
+	FallbackReason string  `json:"fallback_reason"`
+	Bytes          int64   `json:"bytes"`
+	BytesRead      int64   `json:"bytes_read"`
+	Seconds        float64 `json:"seconds"`
+	BytesPerSecond float64 `json:"bytes_per_second"`
+	CPUSeconds     float64 `json:"cpu_seconds"`
+	BlockSize      int     `json:"block_size"`
+	QueueDepth     int     `json:"queue_depth"`
+	DirectSrc      bool    `json:"direct_src"`
+	DirectDst      bool    `json:"direct_dst"`
+	Synced         bool    `json:"synced"`
+	FixedBuffers   bool    `json:"fixed_buffers"`
+	EngineDetail   string  `json:"engine_detail"`
+}
+
+func toJSON(r copier.Report) jsonReport {
+	j := jsonReport{
+		Src: r.Src, Dst: r.Dst, Engine: r.Engine, FallbackReason: r.FallbackReason,
+		Bytes: r.Bytes, BytesRead: r.BytesRead, Seconds: r.Seconds, CPUSeconds: r.CPUSeconds,
+		BlockSize: r.BlockSize, QueueDepth: r.QueueDepth, DirectSrc: r.DirectSrc, DirectDst: r.DirectDst,
+		Synced: r.Synced, FixedBuffers: r.Caps.FixedBuffers, EngineDetail: r.Caps.Detail,
+	}
+	if r.Seconds > 0 {
+		j.BytesPerSecond = float64(r.Bytes) / r.Seconds
+	}
+	return j
+}
+
+func writeJSON(stdout, stderr io.Writer, r copier.Report) int {
+	enc := json.NewEncoder(stdout)
+	if err := enc.Encode(toJSON(r)); err != nil {
+		fmt.Fprintf(stderr, "ringcp: writing JSON: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// printSummary is the one human line at the end.
+func printSummary(w io.Writer, r copier.Report, verb string) {
+	fmt.Fprintf(w, "ringcp: %s %s in %.2f s (%s), CPU %.2f s, engine %s%s\n",
+		verb, units.Format(r.Bytes), r.Seconds, units.Rate(r.Bytes, r.Seconds), r.CPUSeconds, r.Engine, fallbackNote(r))
+}
+
+func fallbackNote(r copier.Report) string {
+	if r.FallbackReason == "" {
+		return ""
+	}
+	return " (io_uring unavailable: " + r.FallbackReason + ")"
+}
