@@ -1,0 +1,152 @@
+package faultfs
+
+import (
+	"context"
+	"syscall"
+
+	fusefs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+)
+
+// openFlags is what every open and create answers the kernel: nothing.
+//
+// Not FOPEN_DIRECT_IO, although it would send every read and write to the
+// server at the application's own offsets even without O_DIRECT. On Linux
+// 6.18 it breaks io_uring: an IORING_OP_READ or _WRITE that FUSE completes
+// short (a fault in its second or later 128 KiB piece, or plain end of
+// file) is reissued from the original file offset into the rest of the
+// buffer until the buffer is full, and completes with the full length. A
+// 1 MiB read of a 300000-byte file returned 1048576 bytes, the file's bytes
+// over and over; a 1 MiB write whose third piece failed returned 1048576
+// with 256 KiB written. Without FOPEN_DIRECT_IO, io_uring, pread and pwrite
+// all see a proper short count and then the fault's errno (TestIOURing,
+// TestReadFault, TestWriteFault); buffered I/O goes through the page cache,
+// with the consequences doc.go lists.
+//
+// Not FOPEN_KEEP_CACHE either, so the kernel drops the file's page cache on
+// every open: each open starts from the backing file.
+//
+// The handle does not implement go-fuse's FilePassthroughFder on purpose:
+// FUSE passthrough would send I/O straight to the backing file, past the
+// faults.
+const openFlags = 0
+
+// backingFlags turns the flags the kernel sent with OPEN or CREATE into
+// flags for opening the backing file. Kept: the access mode, O_TRUNC,
+// O_EXCL, O_SYNC and O_DSYNC. Dropped:
+//   - O_DIRECT: it governs the application's side, which the kernel
+//     already handles (no page cache for the request); on the backing
+//     file it could be refused (tmpfs before Linux 6.6) and would impose
+//     the backing file system's alignment on the server's buffers.
+//   - O_APPEND: the kernel computes the append offset and sends it in each
+//     WRITE; a backing O_APPEND would make pwritev ignore that offset.
+//   - O_NOATIME, FMODE_EXEC and the rest: meaningless for the backing file.
+func backingFlags(flags uint32) int {
+	const keep = unix.O_ACCMODE | unix.O_TRUNC | unix.O_EXCL | unix.O_SYNC | unix.O_DSYNC
+	return int(flags)&keep | unix.O_CLOEXEC
+}
+
+// handle is one open file: a descriptor on the backing file, and the name
+// faults and hits are matched against.
+type handle struct {
+	fsys *FS
+	name string
+	fd   int
+}
+
+var (
+	_ fusefs.FileReader    = (*handle)(nil)
+	_ fusefs.FileWritever  = (*handle)(nil)
+	_ fusefs.FileFsyncer   = (*handle)(nil)
+	_ fusefs.FileFlusher   = (*handle)(nil)
+	_ fusefs.FileReleaser  = (*handle)(nil)
+	_ fusefs.FileLseeker   = (*handle)(nil)
+	_ fusefs.FileAllocater = (*handle)(nil)
+)
+
+// Read fails with a fault's errno if one covers [off, off+len(dest)), and
+// otherwise preads the backing file. A short count at end of file goes back
+// to the kernel as is.
+func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if errno := h.fsys.inject(OpRead, h.name, off, len(dest)); errno != 0 {
+		return nil, errno
+	}
+	for {
+		n, err := unix.Pread(h.fd, dest, off)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, fusefs.ToErrno(err)
+		}
+		return fuse.ReadResultData(dest[:n]), 0
+	}
+}
+
+// Writev fails with a fault's errno if one covers the request, and
+// otherwise pwritevs the backing file. go-fuse hands a WRITE over as one or
+// more buffers; implementing Writev alone takes both without a copy.
+func (h *handle) Writev(ctx context.Context, data [][]byte, off int64) (uint32, syscall.Errno) {
+	size := 0
+	for _, b := range data {
+		size += len(b)
+	}
+	if errno := h.fsys.inject(OpWrite, h.name, off, size); errno != 0 {
+		return 0, errno
+	}
+	for {
+		n, err := unix.Pwritev(h.fd, data, off)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, fusefs.ToErrno(err)
+		}
+		// A short count goes back as is: the kernel reports a short
+		// write to the application.
+		return uint32(n), 0
+	}
+}
+
+// Fsync fails with an OpFsync fault's errno, and otherwise fsyncs (or, for
+// fdatasync, fdatasyncs) the backing file.
+func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
+	if errno := h.fsys.inject(OpFsync, h.name, 0, 0); errno != 0 {
+		return errno
+	}
+	// Bit 0 of FUSE_FSYNC's flags is FUSE_FSYNC_FDATASYNC.
+	if flags&1 != 0 {
+		return fusefs.ToErrno(unix.Fdatasync(h.fd))
+	}
+	return fusefs.ToErrno(unix.Fsync(h.fd))
+}
+
+// Flush succeeds: FLUSH comes with every close, and every write already
+// reached the backing file, so there is nothing left to push.
+func (h *handle) Flush(ctx context.Context) syscall.Errno {
+	return 0
+}
+
+// Release closes the backing descriptor after the last close of the file.
+func (h *handle) Release(ctx context.Context) syscall.Errno {
+	return fusefs.ToErrno(unix.Close(h.fd))
+}
+
+// Lseek answers SEEK_DATA and SEEK_HOLE from the backing file, so a sparse
+// copy through the mount sees the backing file's holes. It moves the
+// backing descriptor's offset, which nothing else uses: reads and writes
+// are positional.
+func (h *handle) Lseek(ctx context.Context, off uint64, whence uint32) (uint64, syscall.Errno) {
+	n, err := unix.Seek(h.fd, int64(off), int(whence))
+	if err != nil {
+		return 0, fusefs.ToErrno(err)
+	}
+	return uint64(n), 0
+}
+
+// Allocate passes fallocate (preallocation, punching holes) to the backing
+// file.
+func (h *handle) Allocate(ctx context.Context, off, size uint64, mode uint32) syscall.Errno {
+	return fusefs.ToErrno(unix.Fallocate(h.fd, mode, int64(off), int64(size)))
+}

@@ -1,0 +1,16 @@
+//go:build !linux
+
+package faultfs
+
+import "testing"
+
+// Mount skips the test: the fault file system is built on Linux FUSE
+// behaviour (direct I/O, fusectl, umount2).
+func Mount(t testing.TB, backingDir string, faults ...Fault) *FS {
+	t.Helper()
+	t.Skipf("faultfs: FUSE fault injection is implemented for Linux only")
+	return nil
+}
+
+// Unmount has nothing to do where Mount always skips.
+func (fs *FS) Unmount() error { return nil }
