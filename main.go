@@ -74,6 +74,9 @@ func copyCommand(cfg config, stdout, stderr io.Writer) int {
 		}
 		return code
 	}
+	if cfg.verbose {
+		fmt.Fprintf(stderr, "ringcp: engine %s: %s\n", rep.Engine, rep.Caps.Detail)
+	}
 	if cfg.json {
 		return writeJSON(stdout, stderr, rep)
 	}

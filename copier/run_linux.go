@@ -44,11 +44,14 @@ func Copy(ctx context.Context, opts Options) (Report, error) {
 func (p *Plan) Run(ctx context.Context) (Report, error) {
 	rep := Report{Src: p.opts.Src, Dst: p.opts.Dst, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
 		DirectSrc: p.src.direct, DirectDst: p.dst.direct, FallbackReason: p.FallbackReason}
-	files, err := p.open()
+	files, d, err := p.open()
 	if err != nil {
 		return rep, err
 	}
 	defer closeAll(files)
+	if err := p.preallocate(d); err != nil {
+		return rep, err
+	}
 	bufs, err := align.AllocBuffers(p.QueueDepth, p.BlockSize)
 	if err != nil {
 		return rep, fmt.Errorf("buffers of %d x %d bytes: %w", p.QueueDepth, p.BlockSize, err)
@@ -60,7 +63,10 @@ func (p *Plan) Run(ctx context.Context) (Report, error) {
 	rep.Seconds, rep.CPUSeconds = time.Since(start).Seconds(), cpuTime()-cpu0
 	rep.Engine, rep.Caps = st.Backend, st.Caps
 	rep.Bytes, rep.BytesRead, rep.Synced = st.BytesWritten, st.BytesRead, st.Synced
-	return rep, err
+	if err != nil {
+		return rep, err
+	}
+	return rep, d.publish(p.dst.path, !p.opts.NoSync)
 }
 
 func (p *Plan) job(files engine.Files, bufs [][]byte) engine.Job {
@@ -98,52 +104,19 @@ func (p *Plan) newBackend(rep *Report) engine.NewBackend {
 
 // open opens SRC read-only and DST for writing, now that nothing is left to
 // refuse. SRC is checked to be what Prepare inspected.
-func (p *Plan) open() (engine.Files, error) {
+func (p *Plan) open() (engine.Files, *dest, error) {
 	var files engine.Files
 	var err error
 	if files[engine.FileSrc], err = openChecked(&p.src, os.O_RDONLY|directFlag(p.src.direct)); err != nil {
-		return files, err
+		return files, nil, err
 	}
-	if files[engine.FileDst], err = p.openDest(); err != nil {
-		closeAll(files)
-		return files, err
-	}
-	if p.dst.direct {
-		// The unaligned tail goes through the page cache (see engine).
-		if files[engine.FileDstTail], err = os.OpenFile(p.dst.path, os.O_WRONLY|unix.O_CLOEXEC, 0); err != nil {
-			closeAll(files)
-			return files, err
-		}
-	}
-	return files, nil
-}
-
-func (p *Plan) openDest() (*os.File, error) {
-	flag := os.O_WRONLY | unix.O_CLOEXEC | directFlag(p.dst.direct)
-	switch {
-	case !p.dst.exists:
-		flag |= os.O_CREATE | os.O_EXCL // someone creating it meanwhile is not overwritten
-	case p.dst.isBlock:
-		// O_EXCL on a block device: fail with EBUSY if it is mounted or
-		// held by another exclusive opener (LVM, md, another ringcp).
-		flag |= os.O_EXCL
-	case p.truncate:
-		flag |= os.O_TRUNC
-	}
-	f, err := os.OpenFile(p.dst.path, flag, 0o644)
-	if errors.Is(err, unix.EBUSY) {
-		return nil, refuseErr(p.dst.path, "block device is in use (mounted or held open exclusively)", err)
-	}
+	d, err := p.openDest()
 	if err != nil {
-		return nil, err
+		closeAll(files)
+		return files, nil, err
 	}
-	if p.dst.exists {
-		if err := checkSame(f, &p.dst); err != nil {
-			f.Close()
-			return nil, err
-		}
-	}
-	return f, nil
+	files[engine.FileDst], files[engine.FileDstTail] = d.f, d.tail
+	return files, d, nil
 }
 
 func openChecked(ep *endpoint, flag int) (*os.File, error) {

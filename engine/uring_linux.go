@@ -49,6 +49,12 @@ func NewUring(s Setup) (Backend, error) {
 	}
 	b.registerFiles(s.Files)
 	b.registerBuffers(s.Buffers)
+	if b.fixedBufs {
+		b.notes = append(b.notes, "fixed buffers")
+	}
+	if b.fixedFiles {
+		b.notes = append(b.notes, "fixed files")
+	}
 	return b, nil
 }
 

@@ -1,0 +1,132 @@
+package copier
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/ringcp/ringcp/engine"
+	"golang.org/x/sys/unix"
+)
+
+// dest is DST opened for the copy.
+type dest struct {
+	f    *os.File
+	tail *os.File // without O_DIRECT, for an unaligned last block; nil if f is buffered
+	// unnamed: f is an O_TMPFILE inode that gets DST's name only when the
+	// copy is complete and synced (publish). A new DST never exists half
+	// copied, not even after a crash.
+	unnamed bool
+}
+
+// openDest opens DST: a new file as an unnamed inode in DST's folder (or
+// by name where O_TMPFILE is missing), an existing file in place
+// (truncated unless a range was given), a block device with O_EXCL.
+func (p *Plan) openDest() (*dest, error) {
+	flag := os.O_WRONLY | unix.O_CLOEXEC | directFlag(p.dst.direct)
+	d := &dest{}
+	var err error
+	switch {
+	case !p.dst.exists:
+		d.f, err = os.OpenFile(filepath.Dir(p.dst.path), flag|unix.O_TMPFILE, 0o644)
+		d.unnamed = err == nil
+		if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EISDIR) {
+			// No O_TMPFILE (older kernels, some FUSE and network
+			// filesystems): create by name; someone else's file that
+			// appeared meanwhile is not overwritten.
+			d.f, err = os.OpenFile(p.dst.path, flag|os.O_CREATE|os.O_EXCL, 0o644)
+		}
+	case p.dst.isBlock:
+		// O_EXCL on a block device fails with EBUSY if it is mounted or
+		// held by another exclusive opener (LVM, md, another ringcp).
+		d.f, err = os.OpenFile(p.dst.path, flag|os.O_EXCL, 0)
+		if errors.Is(err, unix.EBUSY) {
+			return nil, refuseErr(p.dst.path, "block device is in use (mounted or held open exclusively)", err)
+		}
+	default:
+		if p.truncate {
+			flag |= os.O_TRUNC
+		}
+		d.f, err = os.OpenFile(p.dst.path, flag, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := d.check(&p.dst); err != nil {
+		d.f.Close()
+		return nil, err
+	}
+	if p.dst.direct {
+		if err := d.openTail(p.dst.path); err != nil {
+			d.f.Close()
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// check guards against DST being swapped between Prepare and Run.
+func (d *dest) check(ep *endpoint) error {
+	if !ep.exists {
+		return nil
+	}
+	return checkSame(d.f, ep)
+}
+
+// openTail opens DST a second time without O_DIRECT; through /proc for an
+// unnamed inode.
+func (d *dest) openTail(path string) error {
+	if d.unnamed {
+		path = "/proc/self/fd/" + strconv.Itoa(int(d.f.Fd()))
+	}
+	var err error
+	d.tail, err = os.OpenFile(path, os.O_WRONLY|unix.O_CLOEXEC, 0)
+	return err
+}
+
+// preallocate reserves DST's range of a regular file before the copy. On
+// ext4 and XFS an O_DIRECT write into allocated blocks inside i_size is an
+// overwrite that io_uring issues inline, while an extending or allocating
+// write takes the inode lock exclusively and is punted to a worker thread:
+// measured here, a 4 GiB copy went 1.3x to 1.6x faster preallocated. It
+// also turns a full filesystem into one clear ENOSPC before any data moves.
+func (p *Plan) preallocate(d *dest) error {
+	if p.dst.isBlock || p.Length == 0 {
+		return nil
+	}
+	err := unix.Fallocate(int(d.f.Fd()), 0, p.opts.DstOffset, p.Length)
+	if err == nil || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
+		return nil // no fallocate here (some FUSE, NFSv3): allocate as we write
+	}
+	return &engine.OpError{Op: "fallocate", Path: p.dst.path, Offset: p.opts.DstOffset,
+		Err: fmt.Errorf("reserving %d bytes: %w", p.Length, err)}
+}
+
+// publish gives an unnamed DST its name once the copy is complete and, with
+// sync, makes the name durable by syncing the folder.
+func (d *dest) publish(path string, sync bool) error {
+	if !d.unnamed {
+		return nil
+	}
+	proc := "/proc/self/fd/" + strconv.Itoa(int(d.f.Fd()))
+	if err := unix.Linkat(unix.AT_FDCWD, proc, unix.AT_FDCWD, path, unix.AT_SYMLINK_FOLLOW); err != nil {
+		if errors.Is(err, unix.EEXIST) {
+			return fmt.Errorf("%s: appeared while copying; the copy was not given its name and is discarded: %w", path, err)
+		}
+		return &os.LinkError{Op: "link", Old: proc, New: path, Err: err}
+	}
+	if !sync {
+		return nil
+	}
+	dir, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	if err := dir.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", dir.Name(), err)
+	}
+	return nil
+}
