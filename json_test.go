@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ringcp/ringcp/internal/uringtest"
+)
+
+// TestJSONReport runs the real CLI entry point with --json and checks every
+// field the issue promises integrations, with values that match the copy.
+func TestJSONReport(t *testing.T) {
+	uringtest.NeedOn(t)
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	data := bytes.Repeat([]byte("ringcp\x00"), 300_001) // 2100007 bytes, an odd tail
+	if err := os.WriteFile(src, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, engine := range []string{"uring", "pool"} {
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"--json", "--engine", engine, src, dst}, &stdout, &stderr)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d, stderr %q", engine, code, stderr.String())
+		}
+		if stderr.Len() != 0 {
+			t.Errorf("%s: --json wrote to stderr: %q", engine, stderr.String())
+		}
+		var got map[string]any
+		if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+			t.Fatalf("%s: stdout is not one JSON object: %v\n%s", engine, err, stdout.String())
+		}
+		want := map[string]any{
+			"engine": map[string]string{"uring": "io_uring", "pool": "pool"}[engine], "fallback_reason": "",
+			"bytes": float64(len(data)), "direct_src": true, "direct_dst": true, "synced": true,
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%s: %s = %v, want %v", engine, k, got[k], v)
+			}
+		}
+		for _, k := range []string{"seconds", "bytes_per_second", "cpu_seconds", "block_size", "queue_depth"} {
+			if v, ok := got[k].(float64); !ok || v < 0 || (k != "cpu_seconds" && v == 0) {
+				t.Errorf("%s: %s = %v, want a positive number", engine, k, got[k])
+			}
+		}
+		out, err := os.ReadFile(dst)
+		if err != nil || !bytes.Equal(out, data) {
+			t.Fatalf("%s: DST differs from SRC (%v)", engine, err)
+		}
+	}
+}
+
+// TestSummaryLine: without --json, one human line on stderr, nothing on
+// stdout.
+func TestSummaryLine(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	os.WriteFile(src, []byte("hello"), 0o644)
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"--progress", "none", src, filepath.Join(dir, "dst")}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	line := stderr.String()
+	if stdout.Len() != 0 || strings.Count(line, "\n") != 1 || !strings.Contains(line, "copied 5 B") || !strings.Contains(line, "engine ") {
+		t.Fatalf("stdout %q, stderr %q: want one summary line on stderr", stdout.String(), line)
+	}
+}
+
+func TestVerboseExplainsChoices(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	os.WriteFile(src, make([]byte, 10000), 0o644)
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-v", "--progress", "none", src, filepath.Join(dir, "dst")}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"O_DIRECT, alignment", "block size", "queue depth", "engine "} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("-v output lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}
