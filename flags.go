@@ -55,7 +55,8 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	var cfg config
 	var bs, srcOff, dstOff, length sizeFlag
 	var qd int
-	var engine, direct, syncMode string
+	var engine, direct, syncMode, sparse, offload string
+	var zeroBlock sizeFlag
 	fs := pflag.NewFlagSet("ringcp", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.SortFlags = false
@@ -67,6 +68,10 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.Var(&srcOff, "src-offset", "start this many bytes into SRC")
 	fs.Var(&dstOff, "dst-offset", "write this many bytes into DST (DST is then not truncated)")
 	fs.Var(&length, "length", "copy this many bytes (default: to the end of SRC; DST is then not truncated)")
+	fs.StringVar(&sparse, "sparse", "auto", "auto|always|never: holes and zero blocks are not copied as data (auto skips zero scans where zeros cost what data costs)")
+	fs.Var(&zeroBlock, "zero-block", "zero detection granularity, a power of two (default 4096)")
+	targetZero := fs.Bool("target-is-zero", false, "DST already reads as zeros: skip zero ranges instead of zeroing them")
+	fs.StringVar(&offload, "offload", "auto", "auto|never|reflink|copy-range: let the filesystem copy (auto: reflink on btrfs/XFS, copy_file_range on NFS/SMB)")
 	fs.BoolVar(&cfg.json, "json", false, "print one JSON object with the results on stdout")
 	fs.StringVar(&cfg.progress, "progress", "auto", "auto|always|none: live progress line on stderr (auto: when it is a terminal)")
 	fs.BoolVarP(&cfg.verbose, "verbose", "v", false, "explain alignment, block size, direct I/O and engine choices")
@@ -81,7 +86,7 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	if fs.NArg() != 2 {
 		return cfg, fmt.Errorf("need SRC and DST, got %d operand(s) (see ringcp --help)", fs.NArg())
 	}
-	if err := checkChoices(engine, direct, syncMode, cfg.progress); err != nil {
+	if err := checkChoices(engine, direct, syncMode, cfg.progress, sparse, offload); err != nil {
 		return cfg, err
 	}
 	if bs.set && bs.v == 0 {
@@ -96,11 +101,18 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 		BlockSize: int(min(bs.v, copier.MaxBlockSize+1)), QueueDepth: qd,
 		Engine: copier.EngineChoice(engine), Direct: copier.DirectMode(direct),
 		NoSync: syncMode == "none",
+		Sparse: copier.SparseMode(sparse), TargetIsZero: *targetZero, Offload: copier.OffloadMode(offload),
+	}
+	if zeroBlock.set {
+		if zeroBlock.v == 0 || zeroBlock.v&(zeroBlock.v-1) != 0 || zeroBlock.v > copier.MaxBlockSize {
+			return cfg, fmt.Errorf("--zero-block %d: must be a power of two up to 1 GiB", zeroBlock.v)
+		}
+		cfg.opts.ZeroBlock = int(zeroBlock.v)
 	}
 	return cfg, nil
 }
 
-func checkChoices(engine, direct, syncMode, progress string) error {
+func checkChoices(engine, direct, syncMode, progress, sparse, offload string) error {
 	choices := []struct {
 		flag, value string
 		allowed     []string
@@ -109,6 +121,8 @@ func checkChoices(engine, direct, syncMode, progress string) error {
 		{"direct", direct, []string{"auto", "always", "never"}},
 		{"sync", syncMode, []string{"end", "none"}},
 		{"progress", progress, []string{"auto", "always", "none"}},
+		{"sparse", sparse, []string{"auto", "always", "never"}},
+		{"offload", offload, []string{"auto", "never", "reflink", "copy-range"}},
 	}
 	for _, c := range choices {
 		if !contains(c.allowed, c.value) {

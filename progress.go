@@ -60,7 +60,7 @@ func drawProgress(w io.Writer, p *engine.Progress, total int64, done <-chan stru
 			fmt.Fprint(w, "\r\033[K")
 			return
 		case now := <-tick.C:
-			written := p.Written.Load()
+			written := p.Done.Load()
 			rate := float64(written-lastBytes) / now.Sub(lastTime).Seconds()
 			lastBytes, lastTime = written, now
 			fmt.Fprintf(w, "\r\033[K%s", progressLine(written, total, rate))

@@ -52,6 +52,10 @@ type Geometry struct {
 	// Rotational is sysfs queue/rotational. Virtual disks often claim it
 	// (virtio-blk does on this test machine), so it is a hint only.
 	Rotational bool
+	// WriteZeroesMax is sysfs queue/write_zeroes_max_bytes: the largest
+	// WRITE_ZEROES the device takes, 0 when it has none and the kernel
+	// zeroes by writing pages of zeros (no cheaper than writing data).
+	WriteZeroesMax int
 	// Notes has one short line per figure saying where it came from,
 	// for `ringcp -v`, e.g. "logical block 4096 (BLKSSZGET)".
 	Notes []string

@@ -28,6 +28,7 @@ type queueInfo struct {
 	maxSectorsKB int
 	dmaAlignment int
 	rotational   int
+	writeZeroes  int
 }
 
 // findQueue returns the sysfs queue directory of block device d.
@@ -64,6 +65,7 @@ func readQueue(dir string) queueInfo {
 		maxSectorsKB: readSysInt(dir, "max_sectors_kb"),
 		dmaAlignment: readSysInt(dir, "dma_alignment"),
 		rotational:   readSysInt(dir, "rotational"),
+		writeZeroes:  readSysInt(dir, "write_zeroes_max_bytes"),
 	}
 }
 
@@ -105,5 +107,9 @@ func (g *Geometry) fillQueueHints(q *queueInfo) {
 	if q.rotational >= 0 {
 		g.Rotational = q.rotational == 1
 		g.note("rotational %t (sysfs %s queue/rotational)", g.Rotational, q.dev)
+	}
+	if q.writeZeroes >= 0 {
+		g.WriteZeroesMax = q.writeZeroes
+		g.note("write zeroes up to %d (sysfs %s queue/write_zeroes_max_bytes)", q.writeZeroes, q.dev)
 	}
 }

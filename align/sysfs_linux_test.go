@@ -14,13 +14,14 @@ func fakeSys(t *testing.T) string {
 	root := t.TempDir()
 	disk := filepath.Join(root, "devices", "virtio1", "block", "vda")
 	files := map[string]string{
-		"queue/logical_block_size":  "512\n",
-		"queue/physical_block_size": "4096\n",
-		"queue/optimal_io_size":     "196608\n",
-		"queue/max_sectors_kb":      "1280\n",
-		"queue/rotational":          "0\n",
-		"queue/dma_alignment":       "garbage\n",
-		"vda1/partition":            "1\n",
+		"queue/logical_block_size":     "512\n",
+		"queue/physical_block_size":    "4096\n",
+		"queue/optimal_io_size":        "196608\n",
+		"queue/max_sectors_kb":         "1280\n",
+		"queue/rotational":             "0\n",
+		"queue/write_zeroes_max_bytes": "1048576\n",
+		"queue/dma_alignment":          "garbage\n",
+		"vda1/partition":               "1\n",
 	}
 	for name, body := range files {
 		p := filepath.Join(disk, name)
@@ -75,13 +76,16 @@ func TestReadQueue(t *testing.T) {
 		t.Fatal("no queue for the partition")
 	}
 	want := queueInfo{dev: devNum{254, 1}, dir: queue, logical: 512, physical: 4096, optimal: 196608,
-		maxSectorsKB: 1280, dmaAlignment: -1, rotational: 0}
+		maxSectorsKB: 1280, dmaAlignment: -1, rotational: 0, writeZeroes: 1048576}
 	if *q != want {
 		t.Errorf("probeQueue = %+v, want %+v", *q, want)
 	}
 	var g Geometry
 	g.fillQueueHints(q)
 	g.fillMemAlign(statInfo{}, q)
+	if g.WriteZeroesMax != 1048576 {
+		t.Errorf("WriteZeroesMax = %d, want 1048576", g.WriteZeroesMax)
+	}
 	if g.OptimalIO != 196608 || g.MaxIO != 1280*1024 || g.Rotational {
 		t.Errorf("hints: %+v", g)
 	}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/ringcp/ringcp/engine"
 	"golang.org/x/sys/unix"
 )
 
@@ -84,24 +83,6 @@ func (d *dest) openTail(path string) error {
 	var err error
 	d.tail, err = os.OpenFile(path, os.O_WRONLY|unix.O_CLOEXEC, 0)
 	return err
-}
-
-// preallocate reserves DST's range of a regular file before the copy. On
-// ext4 and XFS an O_DIRECT write into allocated blocks inside i_size is an
-// overwrite that io_uring issues inline, while an extending or allocating
-// write takes the inode lock exclusively and is punted to a worker thread:
-// measured here, a 4 GiB copy went 1.3x to 1.6x faster preallocated. It
-// also turns a full filesystem into one clear ENOSPC before any data moves.
-func (p *Plan) preallocate(d *dest) error {
-	if p.dst.isBlock || p.Length == 0 {
-		return nil
-	}
-	err := unix.Fallocate(int(d.f.Fd()), 0, p.opts.DstOffset, p.Length)
-	if err == nil || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
-		return nil // no fallocate here (some FUSE, NFSv3): allocate as we write
-	}
-	return &engine.OpError{Op: "fallocate", Path: p.dst.path, Offset: p.opts.DstOffset,
-		Err: fmt.Errorf("reserving %d bytes: %w", p.Length, err)}
 }
 
 // publish gives an unnamed DST its name once the copy is complete and, with

@@ -27,6 +27,40 @@ const (
 	DirectNever  DirectMode = "never"  // buffered on both sides
 )
 
+// SparseMode selects hole and zero handling.
+type SparseMode string
+
+// Sparse modes.
+const (
+	// SparseAuto: SRC's holes are not read, zero blocks are not written as
+	// data; a file DST keeps them as holes, a device DST gets zeros by the
+	// cheapest call (skipped with TargetIsZero). Zero detection is left
+	// out only where it cannot pay: a device DST that has no WRITE_ZEROES,
+	// where zeros cost as much as data.
+	SparseAuto SparseMode = "auto"
+	// SparseAlways: as auto, with zero detection everywhere.
+	SparseAlways SparseMode = "always"
+	// SparseNever: every byte is read and written as data.
+	SparseNever SparseMode = "never"
+)
+
+// OffloadMode selects copy offload to the filesystem.
+type OffloadMode string
+
+// Offload modes.
+const (
+	// OffloadAuto: reflink (FICLONE) a whole file within a filesystem that
+	// shares extents; copy_file_range within a network filesystem, where
+	// the server copies; the engine everywhere else.
+	OffloadAuto      OffloadMode = "auto"
+	OffloadNever     OffloadMode = "never"
+	OffloadReflink   OffloadMode = "reflink"    // FICLONE/FICLONERANGE or the engine
+	OffloadCopyRange OffloadMode = "copy-range" // copy_file_range or the engine
+)
+
+// DefaultZeroBlock is the zero detection granularity: a filesystem block.
+const DefaultZeroBlock = 4096
+
 // Options describe one copy. The zero value of each field is its default.
 type Options struct {
 	Src, Dst   string
@@ -39,6 +73,13 @@ type Options struct {
 	Engine     EngineChoice
 	Direct     DirectMode
 	NoSync     bool // skip the final fdatasync barrier
+	Sparse     SparseMode
+	ZeroBlock  int // zero detection granularity; 0: DefaultZeroBlock
+	// TargetIsZero vouches that DST reads as zeros where the copy goes (a
+	// fresh thin LV, a new device): zero ranges are then skipped, not
+	// written.
+	TargetIsZero bool
+	Offload      OffloadMode
 	// Progress, when not nil, counts completed reads and writes.
 	Progress *engine.Progress
 }
@@ -55,6 +96,15 @@ func (o *Options) normalize() error {
 	if o.Direct == "" {
 		o.Direct = DirectAuto
 	}
+	if o.Sparse == "" {
+		o.Sparse = SparseAuto
+	}
+	if o.Offload == "" {
+		o.Offload = OffloadAuto
+	}
+	if o.ZeroBlock == 0 {
+		o.ZeroBlock = DefaultZeroBlock
+	}
 	switch {
 	case o.Src == "" || o.Dst == "":
 		return refuse("", "SRC and DST must both be given")
@@ -62,6 +112,12 @@ func (o *Options) normalize() error {
 		return refuse("", fmt.Sprintf("unknown engine %q (auto, uring or pool)", o.Engine))
 	case o.Direct != DirectAuto && o.Direct != DirectAlways && o.Direct != DirectNever:
 		return refuse("", fmt.Sprintf("unknown direct mode %q (auto, always or never)", o.Direct))
+	case o.Sparse != SparseAuto && o.Sparse != SparseAlways && o.Sparse != SparseNever:
+		return refuse("", fmt.Sprintf("unknown sparse mode %q (auto, always or never)", o.Sparse))
+	case o.Offload != OffloadAuto && o.Offload != OffloadNever && o.Offload != OffloadReflink && o.Offload != OffloadCopyRange:
+		return refuse("", fmt.Sprintf("unknown offload mode %q (auto, never, reflink or copy-range)", o.Offload))
+	case o.ZeroBlock < 0 || o.ZeroBlock > MaxBlockSize || o.ZeroBlock&(o.ZeroBlock-1) != 0:
+		return refuse("", fmt.Sprintf("zero block %d must be a power of two up to 1 GiB", o.ZeroBlock))
 	case o.SrcOffset < 0 || o.DstOffset < 0 || o.Length < 0:
 		return refuse("", "offsets and length must not be negative")
 	case o.BlockSize < 0 || o.BlockSize > MaxBlockSize:

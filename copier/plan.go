@@ -22,6 +22,8 @@ type Plan struct {
 	// (auto mode), or "".
 	FallbackReason string
 	truncate       bool // DST is a file to be cut to DstOffset+Length
+	sparse         engine.Sparse
+	offload        OffloadMode // OffloadNever, OffloadReflink or OffloadCopyRange: what Run tries first
 	Notes          []string
 }
 
@@ -39,7 +41,7 @@ func Prepare(opts Options) (*Plan, error) {
 	if p.dst, err = inspectDest(opts.Dst); err != nil {
 		return nil, err
 	}
-	steps := []func() error{p.checkRange, p.checkSameObject, p.checkDestSize, p.chooseDirect, p.chooseSizes, p.chooseEngine}
+	steps := []func() error{p.checkRange, p.checkSameObject, p.checkDestSize, p.chooseDirect, p.chooseSizes, p.chooseSparse, p.chooseOffload, p.chooseEngine}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return nil, err

@@ -19,16 +19,22 @@ type Report struct {
 	Src, Dst       string
 	Engine         string // "io_uring" or "pool"
 	FallbackReason string
-	Bytes          int64 // bytes written to DST
+	Bytes          int64 // bytes written to DST as data
 	BytesRead      int64
-	Seconds        float64
-	CPUSeconds     float64 // user+system of this process, io_uring workers included
-	BlockSize      int
-	QueueDepth     int
-	DirectSrc      bool
-	DirectDst      bool
-	Synced         bool
-	Caps           engine.Caps
+	BytesHoles     int64  // not written: holes, or zeros left as holes
+	BytesZeroed    int64  // made zero on DST (fallocate or writes of zeros)
+	Offload        string // "reflink" or "copy_file_range" when the filesystem copied
+	// OffloadFallback says why an offload that was tried gave way to the
+	// engine.
+	OffloadFallback string
+	Seconds         float64
+	CPUSeconds      float64 // user+system of this process, io_uring workers included
+	BlockSize       int
+	QueueDepth      int
+	DirectSrc       bool
+	DirectDst       bool
+	Synced          bool
+	Caps            engine.Caps
 }
 
 // Copy is Prepare followed by Run.
@@ -49,8 +55,10 @@ func (p *Plan) Run(ctx context.Context) (Report, error) {
 		return rep, err
 	}
 	defer closeAll(files)
-	if err := p.preallocate(d); err != nil {
-		return rep, err
+	if p.offload != OffloadNever {
+		if done, err := p.runOffload(ctx, files, d, &rep); done {
+			return rep, err
+		}
 	}
 	bufs, err := align.AllocBuffers(p.QueueDepth, p.BlockSize)
 	if err != nil {
@@ -63,10 +71,31 @@ func (p *Plan) Run(ctx context.Context) (Report, error) {
 	rep.Seconds, rep.CPUSeconds = time.Since(start).Seconds(), cpuTime()-cpu0
 	rep.Engine, rep.Caps = st.Backend, st.Caps
 	rep.Bytes, rep.BytesRead, rep.Synced = st.BytesWritten, st.BytesRead, st.Synced
+	rep.BytesHoles, rep.BytesZeroed = st.BytesHoles, st.BytesZeroed
 	if err != nil {
 		return rep, err
 	}
 	return rep, d.publish(p.dst.path, !p.opts.NoSync)
+}
+
+// runOffload tries the filesystem's copy. done is true when it copied (or
+// failed past the point of falling back); otherwise the engine runs.
+func (p *Plan) runOffload(ctx context.Context, files engine.Files, d *dest, rep *Report) (bool, error) {
+	start, cpu0 := time.Now(), cpuTime()
+	ok, err := p.tryOffload(ctx, files)
+	if ctx.Err() != nil {
+		return true, &engine.CanceledError{Err: ctx.Err()}
+	}
+	if !ok {
+		rep.OffloadFallback = err.Error()
+		p.note("offload failed, the engine copies: %v", err)
+		return false, nil
+	}
+	rep.Engine = map[OffloadMode]string{OffloadReflink: "reflink", OffloadCopyRange: "copy_file_range"}[p.offload]
+	rep.Offload, rep.Bytes, rep.BytesRead = rep.Engine, p.Length, p.Length
+	err = p.finishOffload(d, rep)
+	rep.Seconds, rep.CPUSeconds = time.Since(start).Seconds(), cpuTime()-cpu0
+	return true, err
 }
 
 func (p *Plan) job(files engine.Files, bufs [][]byte) engine.Job {
@@ -74,11 +103,21 @@ func (p *Plan) job(files engine.Files, bufs [][]byte) engine.Job {
 		Files: files, SrcOff: p.opts.SrcOffset, DstOff: p.opts.DstOffset, Length: p.Length,
 		BlockSize: p.BlockSize, Buffers: bufs,
 		SrcAlign: p.src.alignment(), DstAlign: p.dst.alignment(),
-		Sync: !p.opts.NoSync, Progress: p.opts.Progress,
+		Sync: !p.opts.NoSync, Progress: p.opts.Progress, Sparse: p.sparse,
 	}
-	if !p.dst.isBlock && (p.truncate || !p.dst.exists) {
-		job.TruncateTo = p.opts.DstOffset + p.Length
+	if p.dst.isBlock {
+		return job
 	}
+	end := p.opts.DstOffset + p.Length
+	// A file this copy owns (new, or truncated) gets exactly the range's
+	// size and is cut back if the copy stops; a file that holds other data
+	// only grows, and keeps what lies outside the range.
+	owned := p.truncate || !p.dst.exists
+	job.CutBackOnStop = owned
+	if owned || end > p.dst.geo.Size {
+		job.FinalSize = end
+	}
+	job.Preallocate = true
 	return job
 }
 

@@ -21,9 +21,10 @@ type Op uint8
 
 // Request ops.
 const (
-	OpRead  Op = iota + 1 // read Len bytes at Off into the slot's buffer
-	OpWrite               // write from the slot's buffer at Off
-	OpSync                // fdatasync the file
+	OpRead      Op = iota + 1 // read Len bytes at Off into the slot's buffer
+	OpWrite                   // write from the slot's buffer at Off
+	OpSync                    // fdatasync the file
+	OpFallocate               // fallocate(Mode, Off, Len): punch or zero a range
 )
 
 func (op Op) String() string {
@@ -34,6 +35,8 @@ func (op Op) String() string {
 		return "write"
 	case OpSync:
 		return "fdatasync"
+	case OpFallocate:
+		return "fallocate"
 	}
 	return "op?"
 }
@@ -41,13 +44,16 @@ func (op Op) String() string {
 // SyncSlot is the Slot of a sync request: it has no buffer.
 const SyncSlot = -1
 
-// Request is one I/O for a backend. Buf lies inside buffer Slot.
+// Request is one I/O for a backend. Buf lies inside buffer Slot; Len and
+// Mode are for OpFallocate, which has no buffer.
 type Request struct {
 	Op   Op
 	File FileID
 	Slot int
 	Buf  []byte
 	Off  int64
+	Len  int64
+	Mode uint32
 }
 
 // Completion reports one finished Request.

@@ -25,18 +25,47 @@ type Job struct {
 	DstAlign int
 	// Sync asks for an fdatasync barrier on DST before success.
 	Sync bool
-	// TruncateTo, when positive, is DST's size, set after the last write and
-	// before the barrier (a regular file DST only); a copy that stops early
-	// is cut to DstOff+Stats.Contiguous instead. 0 leaves the size alone.
-	TruncateTo int64
-	// Progress, when not nil, is updated as writes complete.
+	// FinalSize, when positive, is DST's size, set after the last write and
+	// before the barrier (a regular file DST only). 0 leaves the size alone.
+	FinalSize int64
+	// CutBackOnStop: a copy that fails or is cancelled cuts DST (a file
+	// that held nothing else) to DstOff+Stats.Contiguous, so it never
+	// looks finished.
+	CutBackOnStop bool
+	// Preallocate reserves DST's data ranges with fallocate a window ahead
+	// of the writes (a regular file DST): O_DIRECT writes into reserved
+	// blocks are overwrites, which ext4 and XFS run in parallel.
+	Preallocate bool
+	Sparse
+	// Progress, when not nil, is updated as the copy advances.
 	Progress *Progress
+}
+
+// Sparse says how holes and zeros are handled. The zero value copies every
+// byte as data.
+type Sparse struct {
+	// MapHoles asks SRC (a regular file) where its data is, with
+	// SEEK_DATA/SEEK_HOLE, range by range as the copy goes; holes are not
+	// read.
+	MapHoles bool
+	// ZeroBlock, when positive, is the zero detection granularity: read
+	// blocks that are all zeros are not written as data. A multiple of
+	// DstAlign.
+	ZeroBlock int
+	// DstZeroed says DST already reads as zeros across the range (a new or
+	// truncated file, or a device the caller vouches for): holes then need
+	// no I/O. Otherwise they are zeroed with fallocate PUNCH_HOLE, then
+	// ZERO_RANGE, then plain writes of zeros, whichever works first.
+	DstZeroed bool
+	// HoleAlign rounds hole boundaries inward (for example to a block
+	// DST's logical block size, which fallocate on a device requires).
+	HoleAlign int
 }
 
 // Progress is read by other goroutines while a copy runs.
 type Progress struct {
-	Written atomic.Int64 // bytes whose writes completed
-	Read    atomic.Int64 // bytes whose reads completed
+	Done atomic.Int64 // bytes of the range finished on DST: written, zeroed or left a hole
+	Read atomic.Int64 // bytes whose reads completed
 }
 
 // Stats is what a finished (or failed) copy did.
@@ -44,7 +73,9 @@ type Stats struct {
 	Backend      string
 	Caps         Caps
 	BytesRead    int64
-	BytesWritten int64
+	BytesWritten int64 // written as data
+	BytesHoles   int64 // not written: holes or zeros left as holes in DST
+	BytesZeroed  int64 // made zero on DST by fallocate or by writing zeros
 	// Contiguous is how many bytes from the range start are written with
 	// no gap: where a stopped copy can be resumed.
 	Contiguous int64
@@ -70,6 +101,10 @@ func (j *Job) validate() error {
 		return fmt.Errorf("engine: offsets %d/%d are not aligned to %d/%d", j.SrcOff, j.DstOff, j.SrcAlign, j.DstAlign)
 	case j.DstAlign > 1 && !align.IsAligned(j.Length, int64(j.DstAlign)) && j.Files[FileDstTail] == nil:
 		return fmt.Errorf("engine: length %d needs a buffered DST descriptor for its tail", j.Length)
+	case j.ZeroBlock < 0 || (j.ZeroBlock > 0 && !align.IsAligned(int64(j.ZeroBlock), int64(j.DstAlign))):
+		return fmt.Errorf("engine: zero block %d is not a multiple of DST's alignment %d", j.ZeroBlock, j.DstAlign)
+	case j.HoleAlign < 0:
+		return fmt.Errorf("engine: hole alignment %d", j.HoleAlign)
 	}
 	for i, b := range j.Buffers {
 		if len(b) < j.BlockSize {

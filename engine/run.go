@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"runtime"
 	"syscall"
 
@@ -24,6 +22,7 @@ func Run(ctx context.Context, job Job, newBackend NewBackend) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
+	flushBeforeMapping(&job)
 	r := newRun(&job, be)
 	err = r.copy(ctx)
 	if cerr := be.Close(); err == nil && cerr != nil {
@@ -32,13 +31,29 @@ func Run(ctx context.Context, job Job, newBackend NewBackend) (Stats, error) {
 	return r.stats, err
 }
 
+// flushBeforeMapping guards against the class of bug where SEEK_DATA
+// misses data still in the page cache (OpenZFS #11900, where sparse copies
+// of freshly written files came out as zeros; Lustre LU-16948): SRC is
+// fdatasync'ed once before its holes are trusted. fsync works on a
+// read-only descriptor. It costs nothing when nothing is dirty, and an
+// O_DIRECT read would flush the same pages anyway. Where it fails, holes
+// are not trusted at all and every byte is read.
+func flushBeforeMapping(job *Job) {
+	if !job.MapHoles {
+		return
+	}
+	if err := unix.Fdatasync(int(job.Files[FileSrc].Fd())); err != nil {
+		job.MapHoles = false
+	}
+}
+
 // run is the state of one copy.
 type run struct {
 	job      *Job
 	be       Backend
 	slots    []slot
 	free     []int // indexes of free slots
-	next     int64 // offset, from the range start, of the next block to plan
+	planner  planner
 	pending  []Request
 	inflight int
 	tail     int   // slot in phaseTailReady, or -1
@@ -47,33 +62,7 @@ type run struct {
 	stats    Stats
 	cqes     []Completion
 	prefix   prefix
-}
-
-// prefix tracks how far DST is complete without gaps from the range start:
-// blocks finish out of order, and a stopped copy is cut back to this point
-// so it never looks finished.
-type prefix struct {
-	end     int64
-	pending map[int64]int64 // finished blocks past a gap: offset -> length
-}
-
-func (p *prefix) add(rel, n int64) {
-	if rel != p.end {
-		if p.pending == nil {
-			p.pending = make(map[int64]int64)
-		}
-		p.pending[rel] = n
-		return
-	}
-	p.end += n
-	for {
-		m, ok := p.pending[p.end]
-		if !ok {
-			return
-		}
-		delete(p.pending, p.end)
-		p.end += m
-	}
+	zero     zeroer
 }
 
 func newRun(job *Job, be Backend) *run {
@@ -85,11 +74,13 @@ func newRun(job *Job, be Backend) *run {
 		r.slots[i].buf = job.Buffers[i][:job.BlockSize]
 		r.free = append(r.free, i)
 	}
+	r.planner = newPlanner(job)
+	r.zero = newZeroer(job)
 	r.stats.Backend, r.stats.Caps = be.Name(), be.Caps()
 	return r
 }
 
-// stopping: no new blocks are started.
+// stopping: no new chunks are started.
 func (r *run) stopping() bool { return r.failed != nil || r.canceled != nil }
 
 func (r *run) copy(ctx context.Context) error {
@@ -110,34 +101,52 @@ func (r *run) copy(ctx context.Context) error {
 		if r.inflight == 0 {
 			break
 		}
-		n, err := r.be.Reap(r.cqes, 1)
-		if err != nil {
+		if err := r.reap(); err != nil {
 			// The backend lost track of its requests: nothing more can be
 			// trusted, and nothing is drained.
 			return err
-		}
-		for _, c := range r.cqes[:n] {
-			r.inflight--
-			r.complete(c)
 		}
 	}
 	return r.finish()
 }
 
-// plan gives each free slot the next block of the range.
+func (r *run) reap() error {
+	n, err := r.be.Reap(r.cqes, 1)
+	if err != nil {
+		return err
+	}
+	for _, c := range r.cqes[:n] {
+		r.inflight--
+		r.complete(c)
+	}
+	return nil
+}
+
+// plan gives each free slot the next chunk of the range.
 func (r *run) plan() {
-	for len(r.free) > 0 && r.next < r.job.Length && !r.stopping() {
+	for len(r.free) > 0 && !r.planner.done() && !r.stopping() {
+		c, err := r.planner.next()
+		if err != nil {
+			r.fail(err)
+			return
+		}
 		idx := r.free[len(r.free)-1]
 		r.free = r.free[:len(r.free)-1]
 		s := &r.slots[idx]
-		s.rel, s.n = r.next, int(min(int64(r.job.BlockSize), r.job.Length-r.next))
-		s.phase, s.done = phaseRead, 0
-		r.next += int64(s.n)
+		s.rel, s.n, s.hole = c.rel, c.n, c.hole
+		s.seg, s.segEnd, s.done = 0, 0, 0
+		if c.hole {
+			s.segEnd, s.segZero = c.n, true
+			r.startSegment(idx)
+			continue
+		}
+		s.phase = phaseRead
 		r.queue(idx)
 	}
 }
 
-// startTail writes the unaligned last block once nothing else is in flight.
+// startTail writes the unaligned last chunk once nothing else is in flight,
+// so the page cache never holds a page an O_DIRECT write is changing.
 func (r *run) startTail() {
 	if r.tail < 0 || r.inflight > 0 || len(r.pending) > 0 {
 		return
@@ -154,7 +163,7 @@ func (r *run) startTail() {
 }
 
 func (r *run) queue(idx int) {
-	r.pending = append(r.pending, r.job.request(idx, &r.slots[idx]))
+	r.pending = append(r.pending, r.job.request(idx, &r.slots[idx], r.zero.mode()))
 }
 
 func (r *run) submit() error {
@@ -182,12 +191,15 @@ func (r *run) complete(c Completion) {
 		return
 	}
 	s := &r.slots[c.Slot]
+	retry := c.Errno == syscall.EAGAIN || c.Errno == syscall.EINTR
 	switch {
-	case (c.Errno == syscall.EAGAIN || c.Errno == syscall.EINTR) && !(r.stopping() && s.phase == phaseRead):
+	case retry && r.stopping() && s.phase == phaseRead:
+		r.release(c.Slot) // a read nobody will write any more
+	case retry:
 		// Resubmit as is: the kernel had no room or was interrupted.
 		r.queue(c.Slot)
-	case c.Errno == syscall.EAGAIN || c.Errno == syscall.EINTR:
-		r.release(c.Slot) // a read nobody will write any more
+	case s.phase == phaseZeroOp:
+		r.zeroOpDone(c.Slot, s, c.Errno)
 	case c.Errno != 0:
 		r.fail(r.opError(s, c.Errno))
 		r.release(c.Slot)
@@ -203,7 +215,7 @@ func (r *run) readDone(idx int, s *slot, n int) {
 		r.release(idx)
 		return
 	}
-	if !r.advance(s, n, r.job.SrcAlign) {
+	if !advance(s, s.n, n, r.job.SrcAlign) {
 		// A short read that cannot move forward is end of file: the range
 		// was checked against SRC's size, so SRC shrank under us.
 		r.fail(r.opError(s, ErrSourceShrank))
@@ -218,14 +230,13 @@ func (r *run) readDone(idx int, s *slot, n int) {
 	if p := r.job.Progress; p != nil {
 		p.Read.Add(int64(s.n))
 	}
-	s.done = 0
 	if r.job.isTail(s) {
+		s.seg, s.segEnd, s.segZero = 0, s.n, false
 		s.phase = phaseTailReady
 		r.tail = idx
 		return
 	}
-	s.phase = phaseWrite
-	r.queue(idx)
+	r.nextSegment(idx)
 }
 
 func (r *run) writeDone(idx int, s *slot, n int) {
@@ -233,38 +244,36 @@ func (r *run) writeDone(idx int, s *slot, n int) {
 	if s.phase == phaseTailWrite {
 		a = 1
 	}
-	if !r.advance(s, n, a) {
+	if !advance(s, s.segEnd-s.seg, n, a) {
 		r.fail(r.opError(s, errShortWrite))
 		r.release(idx)
 		return
 	}
-	if s.done < s.n {
+	if s.done < s.segEnd-s.seg {
 		// A short write with the rest still to go is retried even when
 		// stopping: what was handed to DST is finished, not torn.
 		r.queue(idx)
 		return
 	}
-	r.stats.BytesWritten += int64(s.n)
-	r.prefix.add(s.rel, int64(s.n))
-	r.stats.Contiguous = r.prefix.end
-	if p := r.job.Progress; p != nil {
-		p.Written.Add(int64(s.n))
+	if s.phase == phaseZeroWrite {
+		r.stats.BytesZeroed += int64(s.segEnd - s.seg)
+	} else {
+		r.stats.BytesWritten += int64(s.segEnd - s.seg)
 	}
-	r.release(idx)
+	r.segmentDone(idx)
 }
 
-// advance accounts n bytes moved by the slot's request. It reports false
-// when the request moved nothing that can be built on: a short O_DIRECT
-// transfer below one alignment unit cannot be resumed from where it ended.
-func (r *run) advance(s *slot, n, alignment int) bool {
+// advance accounts n bytes moved by the slot's request over a span of
+// length total. It reports false when the request moved nothing that can
+// be built on: a short O_DIRECT transfer below one alignment unit cannot
+// be resumed from where it ended.
+func advance(s *slot, total, n, alignment int) bool {
 	done := s.start + n
-	if done >= s.n {
-		s.done = s.n
+	if done >= total {
+		s.done = total
 		return true
 	}
-	if alignment > 1 {
-		done -= done % alignment
-	}
+	done = alignDown(done, alignment)
 	if done <= s.start {
 		return false
 	}
@@ -279,91 +288,11 @@ func (r *run) fail(err error) {
 }
 
 func (r *run) opError(s *slot, err error) error {
-	op, file, off := "read", FileSrc, r.job.SrcOff
-	if s.phase != phaseRead {
-		op, file, off = "write", FileDst, r.job.DstOff
+	cp := *s // request moves start; rebuild on a copy, only for op and offset
+	q := r.job.request(0, &cp, r.zero.mode())
+	op := q.Op.String()
+	if q.Op == OpFallocate {
+		op = r.zero.name()
 	}
-	return &OpError{Op: op, Path: r.job.Files[file].Name(), Offset: off + s.rel + int64(s.start), Err: err}
+	return &OpError{Op: op, Path: r.job.Files[q.File].Name(), Offset: q.Off, Err: err}
 }
-
-// finish runs the fdatasync barrier after the last write completed, and
-// picks the error to return.
-func (r *run) finish() error {
-	if err := r.truncate(); err != nil {
-		return errors.Join(r.failed, err)
-	}
-	if r.failed != nil {
-		return r.failed
-	}
-	if r.job.Sync {
-		if err := r.sync(); err != nil {
-			return err
-		}
-	}
-	if r.canceled != nil {
-		return &CanceledError{Written: r.stats.BytesWritten, Synced: r.stats.Synced, Err: r.canceled}
-	}
-	return nil
-}
-
-// truncate sets DST's size when the job asks for it: the full size after a
-// complete copy, or only the part written without gaps after a stopped
-// one, so that a file that is not a whole copy never looks like one.
-func (r *run) truncate() error {
-	if r.job.TruncateTo <= 0 {
-		return nil
-	}
-	size := r.job.TruncateTo
-	if r.stopping() {
-		size = r.job.DstOff + r.prefix.end
-	}
-	dst := r.job.Files[FileDst]
-	if err := unix.Ftruncate(int(dst.Fd()), size); err != nil {
-		return &OpError{Op: "truncate", Path: dst.Name(), Offset: size, Err: err}
-	}
-	return nil
-}
-
-func (r *run) sync() error {
-	r.pending = append(r.pending, Request{Op: OpSync, File: FileDst, Slot: SyncSlot})
-	if err := r.submit(); err != nil {
-		return err
-	}
-	for r.inflight > 0 {
-		n, err := r.be.Reap(r.cqes, 1)
-		if err != nil {
-			return err
-		}
-		for _, c := range r.cqes[:n] {
-			r.inflight--
-			r.complete(c)
-		}
-	}
-	return r.failed
-}
-
-func (r *run) syncDone(c Completion) {
-	if c.Errno != 0 {
-		r.fail(&OpError{Op: "fdatasync", Path: r.job.Files[FileDst].Name(), Offset: r.job.DstOff, Err: c.Errno})
-		return
-	}
-	r.stats.Synced = true
-}
-
-// CanceledError reports a copy stopped by its context: what was written and
-// whether it was synced. It unwraps to context.Canceled or the like.
-type CanceledError struct {
-	Written int64
-	Synced  bool
-	Err     error
-}
-
-func (e *CanceledError) Error() string {
-	state := "not synced"
-	if e.Synced {
-		state = "synced"
-	}
-	return fmt.Sprintf("copy interrupted after %d bytes written (%s): %v", e.Written, state, e.Err)
-}
-
-func (e *CanceledError) Unwrap() error { return e.Err }

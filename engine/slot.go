@@ -7,47 +7,80 @@ type phase uint8
 
 const (
 	phaseFree      phase = iota
-	phaseRead            // a read of the block is in flight
-	phaseWrite           // a write of the block is in flight
-	phaseTailReady       // read done; the unaligned last block waits for the other writes
+	phaseRead            // a read of the chunk is in flight
+	phaseWrite           // a write of a data segment is in flight
+	phaseTailReady       // read done; the unaligned last chunk waits for the other writes
 	phaseTailWrite       // the tail's buffered write is in flight
+	phaseZeroOp          // a fallocate making a zero segment zero on DST is in flight
+	phaseZeroWrite       // a write of zeros is in flight (no fallocate worked)
 )
 
-// slot owns one buffer and the block it is moving. done counts the bytes of
-// the current phase already moved; start is where the request in flight
-// began, to tell progress from a short transfer that cannot advance.
+// slot owns one buffer and the chunk it is moving. A read chunk is cut into
+// segments, runs of data and runs of zeros, handled one after the other;
+// a hole chunk is one zero segment and is never read.
 type slot struct {
 	buf   []byte
 	phase phase
-	rel   int64 // block offset from the start of the range
-	n     int   // block length
-	start int
-	done  int
+	rel   int64 // chunk offset from the start of the range
+	n     int   // chunk length
+	hole  bool  // a hole in SRC: nothing was read into buf
+	// The current segment is [seg, segEnd) of the chunk.
+	seg, segEnd int
+	segZero     bool
+	// done counts the bytes of the current request's span already moved;
+	// start is where the request in flight began, to tell progress from a
+	// short transfer that cannot advance.
+	start, done int
 }
 
-// request builds the request that moves the rest of the slot's phase,
-// restarting at an aligned position so O_DIRECT accepts it.
-func (j *Job) request(idx int, s *slot) Request {
+// request builds the request that moves the rest of the slot's current
+// span, restarting at an aligned position so O_DIRECT accepts it.
+func (j *Job) request(idx int, s *slot, zeroMode uint32) Request {
+	q := Request{Slot: idx, Op: OpWrite, File: FileDst}
 	switch s.phase {
 	case phaseRead:
-		a := j.SrcAlign
-		s.start = int(align.RoundDown(int64(s.done), int64(a)))
-		// O_DIRECT reads whole aligned units; bytes past the block are
+		s.start = alignDown(s.done, j.SrcAlign)
+		// O_DIRECT reads whole aligned units; bytes past the chunk are
 		// read and ignored, and a read past EOF comes back short.
-		end := min(int(align.RoundUp(int64(s.n), int64(a))), len(s.buf))
-		return Request{Op: OpRead, File: FileSrc, Slot: idx, Buf: s.buf[s.start:end], Off: j.SrcOff + s.rel + int64(s.start)}
-	case phaseWrite:
-		s.start = int(align.RoundDown(int64(s.done), int64(j.DstAlign)))
-		return Request{Op: OpWrite, File: FileDst, Slot: idx, Buf: s.buf[s.start:s.n], Off: j.DstOff + s.rel + int64(s.start)}
-	case phaseTailWrite:
-		s.start = s.done
-		return Request{Op: OpWrite, File: FileDstTail, Slot: idx, Buf: s.buf[s.start:s.n], Off: j.DstOff + s.rel + int64(s.start)}
+		end := min(alignUp(s.n, j.SrcAlign), len(s.buf))
+		q.Op, q.File, q.Buf, q.Off = OpRead, FileSrc, s.buf[s.start:end], j.SrcOff+s.rel+int64(s.start)
+		return q
+	case phaseWrite, phaseTailWrite:
+		a := j.DstAlign
+		if s.phase == phaseTailWrite {
+			a, q.File = 1, FileDstTail
+		}
+		s.start = alignDown(s.done, a)
+		q.Buf = s.buf[s.seg+s.start : s.segEnd]
+	case phaseZeroOp:
+		s.start = 0
+		q.Op, q.Len, q.Mode = OpFallocate, int64(s.segEnd-s.seg), zeroMode
+	case phaseZeroWrite:
+		s.start = alignDown(s.done, j.DstAlign)
+		q.Buf = s.zeros(s.start)
+	default:
+		panic("engine: request for an idle slot")
 	}
-	panic("engine: request for an idle slot")
+	q.Off = j.DstOff + s.rel + int64(s.seg+s.start)
+	return q
 }
 
-// isTail says the block cannot be written with O_DIRECT: only the last
-// block of a range can have a length that is not a multiple of DstAlign.
+// zeros is the buffer for a write of zeros from offset from of the
+// segment: a read chunk's zero run is zeros in place; a hole chunk writes
+// from its cleared buffer, a block at a time.
+func (s *slot) zeros(from int) []byte {
+	if !s.hole {
+		return s.buf[s.seg+from : s.segEnd]
+	}
+	return s.buf[:min(len(s.buf), s.segEnd-s.seg-from)]
+}
+
+// isTail says the chunk cannot be written with O_DIRECT: only the last
+// chunk of a range can have a length that is not a multiple of DstAlign.
 func (j *Job) isTail(s *slot) bool {
 	return !align.IsAligned(int64(s.n), int64(j.DstAlign))
 }
+
+func alignDown(n, a int) int { return n - n%a }
+
+func alignUp(n, a int) int { return alignDown(n+a-1, a) }

@@ -143,6 +143,8 @@ func (b *uringBackend) prep(sqe *ring.SQE, q *Request) {
 	switch {
 	case q.Op == OpSync:
 		sqe.PrepFsync(fd, ring.FsyncDatasync)
+	case q.Op == OpFallocate:
+		sqe.PrepFallocate(fd, q.Mode, off, uint64(q.Len))
 	case b.vectored:
 		iov := b.iovs[q.Slot : q.Slot+1]
 		iov[0].Base = &q.Buf[0]

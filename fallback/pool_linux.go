@@ -111,6 +111,8 @@ func (p *Pool) do(q engine.Request) (int, error) {
 			n, err = unix.Pwrite(fd, q.Buf, q.Off)
 		case engine.OpSync:
 			err = unix.Fdatasync(fd)
+		case engine.OpFallocate:
+			err = unix.Fallocate(fd, q.Mode, q.Off, q.Len)
 		default:
 			return 0, syscall.EINVAL
 		}

@@ -14,6 +14,7 @@ const (
 	OpFsync      uint8 = 3  // 5.1
 	OpReadFixed  uint8 = 4  // 5.1
 	OpWriteFixed uint8 = 5  // 5.1
+	OpFallocate  uint8 = 17 // 5.6
 	OpRead       uint8 = 22 // 5.6
 	OpWrite      uint8 = 23 // 5.6
 )

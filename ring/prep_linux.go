@@ -67,6 +67,12 @@ func (s *SQE) PrepFsync(fd int32, flags uint32) {
 	s.OpFlags = flags
 }
 
+// PrepFallocate calls fallocate(fd, mode, offset, length) (5.6+). The
+// kernel reads the length from addr and the mode from len.
+func (s *SQE) PrepFallocate(fd int32, mode uint32, offset, length uint64) {
+	s.prepRW(OpFallocate, fd, uintptr(length), mode, offset)
+}
+
 func bufAddr(b []byte) uintptr {
 	if len(b) == 0 {
 		return 0

@@ -215,3 +215,22 @@ func TestProbe(t *testing.T) {
 		t.Errorf("LastOp = %d, Supports(255) = %v", p.LastOp(), p.Supports(255))
 	}
 }
+
+// FALLOCATE through the ring: punch a hole in written data, which must then
+// read back as zeros with the file size kept.
+func TestFallocatePunchHole(t *testing.T) {
+	f := tempFile(t, 0)
+	data := make([]byte, 64<<10)
+	fill(data, 4)
+	if _, err := f.WriteAt(data, 0); err != nil {
+		t.Fatal(err)
+	}
+	r := newRing(t, 2, nil)
+	const mode = unix.FALLOC_FL_PUNCH_HOLE | unix.FALLOC_FL_KEEP_SIZE
+	c := submitOne(t, r, func(s *SQE) { s.PrepFallocate(int32(f.Fd()), mode, 8192, 16384) })
+	if c.Res != 0 {
+		t.Fatalf("fallocate res = %d", c.Res)
+	}
+	clear(data[8192 : 8192+16384])
+	checkFileBytes(t, f, 0, data)
+}

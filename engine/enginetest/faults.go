@@ -19,7 +19,7 @@ func SourceShrank(t *testing.T, nb engine.NewBackend) {
 		src := randomBytes(100_000, 5)
 		writeFile(t, srcPath, src)
 		job, cleanup := NewJob(t, srcPath, dstPath, direct, 16384, 4)
-		job.Length, job.TruncateTo = 200_000, 200_000
+		job.Length, job.FinalSize, job.CutBackOnStop = 200_000, 200_000, true
 		st, err := engine.Run(context.Background(), job, nb)
 		cleanup()
 		var oe *engine.OpError
@@ -50,7 +50,7 @@ func Canceled(t *testing.T, nb engine.NewBackend) {
 	job, cleanup := NewJob(t, srcPath, dstPath, true, 65536, 4)
 	defer cleanup()
 	job.Length = 1 << 20
-	job.TruncateTo = 1 << 20
+	job.FinalSize, job.CutBackOnStop = 1<<20, true
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	st, err := engine.Run(ctx, job, nb)

@@ -63,6 +63,7 @@ func Run(t *testing.T, nb engine.NewBackend) {
 	t.Run("depth-one", func(t *testing.T) {
 		Copy(t, nb, Spec{Size: 1<<20 + 7, Direct: true, BlockSize: 4096, Depth: 1, Length: -1, Truncate: true})
 	})
+	t.Run("sparse", func(t *testing.T) { SparseProperty(t, nb) })
 	t.Run("source-shrank", func(t *testing.T) { SourceShrank(t, nb) })
 	t.Run("canceled", func(t *testing.T) { Canceled(t, nb) })
 }
@@ -97,7 +98,7 @@ func Copy(t *testing.T, nb engine.NewBackend, sp Spec) {
 	defer cleanup()
 	job.SrcOff, job.DstOff, job.Length = sp.SrcOff, sp.DstOff, length
 	if sp.Truncate {
-		job.TruncateTo = sp.DstOff + length
+		job.FinalSize, job.CutBackOnStop = sp.DstOff+length, true
 	}
 	st, err := engine.Run(context.Background(), job, nb)
 	if err != nil {

@@ -1,0 +1,39 @@
+package copier
+
+import (
+	"github.com/ringcp/ringcp/align"
+	"github.com/ringcp/ringcp/engine"
+)
+
+// chooseSparse settles how holes and zeros are handled.
+func (p *Plan) chooseSparse() error {
+	o := &p.opts
+	p.sparse = engine.Sparse{}
+	if o.Sparse == SparseNever {
+		p.note("sparse never: every byte copied as data")
+		return nil
+	}
+	// A file SRC is asked for its holes; a device has none to tell.
+	p.sparse.MapHoles = !p.src.isBlock
+	// A new or truncated file reads as zeros, and so does a device the
+	// caller vouches for.
+	p.sparse.DstZeroed = !p.dst.exists || p.truncate || o.TargetIsZero
+	if p.dst.isBlock {
+		// fallocate on a block device wants logical-block alignment.
+		p.sparse.HoleAlign = max(p.dst.geo.LogicalBlockSize, 512)
+	}
+	zeroUseless := p.dst.isBlock && !o.TargetIsZero && p.dst.geo.WriteZeroesMax == 0
+	switch {
+	case o.Sparse == SparseAuto && zeroUseless:
+		p.note("zero detection off: %s has no WRITE_ZEROES, so zeros cost what data costs (--sparse always scans anyway)", p.dst.path)
+	default:
+		zb := int(align.RoundUp(int64(o.ZeroBlock), int64(p.dst.alignment())))
+		if zb != o.ZeroBlock {
+			p.note("zero block %d rounded up to DST's alignment: %d", o.ZeroBlock, zb)
+		}
+		p.sparse.ZeroBlock = zb
+	}
+	p.note("sparse %s: holes mapped %v, zero block %d, DST reads as zeros %v",
+		o.Sparse, p.sparse.MapHoles, p.sparse.ZeroBlock, p.sparse.DstZeroed)
+	return nil
+}

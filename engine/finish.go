@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// prefix tracks how far DST is complete without gaps from the range start:
+// chunks finish out of order, and a stopped copy is cut back to this point
+// so it never looks finished.
+type prefix struct {
+	end     int64
+	pending map[int64]int64 // finished chunks past a gap: offset -> length
+}
+
+func (p *prefix) add(rel, n int64) {
+	if rel != p.end {
+		if p.pending == nil {
+			p.pending = make(map[int64]int64)
+		}
+		p.pending[rel] = n
+		return
+	}
+	p.end += n
+	for {
+		m, ok := p.pending[p.end]
+		if !ok {
+			return
+		}
+		delete(p.pending, p.end)
+		p.end += m
+	}
+}
+
+// finish sets DST's size and runs the fdatasync barrier after the last
+// write completed, and picks the error to return.
+func (r *run) finish() error {
+	if err := r.setSize(); err != nil {
+		return errors.Join(r.failed, err)
+	}
+	if r.failed != nil {
+		return r.failed
+	}
+	if r.job.Sync {
+		if err := r.sync(); err != nil {
+			return err
+		}
+	}
+	if r.canceled != nil {
+		return &CanceledError{Written: r.stats.BytesWritten, Contiguous: r.stats.Contiguous, Synced: r.stats.Synced, Err: r.canceled}
+	}
+	return nil
+}
+
+// setSize gives DST its final size after a complete copy, or cuts it back to
+// the part written without gaps after a stopped one, so that a file that is
+// not a whole copy never looks like one.
+func (r *run) setSize() error {
+	size := r.job.FinalSize
+	if r.stopping() {
+		if !r.job.CutBackOnStop {
+			return nil
+		}
+		size = r.job.DstOff + r.prefix.end
+	}
+	if size <= 0 && !r.stopping() {
+		return nil
+	}
+	dst := r.job.Files[FileDst]
+	if err := unix.Ftruncate(int(dst.Fd()), size); err != nil {
+		return &OpError{Op: "truncate", Path: dst.Name(), Offset: size, Err: err}
+	}
+	return nil
+}
+
+func (r *run) sync() error {
+	r.pending = append(r.pending, Request{Op: OpSync, File: FileDst, Slot: SyncSlot})
+	if err := r.submit(); err != nil {
+		return err
+	}
+	for r.inflight > 0 {
+		if err := r.reap(); err != nil {
+			return err
+		}
+	}
+	return r.failed
+}
+
+func (r *run) syncDone(c Completion) {
+	if c.Errno != 0 {
+		r.fail(&OpError{Op: "fdatasync", Path: r.job.Files[FileDst].Name(), Offset: r.job.DstOff, Err: c.Errno})
+		return
+	}
+	r.stats.Synced = true
+}
+
+// CanceledError reports a copy stopped by its context: what was written,
+// how much of the range is complete without gaps, and whether it was
+// synced. It unwraps to context.Canceled or the like.
+type CanceledError struct {
+	Written    int64
+	Contiguous int64
+	Synced     bool
+	Err        error
+}
+
+func (e *CanceledError) Error() string {
+	state := "not synced"
+	if e.Synced {
+		state = "synced"
+	}
+	return fmt.Sprintf("copy interrupted after %d bytes written, the first %d complete (%s): %v",
+		e.Written, e.Contiguous, state, e.Err)
+}
+
+func (e *CanceledError) Unwrap() error { return e.Err }

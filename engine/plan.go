@@ -1,0 +1,153 @@
+package engine
+
+import (
+	"errors"
+
+	"golang.org/x/sys/unix"
+)
+
+// Sizes of planning steps.
+const (
+	// maxHoleChunk caps one hole chunk: one fallocate call zeroes at most
+	// this, and a hole of terabytes still moves in visible steps.
+	maxHoleChunk = 1 << 30
+	// preallocWindow is how far ahead of the writes DST is reserved: few
+	// fallocate calls, and never a reservation far beyond what is copied.
+	preallocWindow = 1 << 30
+)
+
+// chunk is a piece of the range for one slot: data to read and write, or a
+// hole that is never read.
+type chunk struct {
+	rel  int64
+	n    int
+	hole bool
+}
+
+// planner cuts the range into chunks as the copy goes. With MapHoles it
+// asks SRC where its data is one extent at a time, never for the whole
+// file up front.
+type planner struct {
+	job     *Job
+	pos     int64 // next offset to plan, from the range start
+	mapping bool
+	// [dataStart, dataEnd) is the data extent at or after pos; before
+	// dataStart is a hole.
+	dataStart, dataEnd int64
+	holeAlign          int64
+	prealloc           bool
+	reserved           int64 // DST is reserved up to here
+}
+
+func newPlanner(job *Job) planner {
+	p := planner{job: job, mapping: job.MapHoles, prealloc: job.Preallocate, dataEnd: job.Length}
+	if p.mapping {
+		p.dataEnd = 0 // nothing mapped yet
+	}
+	p.holeAlign = int64(max(job.SrcAlign, job.DstAlign, job.HoleAlign, 1))
+	return p
+}
+
+func (p *planner) done() bool { return p.pos >= p.job.Length }
+
+func (p *planner) next() (chunk, error) {
+	if p.mapping && p.pos >= p.dataEnd {
+		if err := p.mapFrom(p.pos); err != nil {
+			return chunk{}, err
+		}
+	}
+	if p.pos < p.dataStart {
+		end := min(p.dataStart, p.pos+maxHoleChunk)
+		c := chunk{rel: p.pos, n: int(end - p.pos), hole: true}
+		p.pos = end
+		return c, nil
+	}
+	n := min(int64(p.job.BlockSize), p.dataEnd-p.pos)
+	if err := p.reserve(p.pos + n); err != nil {
+		return chunk{}, err
+	}
+	c := chunk{rel: p.pos, n: int(n)}
+	p.pos += n
+	return c, nil
+}
+
+// mapFrom finds the data extent at or after off with SEEK_DATA/SEEK_HOLE.
+// Hole edges are rounded inward to holeAlign, so chunks stay aligned for
+// O_DIRECT and for fallocate on devices; a few hole bytes read as data cost
+// nothing but a read. An unaligned end of the range is always data, so the
+// tail path handles it.
+func (p *planner) mapFrom(off int64) error {
+	src := p.job.Files[FileSrc]
+	fd, base, end := int(src.Fd()), p.job.SrcOff, p.job.Length
+	ds, err := unix.Seek(fd, base+off, unix.SEEK_DATA)
+	switch {
+	case errors.Is(err, unix.ENXIO):
+		// No data after off. Trust that only if SRC is still as long as
+		// planned: a truncated SRC would otherwise copy as zeros.
+		if err := p.checkSize(); err != nil {
+			return err
+		}
+		ds = base + end
+	case err != nil:
+		// The filesystem cannot say (EINVAL on some FUSE and network
+		// filesystems): everything is data from here on.
+		p.mapping, p.dataStart, p.dataEnd = false, off, end
+		return nil
+	}
+	de := base + end
+	if ds < base+end {
+		if h, err := unix.Seek(fd, ds, unix.SEEK_HOLE); err == nil {
+			de = h
+		}
+	}
+	p.dataStart = max(off, roundDown(ds-base, p.holeAlign))
+	p.dataEnd = min(end, roundUp(de-base, p.holeAlign))
+	if p.dataStart >= end && end%p.holeAlign != 0 {
+		p.dataStart = max(off, roundDown(end, p.holeAlign))
+		p.dataEnd = end
+	}
+	p.dataStart = min(p.dataStart, end)
+	return nil
+}
+
+func (p *planner) checkSize() error {
+	src := p.job.Files[FileSrc]
+	var st unix.Stat_t
+	if err := unix.Fstat(int(src.Fd()), &st); err != nil {
+		return &OpError{Op: "stat", Path: src.Name(), Err: err}
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size < p.job.SrcOff+p.job.Length {
+		return &OpError{Op: "read", Path: src.Name(), Offset: st.Size, Err: ErrSourceShrank}
+	}
+	return nil
+}
+
+// reserve preallocates DST a window ahead, within the current data extent.
+// A file this copy owns gets its size with the blocks (mode 0: writes then
+// never extend i_size); a file that holds other data keeps its size.
+func (p *planner) reserve(upTo int64) error {
+	if !p.prealloc || upTo <= p.reserved {
+		return nil
+	}
+	from := max(p.reserved, p.pos)
+	to := min(max(upTo, from+preallocWindow), p.dataEnd)
+	mode := uint32(0)
+	if !p.job.CutBackOnStop {
+		mode = unix.FALLOC_FL_KEEP_SIZE
+	}
+	dst := p.job.Files[FileDst]
+	err := unix.Fallocate(int(dst.Fd()), mode, p.job.DstOff+from, to-from)
+	switch {
+	case err == nil:
+		p.reserved = to
+	case errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS):
+		p.prealloc = false // no fallocate here: allocate as we write
+	default:
+		return &OpError{Op: "fallocate", Path: dst.Name(), Offset: p.job.DstOff + from, Err: err}
+	}
+	return nil
+}
+
+func roundDown(n, a int64) int64 { return n - n%a }
+
+func roundUp(n, a int64) int64 { return roundDown(n+a-1, a) }

@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"bytes"
+	"syscall"
+)
+
+// nextSegment starts the slot's next segment, or finishes the chunk.
+func (r *run) nextSegment(idx int) {
+	s := &r.slots[idx]
+	s.seg = s.segEnd
+	if s.seg >= s.n {
+		r.chunkDone(idx)
+		return
+	}
+	s.segEnd, s.segZero = r.zero.scan(s.buf[:s.n], s.seg)
+	r.startSegment(idx)
+}
+
+// startSegment issues the I/O for the slot's current segment: a write of
+// data, or whatever makes a zero run zero on DST (maybe nothing at all).
+func (r *run) startSegment(idx int) {
+	s := &r.slots[idx]
+	s.done = 0
+	if !s.segZero {
+		s.phase = phaseWrite
+		r.queue(idx)
+		return
+	}
+	switch r.zero.plan(s.hole) {
+	case zeroSkip:
+		r.stats.BytesHoles += int64(s.segEnd - s.seg)
+		r.segmentDone(idx)
+	case zeroOp:
+		s.phase = phaseZeroOp
+		r.queue(idx)
+	case zeroWrite:
+		if s.hole {
+			clear(s.buf) // a hole chunk's buffer holds an earlier chunk's data
+		}
+		s.phase = phaseZeroWrite
+		r.queue(idx)
+	}
+}
+
+// zeroOpDone handles a fallocate's completion: an errno that says "not
+// supported here" turns that method off for the rest of the copy and tries
+// the next one on the same segment.
+func (r *run) zeroOpDone(idx int, s *slot, errno syscall.Errno) {
+	switch {
+	case errno == 0:
+		if r.zero.leavesHole() {
+			r.stats.BytesHoles += int64(s.segEnd - s.seg)
+		} else {
+			r.stats.BytesZeroed += int64(s.segEnd - s.seg)
+		}
+		r.segmentDone(idx)
+	case unsupported(errno):
+		r.zero.drop()
+		r.startSegment(idx)
+	default:
+		r.fail(r.opError(s, errno))
+		r.release(idx)
+	}
+}
+
+// segmentDone moves to the next segment, counting the finished one.
+func (r *run) segmentDone(idx int) {
+	s := &r.slots[idx]
+	if p := r.job.Progress; p != nil {
+		p.Done.Add(int64(s.segEnd - s.seg))
+	}
+	r.nextSegment(idx)
+}
+
+// chunkDone frees the slot and records the chunk as written.
+func (r *run) chunkDone(idx int) {
+	s := &r.slots[idx]
+	r.prefix.add(s.rel, int64(s.n))
+	r.stats.Contiguous = r.prefix.end
+	r.release(idx)
+}
+
+// isZero reports whether b is all zeros. bytes.Equal runs the runtime's
+// memequal, which uses the widest vector unit the CPU has (AVX2 on x86-64)
+// and stops at the first difference, so data costs almost nothing to scan.
+func isZero(b, zeros []byte) bool {
+	return bytes.Equal(b, zeros[:len(b)])
+}

@@ -1,0 +1,116 @@
+package engine
+
+import (
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// zeroAction is how a zero run reaches DST.
+type zeroAction uint8
+
+const (
+	zeroSkip  zeroAction = iota // DST already reads zeros there: no I/O
+	zeroOp                      // fallocate PUNCH_HOLE or ZERO_RANGE
+	zeroWrite                   // plain writes of zeros, where no fallocate works
+)
+
+type zeroMethod struct {
+	mode uint32
+	name string
+}
+
+// zeroMethods, cheapest first. PUNCH_HOLE frees the blocks (on a block
+// device: WRITE_ZEROES with unmap allowed, which still guarantees zeros,
+// never a discard); ZERO_RANGE zeroes in place (on a block device the
+// kernel falls back to writing zero pages itself, like BLKZEROOUT). Both
+// keep the size.
+var zeroMethods = []zeroMethod{
+	{unix.FALLOC_FL_PUNCH_HOLE | unix.FALLOC_FL_KEEP_SIZE, "fallocate(PUNCH_HOLE)"},
+	{unix.FALLOC_FL_ZERO_RANGE | unix.FALLOC_FL_KEEP_SIZE, "fallocate(ZERO_RANGE)"},
+}
+
+// zeroer finds zero runs in what was read and decides how DST gets them.
+// The methods that failed as unsupported stay off for the rest of the copy.
+type zeroer struct {
+	block     int    // detection granularity; 0: off
+	zeros     []byte // one block of zeros to compare with
+	dstZeroed bool
+	prealloc  bool
+	methods   []zeroMethod
+}
+
+func newZeroer(job *Job) zeroer {
+	z := zeroer{block: job.ZeroBlock, dstZeroed: job.DstZeroed, prealloc: job.Preallocate, methods: zeroMethods}
+	if z.block > 0 {
+		z.zeros = make([]byte, z.block)
+	}
+	return z
+}
+
+// scan returns the segment of buf that starts at from: a run of whole
+// zero blocks, or a run of data. Without detection all of it is data.
+func (z *zeroer) scan(buf []byte, from int) (end int, zero bool) {
+	if z.block == 0 {
+		return len(buf), false
+	}
+	zero = z.blockIsZero(buf, from)
+	end = from
+	for end < len(buf) && z.blockIsZero(buf, end) == zero {
+		end = min(end+z.block, len(buf))
+	}
+	return end, zero
+}
+
+func (z *zeroer) blockIsZero(buf []byte, at int) bool {
+	return isZero(buf[at:min(at+z.block, len(buf))], z.zeros)
+}
+
+// plan decides what a zero run needs. On a DST that reads zeros it needs
+// nothing, except a run inside a range this copy preallocated: punching it
+// keeps DST as sparse as SRC (if punching is not possible, the reserved
+// blocks read as zeros anyway).
+func (z *zeroer) plan(hole bool) zeroAction {
+	reserved := z.dstZeroed && z.prealloc && !hole
+	switch {
+	case z.dstZeroed && !reserved:
+		return zeroSkip
+	case reserved && (len(z.methods) == 0 || z.methods[0].mode&unix.FALLOC_FL_PUNCH_HOLE == 0):
+		return zeroSkip
+	case len(z.methods) > 0:
+		return zeroOp
+	}
+	return zeroWrite
+}
+
+// leavesHole: the run ends as a hole that DST had anyway (our own
+// reservation released), rather than old data made zero.
+func (z *zeroer) leavesHole() bool { return z.dstZeroed }
+
+func (z *zeroer) mode() uint32 {
+	if len(z.methods) == 0 {
+		return 0
+	}
+	return z.methods[0].mode
+}
+
+func (z *zeroer) name() string {
+	if len(z.methods) == 0 {
+		return "write"
+	}
+	return z.methods[0].name
+}
+
+// drop turns the current method off after the kernel said it cannot.
+func (z *zeroer) drop() {
+	if len(z.methods) > 0 {
+		z.methods = z.methods[1:]
+	}
+}
+
+// unsupported: errnos by which fallocate says "not this mode, not here":
+// EOPNOTSUPP (filesystem or device lacks it), EINVAL (mode or alignment not
+// accepted, e.g. ZERO_RANGE on some filesystems), ENOSYS (old kernels).
+func unsupported(errno syscall.Errno) bool {
+	return errno == syscall.EOPNOTSUPP || errno == syscall.EINVAL || errno == syscall.ENOSYS
+}
