@@ -22,6 +22,7 @@ type Config struct {
 	Workloads []string
 	Tools     []string // empty: every tool
 	Ringcp    string   // binary to bench; "" builds it from this module
+	RingcpRev string   // with Ringcp "", build from this commit instead of the work tree
 	Quick     bool     // correctness only: no ceiling, no sweep
 	Ceiling   bool
 	Seed      uint64
@@ -47,10 +48,11 @@ type bench struct {
 
 // Result is what a bench run hands back to main or a test.
 type Result struct {
-	Runs    []*Run
-	Missing []string
-	Skipped []string
-	Bad     int // runs that failed or made a wrong copy
+	Runs     []*Run
+	Missing  []string
+	Skipped  []string
+	Bad      int  // runs that failed or made a wrong copy
+	NoRingcp bool // ringcp was asked for but could not be built or run
 }
 
 // runBench runs everything cfg asks for, prints the markdown report on out,
@@ -104,6 +106,9 @@ func runBench(ctx context.Context, cfg Config, out, log io.Writer) (*Result, err
 		return nil, err
 	}
 	res := &Result{Runs: b.runs, Missing: b.missing, Skipped: b.skipped}
+	if _, ok := b.bins["ringcp"]; !ok && (len(cfg.Tools) == 0 || slices.Contains(cfg.Tools, "ringcp")) {
+		res.NoRingcp = true
+	}
 	for _, r := range append(slices.Clone(b.runs), b.sweep...) {
 		if r.Err != nil {
 			res.Bad++
@@ -152,7 +157,7 @@ func (b *bench) discover() {
 
 func (b *bench) locate(prog string) (string, error) {
 	if prog == "ringcp" {
-		return findRingcp(b.cfg.Ringcp, b.env.Dir)
+		return findRingcp(b.cfg.Ringcp, b.cfg.RingcpRev, b.env.Dir)
 	}
 	path, err := lookPath(prog)
 	if err != nil {
@@ -169,7 +174,11 @@ func (b *bench) version(prog, path string) string {
 			return "ringcp " + path
 		}
 		root, _ := moduleRoot()
-		out, err := exec.Command("git", "-C", root, "describe", "--always", "--dirty").Output()
+		args := []string{"-C", root, "describe", "--always", "--dirty"}
+		if b.cfg.RingcpRev != "" {
+			args = []string{"-C", root, "describe", "--always", b.cfg.RingcpRev}
+		}
+		out, err := exec.Command("git", args...).Output()
 		if err != nil {
 			return "ringcp (this checkout)"
 		}

@@ -9,8 +9,9 @@
 //
 // It runs as root (loop devices, drop_caches), needs no network, and says
 // which peers are missing and which Debian package brings each. Exit status:
-// 0 every copy was right, 1 some copy failed or was wrong, 2 the bench could
-// not run, 130 interrupted.
+// 0 every copy was right, 1 some copy failed or was wrong (or, with -quick,
+// ringcp itself could not be built), 2 the bench could not run, 130
+// interrupted.
 package main
 
 import (
@@ -49,6 +50,11 @@ func main() {
 	case res.Bad > 0:
 		fmt.Fprintf(os.Stderr, "bench: %d run(s) failed or made a wrong copy\n", res.Bad)
 		os.Exit(1)
+	case res.NoRingcp && cfg.Quick:
+		// CI runs -quick to check ringcp's copies: without ringcp it
+		// checked nothing that matters.
+		fmt.Fprintln(os.Stderr, "bench: ringcp could not be built or run; see \"missing\" above")
+		os.Exit(1)
 	}
 }
 
@@ -61,6 +67,7 @@ func parseFlags(args []string) (Config, error) {
 	wls := fs.String("workloads", strings.Join(workloadNames(), ","), "comma-separated workloads")
 	tls := fs.String("tools", "", "comma-separated tools to run (default: all); see -list")
 	ringcp := fs.String("ringcp", "", "ringcp binary to bench (default: go build this module)")
+	ringcpRev := fs.String("ringcp-rev", "", "build ringcp from this commit of the repository instead of the work tree")
 	quick := fs.Bool("quick", false, "CI mode: -size 64M+12345, one round, no ceiling; fails if any copy is wrong")
 	ceiling := fs.Bool("ceiling", true, "measure fio's concurrent read+write ceiling")
 	sweep := fs.Bool("sweep", false, "also sweep ringcp's block size x queue depth on the file workload (slow)")
@@ -79,7 +86,7 @@ func parseFlags(args []string) (Config, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	cfg := Config{Rounds: *rounds, WorkDir: *workDir, OutDir: *out, Ringcp: *ringcp,
+	cfg := Config{Rounds: *rounds, WorkDir: *workDir, OutDir: *out, Ringcp: *ringcp, RingcpRev: *ringcpRev,
 		Quick: *quick, Ceiling: *ceiling, Seed: *seed, Keep: *keep}
 	if cfg.Quick {
 		if !set["size"] {

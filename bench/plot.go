@@ -128,7 +128,7 @@ func sweepPanel(runs []*Run) (*plot.Plot, error) {
 	p.Title.Text = fmt.Sprintf("ringcp sweep, file workload (%s per copy)", sizeLabel(runs[0].Size))
 	p.X.Label.Text = "block size"
 	p.Y.Label.Text = "MB/s"
-	p.Legend.Top = false // the curves sit high; the bottom right is empty
+	p.Legend.Top = true
 	var ticks plot.ConstantTicks
 	for _, bs := range bss {
 		ticks = append(ticks, plot.Tick{Value: math.Log2(float64(bs)), Label: shortSize(bs)})
@@ -165,7 +165,10 @@ func sweepPanel(runs []*Run) (*plot.Plot, error) {
 			p.Legend.Add("ringcp default (qd "+info["queue_depth"]+")", s)
 		}
 	}
+	// Zero-based, so that noise does not look like a cliff, with headroom
+	// above the curves for the legend.
 	p.Y.Min = 0
+	p.Y.Max *= 1.6
 	return p, nil
 }
 

@@ -32,7 +32,7 @@ func TestQuick(t *testing.T) {
 	if len(lack) > 0 {
 		t.Skipf("peers missing: %s", strings.Join(lack, ", "))
 	}
-	bin, err := findRingcp(os.Getenv("RINGCP_BENCH_BINARY"), t.TempDir())
+	bin, err := findRingcp(os.Getenv("RINGCP_BENCH_BINARY"), "", t.TempDir())
 	if err != nil {
 		t.Skipf("no ringcp to bench: %v", err)
 	}

@@ -112,8 +112,8 @@ func (b *bench) writeWorkload(w io.Writer, wl *Workload, runs []*Run) {
 			fmt.Fprintf(w, "ringcp chose: %s.\n", ringcpChoice(s.Info))
 		}
 		if s.Ceiling && s.Info != nil {
-			fmt.Fprintf(w, "Ceiling: fio %s, read %s MB/s and write %s MB/s at once.\n",
-				b.shapes[wl.Name], s.Info["read_MBps"], s.Info["write_MBps"])
+			fmt.Fprintf(w, "Ceiling: fio %s, read %.0f MB/s and write %.0f MB/s at once (medians).\n",
+				b.shapes[wl.Name], s.infoMedian("read_MBps"), s.infoMedian("write_MBps"))
 		}
 	}
 	for _, s := range rows {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"archive/tar"
 	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,20 +17,28 @@ import (
 const modulePath = "github.com/ringcp/ringcp"
 
 // findRingcp returns the ringcp binary to bench: the -ringcp path when
-// given, else one built from the enclosing module into dir. Either way the
-// binary must answer --help with its real usage; the placeholder main of
-// an unfinished checkout does not, and is reported as missing.
-func findRingcp(path, dir string) (string, error) {
+// given, else one built into dir from the enclosing module, or from commit
+// rev of it (-ringcp-rev: a checkout that others edit may not build, and a
+// commit names what was measured). Either way the binary must answer --help
+// with its real usage; the placeholder main of an unfinished checkout does
+// not, and is reported as missing.
+func findRingcp(path, rev, dir string) (string, error) {
 	if path == "" {
 		root, err := moduleRoot()
 		if err != nil {
 			return "", err
 		}
+		if rev != "" {
+			if root, err = exportRev(root, rev, filepath.Join(dir, "ringcp-src")); err != nil {
+				return "", err
+			}
+		}
 		path = filepath.Join(dir, "ringcp")
 		cmd := exec.Command("go", "build", "-o", path, ".")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("go build in %s: %v\n%s", root, err, firstLines(out, 8))
+			msg := strings.ReplaceAll(firstLines(out, 4), "\n", " | ")
+			return "", fmt.Errorf("go build in %s: %v: %s", root, err, msg)
 		}
 	}
 	abs, err := filepath.Abs(path)
@@ -40,6 +50,67 @@ func findRingcp(path, dir string) (string, error) {
 		return "", fmt.Errorf("ringcp CLI not ready: --help says %q", firstLines(out, 1))
 	}
 	return abs, nil
+}
+
+// exportRev writes the tree of commit rev of the repository at root into
+// dst (git archive, unpacked here) and returns dst.
+func exportRev(root, rev, dst string) (string, error) {
+	cmd := exec.Command("git", "-C", root, "archive", "--format=tar", rev)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	xerr := untar(out, dst)
+	if err := cmd.Wait(); err != nil {
+		return "", fmt.Errorf("git archive %s: %v: %s", rev, err, strings.TrimSpace(stderr.String()))
+	}
+	return dst, xerr
+}
+
+func untar(r io.Reader, dst string) error {
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		name := filepath.Join(dst, filepath.FromSlash(h.Name))
+		if !strings.HasPrefix(name, filepath.Clean(dst)+string(os.PathSeparator)) {
+			continue // an entry outside dst: not ours to write
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			err = os.MkdirAll(name, 0o755)
+		case tar.TypeReg:
+			err = writeFileFrom(name, tr, h.FileInfo().Mode().Perm())
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func writeFileFrom(name string, r io.Reader, perm os.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // moduleRoot finds the directory of ringcp's go.mod from the working

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -23,6 +24,18 @@ type summary struct {
 	RSS     int64         // peak over runs
 	Cmd     string
 	Info    map[string]string // the last good run's, e.g. ringcp's choices
+	good    []*Run
+}
+
+// infoMedian is the median of a numeric Info field over the good runs.
+func (s *summary) infoMedian(key string) float64 {
+	var xs []float64
+	for _, r := range s.good {
+		if v, err := strconv.ParseFloat(r.Info[key], 64); err == nil {
+			xs = append(xs, v)
+		}
+	}
+	return median(xs)
 }
 
 func (s *summary) MBps() float64 { return mbps(s.Size, s.Wall) }
@@ -87,6 +100,7 @@ func summarizeTool(runs []*Run, base, ceil map[int]time.Duration) *summary {
 		}
 		s.OK++
 		s.Info = r.Info
+		s.good = append(s.good, r)
 		walls = append(walls, r.Wall)
 		cpus = append(cpus, r.CPU())
 		if b, ok := base[r.Round]; ok {
