@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/ringcp/ringcp/engine"
@@ -85,7 +86,7 @@ func (p *Plan) tryOffload(ctx context.Context, files engine.Files) (handled bool
 	if p.offload == OffloadReflink {
 		err = p.reflink(src, dst)
 	} else {
-		moved, err = p.copyRange(ctx, src, dst)
+		moved, err = p.copyRangeBuffered(ctx, files)
 	}
 	if err == nil {
 		return true, nil
@@ -115,6 +116,22 @@ func (p *Plan) reflink(src, dst int) error {
 	r := unix.FileCloneRange{Src_fd: int64(src), Src_offset: uint64(o.SrcOffset),
 		Src_length: uint64(p.Length), Dest_offset: uint64(o.DstOffset)}
 	return wrapOffload("FICLONERANGE", unix.IoctlFileCloneRange(dst, &r))
+}
+
+// copyRangeBuffered runs copyRange on descriptors without O_DIRECT: where
+// copy_file_range falls back to an in-kernel splice (ext4), O_DIRECT ones
+// get EINVAL.
+func (p *Plan) copyRangeBuffered(ctx context.Context, files engine.Files) (int64, error) {
+	src, err := openChecked(&p.src, os.O_RDONLY)
+	if err != nil {
+		return 0, err
+	}
+	defer src.Close()
+	dst := files[engine.FileDstTail] // DST without O_DIRECT, when DST is direct
+	if dst == nil {
+		dst = files[engine.FileDst]
+	}
+	return p.copyRange(ctx, int(src.Fd()), int(dst.Fd()))
 }
 
 // copyRange moves the range with copy_file_range, in steps so a

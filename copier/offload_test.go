@@ -1,0 +1,86 @@
+package copier_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/internal/looptest"
+)
+
+// TestReflinkOnXFSAndBtrfs: on filesystems that share extents, auto
+// offload clones: exact content, no new data blocks, and the report says
+// reflink.
+func TestReflinkOnXFSAndBtrfs(t *testing.T) {
+	for _, fs := range []struct {
+		name string
+		args []string
+	}{{"xfs", []string{"-m", "reflink=1"}}, {"btrfs", nil}} {
+		t.Run(fs.name, func(t *testing.T) {
+			looptest.NeedRoot(t, "losetup", "mkfs."+fs.name)
+			dev, _ := looptest.Device(t, 512<<20, looptest.Options{Direct: true})
+			dir := looptest.Mount(t, dev, fs.name, fs.args...)
+			src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+			want := sparseImage(t, src)
+			rep, err := copier.Copy(context.Background(), copier.Options{Src: src, Dst: dst})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Offload != "reflink" || rep.Engine != "reflink" || !rep.Synced {
+				t.Fatalf("report %+v: want a synced reflink", rep)
+			}
+			compareFile(t, dst, want)
+
+			forced := filepath.Join(dir, "ranged")
+			o := copier.Options{Src: src, Dst: forced, Offload: copier.OffloadCopyRange, SrcOffset: 1 << 20, Length: 8 << 20, LengthSet: true}
+			rep, err = copier.Copy(context.Background(), o)
+			if err != nil || rep.Offload != "copy_file_range" {
+				t.Fatalf("copy-range: %+v, %v", rep, err)
+			}
+			compareFile(t, forced, want[1<<20:9<<20])
+		})
+	}
+}
+
+// TestOffloadFallsBackOnExt4: ext4 cannot reflink; a forced reflink gives
+// way to the engine, with the reason, and the copy is exact.
+func TestOffloadFallsBackOnExt4(t *testing.T) {
+	dir := t.TempDir() // ext4 on this machine
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	want := sparseImage(t, src)
+	rep, err := copier.Copy(context.Background(), copier.Options{Src: src, Dst: dst, Offload: copier.OffloadReflink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Offload != "" || !strings.Contains(rep.OffloadFallback, "FICLONE") {
+		t.Fatalf("offload %q, fallback %q: want the engine, and FICLONE's error", rep.Offload, rep.OffloadFallback)
+	}
+	compareFile(t, dst, want)
+
+	// Auto does not use copy_file_range on ext4: the engine is faster.
+	rep, err = copier.Copy(context.Background(), copier.Options{Src: src, Dst: filepath.Join(dir, "auto")})
+	if err != nil || rep.Offload != "" || rep.OffloadFallback != "" {
+		t.Fatalf("auto on ext4: %+v, %v: want the engine, untried offload", rep, err)
+	}
+
+	// Forced copy_file_range works on ext4 (an in-kernel copy).
+	rep, err = copier.Copy(context.Background(), copier.Options{Src: src, Dst: filepath.Join(dir, "cfr"), Offload: copier.OffloadCopyRange})
+	if err != nil || rep.Offload != "copy_file_range" {
+		t.Fatalf("forced copy-range: %+v, %v", rep, err)
+	}
+	compareFile(t, filepath.Join(dir, "cfr"), want)
+}
+
+func TestOffloadRefusedForBlockDevices(t *testing.T) {
+	dev, _ := looptest.Device(t, 1<<20, looptest.Options{})
+	src := filepath.Join(t.TempDir(), "src")
+	writeFile(t, src, randomBytes(4096, 1))
+	_, err := copier.Copy(context.Background(), copier.Options{Src: src, Dst: dev, Offload: copier.OffloadReflink})
+	var refused *copier.RefusedError
+	if !errors.As(err, &refused) {
+		t.Fatalf("err = %v, want a refusal", err)
+	}
+}
