@@ -117,6 +117,14 @@ func (b *bench) writeWorkload(w io.Writer, wl *Workload, runs []*Run) {
 		}
 	}
 	for _, s := range rows {
+		if !s.Ceiling && s.OfCeil > 1.05 {
+			fmt.Fprintf(w, "Note: %s beat the ceiling in the median round; the ceiling was measured "+
+				"low (load elsewhere during calibration, or a shape outside fio's grid) and is "+
+				"a lower bound here.\n", s.Tool)
+			break
+		}
+	}
+	for _, s := range rows {
 		if s.Bad != "" {
 			fmt.Fprintf(w, "- %s: %s\n", s.Tool, s.Bad)
 		}
