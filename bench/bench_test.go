@@ -180,3 +180,34 @@ func TestSummaryRatiosAndWrong(t *testing.T) {
 		}
 	}
 }
+
+func TestRunsCSVRoundTrip(t *testing.T) {
+	in := []*Run{
+		{Workload: "file", Tool: "ringcp", Round: 1, Order: 2, Size: 1 << 30, Wall: 1500 * time.Millisecond,
+			User: 20 * time.Millisecond, Sys: 70 * time.Millisecond, MaxRSS: 69 << 20, Cmd: "ringcp a b",
+			Info: map[string]string{"engine": "io_uring", "block_size": "8388608", "direct": "src=true dst=true"}},
+		{Workload: "file", Tool: "nbdcopy", Round: 1, Order: 1, Size: 1 << 30, Wall: time.Second,
+			Err: errWrong},
+		{Workload: "sweep", Tool: "ringcp", Round: 2, Size: 1 << 30, Wall: 2 * time.Second,
+			Err: errors.New("exit status 1"), Info: map[string]string{"sweep_bs": "0", "sweep_qd": "0"}},
+	}
+	path := filepath.Join(t.TempDir(), "runs.csv")
+	if err := writeRunsCSV(path, in); err != nil {
+		t.Fatal(err)
+	}
+	out, err := readRunsCSV(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != len(in) {
+		t.Fatalf("read %d runs, wrote %d", len(out), len(in))
+	}
+	for i, r := range out {
+		w := in[i]
+		if r.Workload != w.Workload || r.Tool != w.Tool || r.Round != w.Round || r.Size != w.Size ||
+			r.Wall != w.Wall || r.CPU() != w.CPU() || r.MaxRSS != w.MaxRSS || r.Verdict() != w.Verdict() ||
+			r.Info["direct"] != w.Info["direct"] || r.Info["sweep_bs"] != w.Info["sweep_bs"] {
+			t.Errorf("run %d: read %+v, wrote %+v", i, r, w)
+		}
+	}
+}

@@ -31,7 +31,7 @@ import (
 func main() {
 	cfg, err := parseFlags(os.Args[1:])
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+		if errors.Is(err, flag.ErrHelp) || errors.Is(err, errDone) {
 			os.Exit(0)
 		}
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -58,6 +58,10 @@ func main() {
 	}
 }
 
+// errDone is parseFlags saying that a flag (-list, -replot) did all there
+// was to do.
+var errDone = errors.New("done")
+
 func parseFlags(args []string) (Config, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	size := fs.String("size", "4G", "bytes per copy: K/M/G/T (binary), and +N for an odd tail, e.g. 64M+12345")
@@ -78,6 +82,7 @@ func parseFlags(args []string) (Config, error) {
 	seed := fs.Uint64("seed", 0, "source data seed (default: random)")
 	keep := fs.Bool("keep", false, "keep the work files")
 	list := fs.Bool("list", false, "list tools and workloads, say which tools are missing, and exit")
+	replotDir := fs.String("replot", "", "redraw chart.png of a results directory from its runs.csv, and exit")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -134,7 +139,13 @@ func parseFlags(args []string) (Config, error) {
 	}
 	if *list {
 		listTools(cfg)
-		return cfg, flag.ErrHelp
+		return cfg, errDone
+	}
+	if *replotDir != "" {
+		if err := replot(*replotDir); err != nil {
+			return cfg, err
+		}
+		return cfg, errDone
 	}
 	return cfg, nil
 }

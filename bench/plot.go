@@ -25,7 +25,11 @@ var (
 // horizontal bars so the names stay readable) and, after a sweep, the
 // block-size curves, one line per queue depth, into one PNG.
 func (b *bench) writeChart(path string) error {
-	var panels []*plot.Plot
+	type panel struct {
+		p *plot.Plot
+		h vg.Length
+	}
+	var panels []panel
 	for _, name := range b.cfg.Workloads {
 		var runs []*Run
 		for _, r := range b.runs {
@@ -38,7 +42,7 @@ func (b *bench) writeChart(path string) error {
 			if err != nil {
 				return err
 			}
-			panels = append(panels, p)
+			panels = append(panels, panel{p, 9 * vg.Centimeter})
 		}
 	}
 	if len(b.sweep) > 0 {
@@ -46,18 +50,23 @@ func (b *bench) writeChart(path string) error {
 		if err != nil {
 			return err
 		}
-		panels = append(panels, p)
+		// Taller, so the legend has room above the curves.
+		panels = append(panels, panel{p, 14 * vg.Centimeter})
 	}
 	if len(panels) == 0 {
 		return nil
 	}
-	const panelH = 9 * vg.Centimeter
-	img := vgimg.New(20*vg.Centimeter, panelH*vg.Length(len(panels)))
+	var total vg.Length
+	for _, pn := range panels {
+		total += pn.h
+	}
+	img := vgimg.New(20*vg.Centimeter, total)
 	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadY: vg.Centimeter / 2,
-		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
-	for i, p := range panels {
-		p.Draw(tiles.At(dc, 0, i))
+	const pad = 3 * vg.Millimeter
+	top := total // panels stack downwards from the top edge
+	for _, pn := range panels {
+		pn.p.Draw(draw.Crop(dc, pad, -pad, top-pn.h+pad, top-total-pad))
+		top -= pn.h
 	}
 	f, err := os.Create(path)
 	if err != nil {
@@ -168,7 +177,7 @@ func sweepPanel(runs []*Run) (*plot.Plot, error) {
 	// Zero-based, so that noise does not look like a cliff, with headroom
 	// above the curves for the legend.
 	p.Y.Min = 0
-	p.Y.Max *= 1.6
+	p.Y.Max *= 1.8
 	return p, nil
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -185,7 +186,7 @@ func sizeLabel(n int64) string {
 func writeRunsCSV(path string, runs []*Run) error {
 	rows := [][]string{{"workload", "tool", "round", "order", "bytes", "wall_s", "mb_per_s",
 		"user_s", "sys_s", "max_rss_kib", "verdict", "error", "engine", "block_size",
-		"queue_depth", "sweep_bs", "sweep_qd", "command"}}
+		"queue_depth", "sweep_bs", "sweep_qd", "command", "info"}}
 	for _, r := range runs {
 		errs := ""
 		if r.Err != nil {
@@ -195,9 +196,19 @@ func writeRunsCSV(path string, runs []*Run) error {
 			strconv.FormatInt(r.Size, 10), secs(r.Wall), fmt.Sprintf("%.1f", mbps(r.Size, r.Wall)),
 			secs(r.User), secs(r.Sys), strconv.FormatInt(r.MaxRSS>>10, 10), r.Verdict(), errs,
 			r.Info["engine"], r.Info["block_size"], r.Info["queue_depth"],
-			r.Info["sweep_bs"], r.Info["sweep_qd"], r.Cmd})
+			r.Info["sweep_bs"], r.Info["sweep_qd"], r.Cmd, infoJSON(r.Info)})
 	}
 	return writeCSV(path, rows)
+}
+
+// infoJSON keeps every Info field of a run in one CSV cell, so that
+// -replot can rebuild the runs from runs.csv alone.
+func infoJSON(info map[string]string) string {
+	if len(info) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(info)
+	return string(b)
 }
 
 func (b *bench) writeSummaryCSV(path string) error {

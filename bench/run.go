@@ -69,6 +69,9 @@ func (b *bench) runOne(ctx context.Context, w *Workload, t *Tool, j Job, round, 
 	if err == nil && t.Parse != nil {
 		err = t.Parse(outs, r)
 	}
+	if t.Ceiling {
+		r.setInfo("fio", j.Fio.String())
+	}
 	if err == nil && !t.Ceiling {
 		err = verifyCopy(j.Dst, j.Content, j.Size)
 	}
