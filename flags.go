@@ -75,7 +75,9 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.BoolVar(&cfg.json, "json", false, "print one JSON object with the results on stdout")
 	fs.StringVar(&cfg.progress, "progress", "auto", "auto|always|none: live progress line on stderr (auto: when it is a terminal)")
 	fs.BoolVarP(&cfg.verbose, "verbose", "v", false, "explain alignment, block size, direct I/O and engine choices")
+	force := fs.Bool("force", false, "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device); never a mounted one")
 	help := fs.BoolP("help", "h", false, "show this help")
+	onlyOnce(fs)
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -91,6 +93,9 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	}
 	if bs.set && bs.v == 0 {
 		return cfg, errors.New("--block-size must be more than 0")
+	}
+	if bs.v > copier.MaxBlockSize {
+		return cfg, fmt.Errorf("--block-size %d: one request moves at most %d (1 GiB)", bs.v, copier.MaxBlockSize)
 	}
 	if fs.Changed("queue-depth") && qd < 1 {
 		return cfg, fmt.Errorf("--queue-depth %d: must be at least 1", qd)
@@ -109,6 +114,7 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 		}
 		cfg.opts.ZeroBlock = int(zeroBlock.v)
 	}
+	cfg.opts.Force = *force
 	return cfg, nil
 }
 

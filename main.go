@@ -43,7 +43,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "ringcp: %v\n", err)
+		fmt.Fprintf(stderr, "ringcp: %s\n", oneLine(err))
 		return exitRefused
 	}
 	return copyCommand(cfg, stdout, stderr)
@@ -60,6 +60,8 @@ func copyCommand(cfg config, stdout, stderr io.Writer) int {
 		for _, n := range plan.Notes {
 			fmt.Fprintf(stderr, "ringcp: %s\n", n)
 		}
+	} else if plan.Forced != "" {
+		fmt.Fprintf(stderr, "ringcp: --force: writing %s although %s\n", cfg.opts.Dst, plan.Forced)
 	}
 	ctx, sig := withSignals()
 	defer sig.stop()
@@ -67,12 +69,7 @@ func copyCommand(cfg config, stdout, stderr io.Writer) int {
 	rep, err := plan.Run(ctx)
 	stopProgress()
 	if err != nil {
-		code := report(stderr, err)
-		if s := sig.caught(); s != 0 {
-			printSummary(stderr, rep, "interrupted")
-			return exitInterrupted + int(s)
-		}
-		return code
+		return stoppedCopy(stderr, cfg.opts, rep, err, sig.caught())
 	}
 	if cfg.verbose {
 		fmt.Fprintf(stderr, "ringcp: engine %s: %s\n", rep.Engine, rep.Caps.Detail)
@@ -86,7 +83,7 @@ func copyCommand(cfg config, stdout, stderr io.Writer) int {
 
 // report prints one line for err and picks the exit code.
 func report(stderr io.Writer, err error) int {
-	fmt.Fprintf(stderr, "ringcp: %v\n", err)
+	fmt.Fprintf(stderr, "ringcp: %s\n", oneLine(err))
 	var refused *copier.RefusedError
 	if errors.As(err, &refused) {
 		return exitRefused

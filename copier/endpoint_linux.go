@@ -26,7 +26,10 @@ type endpoint struct {
 // source is never opened for writing.
 func inspectSource(path string) (endpoint, error) {
 	ep := endpoint{path: path, exists: true}
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err := refuseKind(path); err != nil {
+		return ep, err
+	}
+	f, err := os.OpenFile(path, inspectFlags, 0)
 	if err != nil {
 		return ep, refuseOpen(path, err)
 	}
@@ -46,7 +49,10 @@ func inspectSource(path string) (endpoint, error) {
 // inode, which vanishes on close.
 func inspectDest(path string) (endpoint, error) {
 	ep := endpoint{path: path}
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err := refuseKind(path); err != nil {
+		return ep, err
+	}
+	f, err := os.OpenFile(path, inspectFlags, 0)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return ep, ep.inspectNew()
@@ -100,23 +106,45 @@ func (ep *endpoint) inspectNew() error {
 
 // stat accepts regular files and block devices only. Character devices,
 // FIFOs and sockets are refused: they have no size to check a range
-// against, no offsets, and no O_DIRECT; stream them with dd or cat.
+// against, no offsets, and no O_DIRECT; and a stream that ends early looks
+// like one that is complete, so success could not be proven. Stream them
+// with dd or cat.
 func (ep *endpoint) stat(f *os.File) error {
 	if err := unix.Fstat(int(f.Fd()), &ep.st); err != nil {
 		return refuseErr(ep.path, "cannot stat", err)
 	}
-	switch ep.st.Mode & unix.S_IFMT {
-	case unix.S_IFREG:
-	case unix.S_IFBLK:
-		ep.isBlock = true
+	ep.isBlock = ep.st.Mode&unix.S_IFMT == unix.S_IFBLK
+	return kindError(ep.path, ep.st.Mode)
+}
+
+// inspectFlags open an endpoint to look at it. O_NONBLOCK: should the path
+// turn into a FIFO after refuseKind looked, the open must not wait for a
+// writer; on files and disks it changes nothing.
+const inspectFlags = os.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK
+
+// refuseKind refuses what stat(2) already shows is not a regular file or a
+// block device, before opening it: opening a FIFO blocks until someone
+// writes to it, and opening some character devices acts (a tape rewinds
+// on close, a serial line hangs up).
+func refuseKind(path string) error {
+	var st unix.Stat_t
+	if unix.Stat(path, &st) != nil {
+		return nil // the open that follows says what is wrong
+	}
+	return kindError(path, st.Mode)
+}
+
+func kindError(path string, mode uint32) error {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFREG, unix.S_IFBLK:
 	case unix.S_IFDIR:
-		return refuse(ep.path, "is a directory")
+		return refuse(path, "is a directory")
 	case unix.S_IFCHR:
-		return refuse(ep.path, "is a character device: ringcp copies regular files and block devices")
+		return refuse(path, "is a character device: ringcp copies regular files and block devices")
 	case unix.S_IFIFO:
-		return refuse(ep.path, "is a FIFO: ringcp copies regular files and block devices (stream it with dd)")
+		return refuse(path, "is a FIFO: ringcp copies regular files and block devices (stream it with dd)")
 	default:
-		return refuse(ep.path, "is not a regular file or block device")
+		return refuse(path, "is not a regular file or block device")
 	}
 	return nil
 }

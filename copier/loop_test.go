@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/ringcp/ringcp/copier"
-	"github.com/ringcp/ringcp/internal/looptest"
+	"github.com/ringcp/ringcp/internal/blocktest"
 	"github.com/ringcp/ringcp/internal/uringtest"
 )
 
@@ -18,14 +19,14 @@ import (
 // devices with O_DIRECT to their backing files, 512 and 4096 byte sectors,
 // with both engines, and checks every hop byte for byte.
 func TestLoopDevices(t *testing.T) {
-	looptest.NeedRoot(t, "losetup")
+	blocktest.NeedTool(t, "losetup")
 	uringtest.NeedOn(t)
 	for _, eng := range engines {
 		for _, sector := range []int{512, 4096} {
 			t.Run(fmt.Sprintf("%s/sector=%d", eng, sector), func(t *testing.T) {
 				const size = 48<<20 + 4096*3
-				a, _ := looptest.Device(t, size, looptest.Options{SectorSize: sector, Direct: true})
-				b, _ := looptest.Device(t, size+1<<20, looptest.Options{SectorSize: sector, Direct: true})
+				a, _ := blocktest.Device(t, size, "--direct-io=on", "--sector-size", strconv.Itoa(sector))
+				b, _ := blocktest.Device(t, size+1<<20, "--direct-io=on", "--sector-size", strconv.Itoa(sector))
 				dir := t.TempDir()
 				src, back := filepath.Join(dir, "image"), filepath.Join(dir, "back")
 				data := randomBytes(size, uint64(sector))
@@ -54,7 +55,7 @@ func TestLoopDevices(t *testing.T) {
 // TestDeviceTooSmallIsRefusedUntouched: a DST device smaller than the copy
 // is refused before anything is written to it.
 func TestDeviceTooSmallIsRefusedUntouched(t *testing.T) {
-	dev, _ := looptest.Device(t, 1<<20, looptest.Options{Direct: true})
+	dev, _ := blocktest.Device(t, 1<<20, "--direct-io=on")
 	marker := randomBytes(1<<20, 9)
 	writeFile(t, dev, marker)
 	src := filepath.Join(t.TempDir(), "src")
@@ -71,7 +72,7 @@ func TestDeviceTooSmallIsRefusedUntouched(t *testing.T) {
 // 4096-sector device: the tail goes through the page cache, the rest of the
 // last sector keeps its old bytes.
 func TestLoopOddRangeTail(t *testing.T) {
-	dev, _ := looptest.Device(t, 1<<20, looptest.Options{SectorSize: 4096, Direct: true})
+	dev, _ := blocktest.Device(t, 1<<20, "--direct-io=on", "--sector-size", "4096")
 	old := randomBytes(1<<20, 11)
 	writeFile(t, dev, old)
 	src := filepath.Join(t.TempDir(), "src")

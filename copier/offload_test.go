@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ringcp/ringcp/copier"
-	"github.com/ringcp/ringcp/internal/looptest"
+	"github.com/ringcp/ringcp/internal/blocktest"
 )
 
 // TestReflinkOnXFSAndBtrfs: on filesystems that share extents, auto
@@ -20,9 +20,11 @@ func TestReflinkOnXFSAndBtrfs(t *testing.T) {
 		args []string
 	}{{"xfs", []string{"-m", "reflink=1"}}, {"btrfs", nil}} {
 		t.Run(fs.name, func(t *testing.T) {
-			looptest.NeedRoot(t, "losetup", "mkfs."+fs.name)
-			dev, _ := looptest.Device(t, 512<<20, looptest.Options{Direct: true})
-			dir := looptest.Mount(t, dev, fs.name, fs.args...)
+			blocktest.NeedTool(t, "losetup")
+			blocktest.NeedTool(t, "mkfs."+fs.name)
+			dev, _ := blocktest.Device(t, 512<<20, "--direct-io=on")
+			blocktest.Mkfs(t, dev, fs.name, fs.args...)
+			dir := blocktest.Mount(t, dev, fs.name, 0)
 			src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
 			want := sparseImage(t, src)
 			rep, err := copier.Copy(context.Background(), copier.Options{Src: src, Dst: dst})
@@ -75,7 +77,7 @@ func TestOffloadFallsBackOnExt4(t *testing.T) {
 }
 
 func TestOffloadRefusedForBlockDevices(t *testing.T) {
-	dev, _ := looptest.Device(t, 1<<20, looptest.Options{})
+	dev, _ := blocktest.Device(t, 1<<20)
 	src := filepath.Join(t.TempDir(), "src")
 	writeFile(t, src, randomBytes(4096, 1))
 	_, err := copier.Copy(context.Background(), copier.Options{Src: src, Dst: dev, Offload: copier.OffloadReflink})

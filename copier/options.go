@@ -80,6 +80,10 @@ type Options struct {
 	// written.
 	TargetIsZero bool
 	Offload      OffloadMode
+	// Force writes a DST that is in use (held by device-mapper or md, open
+	// exclusively by another program, behind a loop device). It never
+	// allows writing over a mounted file system or swap.
+	Force bool
 	// Progress, when not nil, counts completed reads and writes.
 	Progress *engine.Progress
 }

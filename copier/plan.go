@@ -25,6 +25,7 @@ type Plan struct {
 	sparse         engine.Sparse
 	offload        OffloadMode // OffloadNever, OffloadReflink or OffloadCopyRange: what Run tries first
 	Notes          []string
+	Forced         string // what Options.Force overrode (DST in use), or ""
 }
 
 // Prepare checks opts against both ends and decides how to copy. It writes
@@ -41,7 +42,7 @@ func Prepare(opts Options) (*Plan, error) {
 	if p.dst, err = inspectDest(opts.Dst); err != nil {
 		return nil, err
 	}
-	steps := []func() error{p.checkRange, p.checkSameObject, p.checkDestSize, p.chooseDirect, p.chooseSizes, p.chooseSparse, p.chooseOffload, p.chooseEngine}
+	steps := []func() error{p.checkRange, p.checkSameObject, p.guard, p.checkDestSize, p.chooseDirect, p.chooseSizes, p.chooseSparse, p.chooseOffload, p.chooseEngine}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return nil, err

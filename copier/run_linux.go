@@ -35,6 +35,10 @@ type Report struct {
 	DirectDst       bool
 	Synced          bool
 	Caps            engine.Caps
+	// Contiguous is how many bytes from the start of the copy reached DST
+	// without a gap; DstState says what DST holds (after a failure too).
+	Contiguous int64
+	DstState   DstState
 }
 
 // Copy is Prepare followed by Run.
@@ -57,12 +61,16 @@ func (p *Plan) Run(ctx context.Context) (Report, error) {
 	defer closeAll(files)
 	if p.offload != OffloadNever {
 		if done, err := p.runOffload(ctx, files, d, &rep); done {
-			return rep, err
+			if err != nil {
+				return rep, p.stopped(&rep, d, err)
+			}
+			rep.DstState = DstComplete
+			return rep, nil
 		}
 	}
 	bufs, err := align.AllocBuffers(p.QueueDepth, p.BlockSize)
 	if err != nil {
-		return rep, fmt.Errorf("buffers of %d x %d bytes: %w", p.QueueDepth, p.BlockSize, err)
+		return rep, p.stopped(&rep, d, fmt.Errorf("buffers of %d x %d bytes: %w", p.QueueDepth, p.BlockSize, err))
 	}
 	defer bufs.Free()
 	job := p.job(files, bufs.Slots)
@@ -72,10 +80,15 @@ func (p *Plan) Run(ctx context.Context) (Report, error) {
 	rep.Engine, rep.Caps = st.Backend, st.Caps
 	rep.Bytes, rep.BytesRead, rep.Synced = st.BytesWritten, st.BytesRead, st.Synced
 	rep.BytesHoles, rep.BytesZeroed = st.BytesHoles, st.BytesZeroed
-	if err != nil {
-		return rep, err
+	rep.Contiguous = st.Contiguous
+	if err == nil {
+		err = d.publish(p.dst.path, !p.opts.NoSync)
 	}
-	return rep, d.publish(p.dst.path, !p.opts.NoSync)
+	if err != nil {
+		return rep, p.stopped(&rep, d, err)
+	}
+	rep.DstState = DstComplete
+	return rep, nil
 }
 
 // runOffload tries the filesystem's copy. done is true when it copied (or
@@ -177,7 +190,8 @@ func checkSame(f *os.File, ep *endpoint) error {
 		return err
 	}
 	if st.Dev != ep.st.Dev || st.Ino != ep.st.Ino {
-		return fmt.Errorf("%s changed between checking and opening it", ep.path)
+		// Refused: nothing was written, the other file is left alone.
+		return refuse(ep.path, "changed between checking and opening it (renamed or replaced meanwhile)")
 	}
 	return nil
 }

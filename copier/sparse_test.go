@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ringcp/ringcp/copier"
-	"github.com/ringcp/ringcp/internal/looptest"
+	"github.com/ringcp/ringcp/internal/blocktest"
 )
 
 // sparseImage is a VM-image-like SRC: data, a hole, written zeros, data
@@ -92,12 +92,12 @@ func TestSparseOverOldData(t *testing.T) {
 // TestSparseToLoopDevice: holes become zeros on a device full of old data;
 // with --target-is-zero on a fresh device they are skipped.
 func TestSparseToLoopDevice(t *testing.T) {
-	looptest.NeedRoot(t, "losetup")
+	blocktest.NeedTool(t, "losetup")
 	for _, eng := range engines {
 		src := filepath.Join(t.TempDir(), "src")
 		want := sparseImage(t, src)
 
-		dev, _ := looptest.Device(t, 32<<20, looptest.Options{Direct: true})
+		dev, _ := blocktest.Device(t, 32<<20, "--direct-io=on")
 		writeFile(t, dev, randomBytes(32<<20, 24))
 		rep, err := copier.Copy(context.Background(), copier.Options{Src: src, Dst: dev, Engine: eng})
 		if err != nil {
@@ -108,7 +108,7 @@ func TestSparseToLoopDevice(t *testing.T) {
 			t.Errorf("%s: zeroed %d, holes %d: every hole must be zeroed on a used device", eng, rep.BytesZeroed, rep.BytesHoles)
 		}
 
-		fresh, backing := looptest.Device(t, 32<<20, looptest.Options{Direct: true})
+		fresh, backing := blocktest.Device(t, 32<<20, "--direct-io=on")
 		rep, err = copier.Copy(context.Background(), copier.Options{Src: src, Dst: fresh, Engine: eng, TargetIsZero: true})
 		if err != nil {
 			t.Fatalf("%s: --target-is-zero: %v", eng, err)

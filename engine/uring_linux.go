@@ -189,4 +189,15 @@ func (b *uringBackend) Reap(out []Completion, atLeast int) (int, error) {
 	return n, nil
 }
 
-func (b *uringBackend) Close() error { return b.r.Close() }
+// Close unregisters the fixed files before it closes the ring. A closed
+// ring is torn down later by a kernel worker (io_ring_exit_work), and the
+// files it holds until then keep DST's and SRC's file systems busy: an
+// umount right after the copy failed with EBUSY. Unregistering puts them
+// before it returns; nothing is in flight any more (Backend contract).
+func (b *uringBackend) Close() error {
+	var err error
+	if b.fixedFiles {
+		err = b.r.UnregisterFiles()
+	}
+	return errors.Join(err, b.r.Close())
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// result is what one ringcp command did.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// cli runs the command in-process through run, the real entry point.
+func cli(t *testing.T, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(args, &out, &errOut)
+	t.Logf("ringcp %s -> %d\n%s", strings.Join(args, " "), code, errOut.String())
+	return result{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+// want fails the test unless the command exited with code and its stderr
+// contains every one of parts.
+func (r result) want(t *testing.T, code int, parts ...string) {
+	t.Helper()
+	if r.code != code {
+		t.Errorf("exit %d, want %d; stderr:\n%s", r.code, code, r.stderr)
+	}
+	for _, p := range parts {
+		if !strings.Contains(r.stderr, p) {
+			t.Errorf("stderr lacks %q:\n%s", p, r.stderr)
+		}
+	}
+}
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// binary builds ringcp once per test run, for the tests that need a real
+// process (signals). The temp dir is left to the OS.
+func binary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "ringcp-test-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "ringcp")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = &buildError{err: err, out: string(out)}
+		}
+	})
+	if binErr != nil {
+		t.Fatalf("go build: %v", binErr)
+	}
+	return binPath
+}
+
+type buildError struct {
+	err error
+	out string
+}
+
+func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
+
+// randomFile writes n reproducible random bytes to path and returns them.
+func randomFile(t testing.TB, path string, n int, seed uint64) []byte {
+	t.Helper()
+	b := make([]byte, n)
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// digest is the SHA-256 of a file or device, to prove nothing was written.
+func digest(t testing.TB, path string) [32]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
+// readRange reads n bytes at off from a file or device.
+func readRange(t testing.TB, path string, off, n int64) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, off); err != nil {
+		t.Fatalf("read %d bytes at %d of %s: %v", n, off, path, err)
+	}
+	return b
+}
+
+// mustNotExist fails the test if path exists.
+func mustNotExist(t *testing.T, path string) {
+	t.Helper()
+	if _, err := os.Lstat(path); err == nil {
+		t.Errorf("%s exists: a copy that did not complete left it behind", path)
+	}
+}

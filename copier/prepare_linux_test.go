@@ -1,0 +1,46 @@
+package copier_test
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ringcp/ringcp/copier"
+	"golang.org/x/sys/unix"
+)
+
+// TestPrepareRefusesStreams: a FIFO or a character device on either side is
+// refused at once. Opening a FIFO to look at it would wait for a writer
+// forever, so Prepare must decide from stat before opening anything.
+func TestPrepareRefusesStreams(t *testing.T) {
+	dir := t.TempDir()
+	file, fifo := filepath.Join(dir, "file"), filepath.Join(dir, "fifo")
+	writeFile(t, file, noise(4096, 1))
+	if err := unix.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ src, dst, want string }{
+		{fifo, filepath.Join(dir, "new"), "is a FIFO"},
+		{file, fifo, "is a FIFO"},
+		{"/dev/zero", filepath.Join(dir, "new"), "is a character device"},
+		{file, "/dev/null", "is a character device"},
+	}
+	for _, c := range cases {
+		done := make(chan error, 1)
+		go func() {
+			_, err := copier.Prepare(copier.Options{Src: c.src, Dst: c.dst})
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			var re *copier.RefusedError
+			if !errors.As(err, &re) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s -> %s: %v, want a refusal saying %q", c.src, c.dst, err, c.want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s -> %s: Prepare still waiting after 10 s (opened a FIFO?)", c.src, c.dst)
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/ringcp/ringcp/copier"
+)
+
+// FuzzParseArgs feeds command lines (arguments separated by NUL) to the
+// flag parser. It must never panic; a refusal must be one line fit for
+// "ringcp: <error>"; an accepted command line must hold exactly two
+// operands and no size or depth the copier could not take. The seeds are
+// the bad-input table and a few good lines, so plain go test runs them.
+func FuzzParseArgs(f *testing.F) {
+	for _, tc := range badInputs {
+		f.Add(strings.Join(tc.args, "\x00"))
+	}
+	for _, s := range []string{
+		"a\x00b", "-b\x004k\x00-q\x0032\x00a\x00b", "--length=1G\x00--src-offset\x001M\x00a\x00b",
+		"--engine=pool\x00--direct\x00never\x00--sync\x00none\x00a\x00b", "--force\x00--json\x00-v\x00a\x00b",
+		"-b\x001GiB\x00a\x00b", "--\x00-a\x00-b", "-h",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		args := strings.Split(line, "\x00")
+		var help bytes.Buffer
+		cfg, err := parseArgs(args, &help)
+		switch {
+		case err == errHelp:
+			if help.Len() == 0 {
+				t.Fatal("help asked for, none printed")
+			}
+		case err != nil:
+			if msg := oneLine(err); msg == "" || strings.ContainsAny(msg, "\n\r") {
+				t.Fatalf("%q: error %q is not one line", args, msg)
+			}
+		default:
+			checkAccepted(t, args, cfg.opts)
+		}
+	})
+}
+
+// checkAccepted holds an accepted command line to what Prepare can take.
+func checkAccepted(t *testing.T, args []string, o copier.Options) {
+	t.Helper()
+	switch {
+	case o.BlockSize < 0 || o.BlockSize > copier.MaxBlockSize:
+		t.Fatalf("%q: block size %d accepted", args, o.BlockSize)
+	case o.QueueDepth < 0:
+		t.Fatalf("%q: queue depth %d accepted", args, o.QueueDepth)
+	case o.SrcOffset < 0 || o.DstOffset < 0 || o.Length < 0:
+		t.Fatalf("%q: negative offset or length accepted: %+v", args, o)
+	case o.Length != 0 && !o.LengthSet:
+		t.Fatalf("%q: length %d without LengthSet", args, o.Length)
+	}
+	if !contains(args, o.Src) || !contains(args, o.Dst) {
+		t.Fatalf("%q: operands %q %q are not among the arguments", args, o.Src, o.Dst)
+	}
+}

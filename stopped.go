@@ -1,0 +1,75 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"syscall"
+
+	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/engine"
+	"github.com/ringcp/ringcp/internal/units"
+	"golang.org/x/sys/unix"
+)
+
+// stoppedCopy reports a copy that did not complete, by a fault or a
+// signal: what happened, then what DST holds now, so that nobody takes a
+// partial DST for a copy. It returns the exit code: 128+signal when a
+// signal stopped it, 2 for a refusal (nothing written), 1 otherwise.
+func stoppedCopy(stderr io.Writer, opts copier.Options, rep copier.Report, err error, sig syscall.Signal) int {
+	var canceled *engine.CanceledError
+	code := exitFailed
+	switch {
+	case sig != 0 && errors.As(err, &canceled):
+		fmt.Fprintf(stderr, "ringcp: interrupted by %s: stopped submitting and waited for the I/O in flight; %s written, %s\n",
+			unix.SignalName(sig), byteCount(rep.Bytes), syncState(opts, rep))
+	default:
+		code = report(stderr, err)
+	}
+	if line := dstState(opts, rep); line != "" {
+		fmt.Fprintf(stderr, "ringcp: DST %s %s\n", opts.Dst, line)
+	}
+	if sig != 0 {
+		printSummary(stderr, rep, "interrupted")
+		return exitInterrupted + int(sig)
+	}
+	return code
+}
+
+// dstState says what a stopped copy left in DST.
+func dstState(opts copier.Options, rep copier.Report) string {
+	switch rep.DstState {
+	case copier.DstDiscarded:
+		return "discarded: a new DST is only created once the copy is complete"
+	case copier.DstPrefix:
+		return fmt.Sprintf("kept: it holds the first %s of the copy and ends there; it is not a complete copy", byteCount(rep.Contiguous))
+	case copier.DstPartial:
+		return fmt.Sprintf("holds the first %s of the copy from offset %d; the rest of the range was not completely copied",
+			byteCount(rep.Contiguous), opts.DstOffset)
+	case copier.DstComplete:
+		return "is complete"
+	}
+	return "" // untouched: nothing to say
+}
+
+func syncState(opts copier.Options, rep copier.Report) string {
+	switch {
+	case rep.Synced:
+		return "synced to DST (fdatasync)"
+	case opts.NoSync:
+		return "not synced (--sync none)"
+	}
+	return "NOT synced"
+}
+
+// byteCount: "12582912 bytes (12.0 MiB)", exact for scripts and readable.
+func byteCount(n int64) string {
+	return fmt.Sprintf("%d bytes (%s)", n, units.Format(n))
+}
+
+// oneLine renders err on one line: a path or an argument may hold a
+// newline, and errors.Join puts one between its errors.
+func oneLine(err error) string {
+	return strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(err.Error())
+}
