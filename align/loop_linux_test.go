@@ -4,67 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
-	"time"
 
+	"github.com/ringcp/ringcp/internal/blocktest"
 	"golang.org/x/sys/unix"
 )
-
-// needTool skips the test unless we are root and name is installed.
-func needTool(t *testing.T, name string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for loop devices and mounts")
-	}
-	if _, err := exec.LookPath(name); err != nil {
-		t.Skipf("%s is not installed: %v", name, err)
-	}
-}
-
-// run runs a command and returns its trimmed output, failing the test
-// with that output on error.
-func run(t *testing.T, name string, args ...string) string {
-	t.Helper()
-	out, err := exec.Command(name, args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// sparseFile creates a sparse file of size bytes in a temp dir.
-func sparseFile(t *testing.T, size int64) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "backing")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := f.Truncate(size); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// attachLoop attaches file to a free loop device with extra losetup
-// options and detaches it when the test ends.
-func attachLoop(t *testing.T, file string, opts ...string) string {
-	t.Helper()
-	needTool(t, "losetup")
-	args := append(append([]string{"--find", "--show"}, opts...), file)
-	dev := run(t, "losetup", args...)
-	t.Cleanup(func() {
-		if out, err := exec.Command("losetup", "-d", dev).CombinedOutput(); err != nil {
-			t.Errorf("losetup -d %s: %v\n%s", dev, err, out)
-		}
-	})
-	return dev
-}
 
 // checkBacking checks that data sits at off in the file at path.
 func checkBacking(t *testing.T, path string, data []byte, off int64) {
@@ -95,8 +41,8 @@ func TestProbeLoop(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			file := sparseFile(t, size)
-			dev := attachLoop(t, file, tt.opts...)
+			file := blocktest.SparseFile(t, size)
+			dev := blocktest.Loop(t, file, tt.opts...)
 			g := probePath(t, dev, os.O_RDWR|unix.O_DIRECT)
 			checkGeometry(t, g)
 			if !g.IsBlockDevice || g.Size != size || !g.DirectSupported {
@@ -128,21 +74,10 @@ func TestProbeLoop(t *testing.T) {
 // of its own, gets its disk's. This kernel has no partition table
 // parsers, so the partition is added by hand (BLKPG via addpart).
 func TestProbeLoopPartition(t *testing.T) {
-	needTool(t, "addpart")
-	needTool(t, "delpart")
 	const start, length = 1 << 20, 8 << 20
-	file := sparseFile(t, 16<<20)
-	dev := attachLoop(t, file, "--partscan", "--sector-size", "4096")
-	// addpart counts in 512-byte sectors whatever the device's.
-	run(t, "addpart", dev, "1", fmt.Sprint(start/512), fmt.Sprint(length/512))
-	t.Cleanup(func() { exec.Command("delpart", dev, "1").Run() })
-	part := dev + "p1"
-	for i := 0; i < 100; i++ {
-		if _, err := os.Stat(part); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	file := blocktest.SparseFile(t, 16<<20)
+	dev := blocktest.Loop(t, file, "--partscan", "--sector-size", "4096")
+	part := blocktest.Partition(t, dev, 1, start, length)
 	g := probePath(t, part, os.O_RDWR|unix.O_DIRECT)
 	checkGeometry(t, g)
 	disk := probePath(t, dev, os.O_RDONLY)
@@ -161,24 +96,11 @@ func TestProbeLoopPartition(t *testing.T) {
 // 4096-byte-sector loop device: statx and sysfs (through st_dev) must
 // both see the loop device's 4096.
 func TestProbeFileOnLoop(t *testing.T) {
-	tests := []struct{ fs, mkfs, force string }{
-		{"ext4", "mkfs.ext4", "-F"},
-		{"xfs", "mkfs.xfs", "-f"}, // xfsprogs wants >= 300 MiB
-	}
-	for _, tt := range tests {
-		t.Run(tt.fs, func(t *testing.T) {
-			needTool(t, tt.mkfs)
-			dev := attachLoop(t, sparseFile(t, 320<<20), "--direct-io=on", "--sector-size", "4096")
-			run(t, tt.mkfs, "-q", tt.force, dev)
-			mnt := t.TempDir()
-			if err := unix.Mount(dev, mnt, tt.fs, 0, ""); err != nil {
-				t.Skipf("mount %s on %s: %v", tt.fs, dev, err)
-			}
-			t.Cleanup(func() {
-				if err := unix.Unmount(mnt, 0); err != nil {
-					t.Errorf("unmount %s: %v", mnt, err)
-				}
-			})
+	for _, fs := range []string{"ext4", "xfs"} { // xfsprogs wants >= 300 MiB
+		t.Run(fs, func(t *testing.T) {
+			dev := blocktest.Loop(t, blocktest.SparseFile(t, 320<<20), "--direct-io=on", "--sector-size", "4096")
+			blocktest.Mkfs(t, dev, fs)
+			mnt := blocktest.Mount(t, dev, fs, 0)
 			path := filepath.Join(mnt, "f")
 			if err := os.WriteFile(path, make([]byte, 100<<10), 0o600); err != nil {
 				t.Fatal(err)
