@@ -3,13 +3,14 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ringcp/ringcp/engine/enginetest"
 )
 
 // result is what one ringcp command did.
@@ -79,11 +80,7 @@ func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
 // randomFile writes n reproducible random bytes to path and returns them.
 func randomFile(t testing.TB, path string, n int, seed uint64) []byte {
 	t.Helper()
-	b := make([]byte, n)
-	r := rand.New(rand.NewPCG(seed, seed+1))
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
+	b := enginetest.RandomBytes(int64(n), seed)
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}

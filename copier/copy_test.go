@@ -5,12 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/engine/enginetest"
 	"github.com/ringcp/ringcp/internal/uringtest"
 )
 
@@ -114,20 +114,7 @@ func TestBlockSizeAndDepthAreHonoured(t *testing.T) {
 
 func compareFile(t testing.TB, path string, want []byte) {
 	t.Helper()
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%s is %d bytes, want %d", path, len(got), len(want))
-	}
-	if !bytes.Equal(got, want) {
-		for i := range got {
-			if got[i] != want[i] {
-				t.Fatalf("%s differs at byte %d", path, i)
-			}
-		}
-	}
+	enginetest.CompareFile(t, path, want)
 }
 
 func writeFile(t testing.TB, path string, b []byte) {
@@ -137,9 +124,4 @@ func writeFile(t testing.TB, path string, b []byte) {
 	}
 }
 
-func randomBytes(n int64, seed uint64) []byte {
-	b := make([]byte, n)
-	r := rand.NewChaCha8([32]byte{byte(seed), byte(seed >> 8), byte(seed >> 16), 1})
-	r.Read(b)
-	return b
-}
+func randomBytes(n int64, seed uint64) []byte { return enginetest.RandomBytes(n, seed) }

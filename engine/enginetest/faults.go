@@ -16,7 +16,7 @@ func SourceShrank(t *testing.T, nb engine.NewBackend) {
 	for _, direct := range []bool{false, true} {
 		dir := t.TempDir()
 		srcPath, dstPath := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
-		src := randomBytes(100_000, 5)
+		src := RandomBytes(100_000, 5)
 		writeFile(t, srcPath, src)
 		job, cleanup := NewJob(t, srcPath, dstPath, direct, 16384, 4)
 		job.Length, job.FinalSize, job.CutBackOnStop = 200_000, 200_000, true
@@ -46,7 +46,7 @@ func SourceShrank(t *testing.T, nb engine.NewBackend) {
 func Canceled(t *testing.T, nb engine.NewBackend) {
 	dir := t.TempDir()
 	srcPath, dstPath := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
-	writeFile(t, srcPath, randomBytes(1<<20, 6))
+	writeFile(t, srcPath, RandomBytes(1<<20, 6))
 	job, cleanup := NewJob(t, srcPath, dstPath, true, 65536, 4)
 	defer cleanup()
 	job.Length = 1 << 20

@@ -64,7 +64,7 @@ func makeSparse(t *testing.T, path string, ps []piece, seed uint64) []byte {
 		b := make([]byte, p.n)
 		switch p.kind {
 		case "data":
-			b = randomBytes(p.n, seed*100+uint64(i))
+			b = RandomBytes(p.n, seed*100+uint64(i))
 			if p.n > 0 {
 				b[0] |= 1 // never a block of zeros by chance at its start
 			}
@@ -87,7 +87,7 @@ func sparseCopy(t *testing.T, nb engine.NewBackend, ps []piece, direct, prealloc
 	srcPath, dstPath := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
 	want := makeSparse(t, srcPath, ps, seed)
 	if overwrite {
-		writeFile(t, dstPath, randomBytes(int64(len(want))+123_457, seed+1))
+		writeFile(t, dstPath, RandomBytes(int64(len(want))+123_457, seed+1))
 	}
 	job, cleanup := NewJob(t, srcPath, dstPath, direct, 64<<10, 4)
 	job.Length = int64(len(want))

@@ -83,8 +83,8 @@ func rangeSpecs(direct bool) []Spec {
 func Copy(t *testing.T, nb engine.NewBackend, sp Spec) {
 	t.Helper()
 	dir := t.TempDir()
-	src := randomBytes(sp.Size, uint64(sp.Size)+1)
-	old := randomBytes(sp.DstInit, 99)
+	src := RandomBytes(sp.Size, uint64(sp.Size)+1)
+	old := RandomBytes(sp.DstInit, 99)
 	srcPath, dstPath := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
 	writeFile(t, srcPath, src)
 	if sp.DstInit > 0 {
@@ -108,11 +108,7 @@ func Copy(t *testing.T, nb engine.NewBackend, sp Spec) {
 		t.Fatalf("stats %+v: want %d bytes read and written, synced", st, length)
 	}
 	want := expected(old, src[sp.SrcOff:sp.SrcOff+length], sp.DstOff, sp.Truncate)
-	got, err := os.ReadFile(dstPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	Compare(t, got, want)
+	CompareFile(t, dstPath, want)
 }
 
 // expected is what DST must hold: the old bytes, the copied range laid over
@@ -127,6 +123,16 @@ func expected(old, data []byte, dstOff int64, truncate bool) []byte {
 	copy(out, old)
 	copy(out[dstOff:], data)
 	return out
+}
+
+// CompareFile fails the test unless the file at path holds exactly want.
+func CompareFile(t testing.TB, path string, want []byte) {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Compare(t, got, want)
 }
 
 // Compare fails the test at the first differing byte.
@@ -207,9 +213,9 @@ func writeFile(t testing.TB, path string, b []byte) {
 	}
 }
 
-// randomBytes is reproducible noise: every block differs, so a block
+// RandomBytes is reproducible noise: every block differs, so a block
 // written at the wrong offset is caught.
-func randomBytes(n int64, seed uint64) []byte {
+func RandomBytes(n int64, seed uint64) []byte {
 	b := make([]byte, n)
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	for i := int64(0); i+8 <= n; i += 8 {
