@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -15,19 +16,20 @@ import (
 // Config is one bench run's settings, filled from flags (main.go) or by a
 // test.
 type Config struct {
-	Size      int64
-	Rounds    int
-	WorkDir   string
-	OutDir    string // "" writes no CSV or charts
-	Workloads []string
-	Tools     []string // empty: every tool
-	Ringcp    string   // binary to bench; "" builds it from this module
-	RingcpRev string   // with Ringcp "", build from this commit instead of the work tree
-	Quick     bool     // correctness only: no ceiling, no sweep
-	Ceiling   bool
-	Seed      uint64
-	Keep      bool
-	Sweep     sweepConfig
+	Size       int64
+	SparseSize int64 // the sparse workload's image
+	Rounds     int
+	WorkDir    string
+	OutDir     string // "" writes no CSV or charts
+	Workloads  []string
+	Tools      []string // empty: every tool
+	Ringcp     string   // binary to bench; "" builds it from this module
+	RingcpRev  string   // with Ringcp "", build from this commit instead of the work tree
+	Quick      bool     // correctness only: no ceiling, no sweep
+	Ceiling    bool
+	Seed       uint64
+	Keep       bool
+	Sweep      sweepConfig
 }
 
 // bench is the state of one run.
@@ -37,9 +39,10 @@ type bench struct {
 	bins    map[string]string // program name -> path
 	found   []string          // "program version" of each present program
 	present []*Tool
-	missing []string // "tool: why", for the report
-	skipped []string // "workload: why"
-	src     *Source
+	missing []string          // "tool: why", for the report
+	skipped []string          // "workload: why"
+	src     *Source           // the run's random source, written on first use
+	about   map[string]string // workload -> its source's About
 	runs    []*Run
 	sweep   []*Run
 	shapes  map[string]fioShape // workload -> calibrated ceiling
@@ -64,29 +67,14 @@ func runBench(ctx context.Context, cfg Config, out, log io.Writer) (*Result, err
 		return nil, err
 	}
 	defer env.Close()
-	b := &bench{cfg: cfg, env: env, shapes: map[string]fioShape{}, started: time.Now()}
-	// SRC and one DST (file or loop image) live at once; the sweep may add
-	// a source of its own.
-	need := 2 * cfg.Size
-	if cfg.Sweep.On {
-		need += cfg.Sweep.Size
-	}
-	if free := freeBytes(env.Dir); free < need+need/16 {
+	b := &bench{cfg: cfg, env: env, shapes: map[string]fioShape{}, about: map[string]string{}, started: time.Now()}
+	if need, free := b.spaceNeeded(), freeBytes(env.Dir); free < need+need/16 {
 		return nil, fmt.Errorf("%s has %.1f GiB free, the run needs about %.1f GiB",
 			cfg.WorkDir, gib(free), gib(need))
 	}
 	b.discover()
 	for _, m := range b.missing {
 		env.logf("missing %s", m)
-	}
-	b.src = &Source{
-		Path:    filepath.Join(env.Dir, "src.bin"),
-		Size:    cfg.Size,
-		Content: randomContent{seed: cfg.Seed},
-	}
-	env.logf("writing %s of random data (seed %d) to %s", sizeLabel(cfg.Size), cfg.Seed, b.src.Path)
-	if err := writeSource(b.src.Path, b.src.Content, b.src.Size); err != nil {
-		return nil, err
 	}
 	for _, name := range cfg.Workloads {
 		w, err := findWorkload(name)
@@ -117,6 +105,61 @@ func runBench(ctx context.Context, cfg Config, out, log io.Writer) (*Result, err
 	return res, nil
 }
 
+// spaceNeeded is the most disk the run takes at once: the random SRC and
+// one DST (file or loop image) when a workload or the sweep copies it, the
+// sweep's own source, and the most a workload with its own source takes
+// (those run one after another, but the random SRC stays meanwhile).
+func (b *bench) spaceNeeded() int64 {
+	var need, own int64
+	for _, name := range b.cfg.Workloads {
+		w, err := findWorkload(name)
+		switch {
+		case err != nil:
+		case w.Source == nil:
+			need = 2 * b.cfg.Size
+		case w.Space != nil:
+			own = max(own, w.Space(&b.cfg))
+		}
+	}
+	if b.cfg.Sweep.On && !b.cfg.Quick {
+		need = 2*b.cfg.Size + b.cfg.Sweep.Size
+	}
+	return need + own
+}
+
+// mainSource is the run's random source, written the first time a
+// workload (or the sweep) asks for it: a run of workloads that bring their
+// own source never writes it.
+func (b *bench) mainSource() (*Source, error) {
+	if b.src != nil {
+		return b.src, nil
+	}
+	src := &Source{
+		Path:    filepath.Join(b.env.Dir, "src.bin"),
+		Size:    b.cfg.Size,
+		Content: randomContent{seed: b.cfg.Seed},
+	}
+	b.env.logf("writing %s of random data (seed %d) to %s", sizeLabel(src.Size), b.cfg.Seed, src.Path)
+	if err := writeSource(src.Path, src.Content, src.Size); err != nil {
+		return nil, err
+	}
+	b.src = src
+	return src, nil
+}
+
+// sourceFor is the workload's own source, made now, or the run's.
+func (b *bench) sourceFor(w *Workload) (*Source, error) {
+	if w.Source == nil {
+		return b.mainSource()
+	}
+	src, err := w.Source(b.env, &b.cfg)
+	if err != nil {
+		return nil, err
+	}
+	b.about[w.Name] = src.About
+	return src, nil
+}
+
 // discover finds every program the tools table needs and sorts the tools
 // into present and missing (with the Debian package that brings each).
 func (b *bench) discover() {
@@ -127,6 +170,11 @@ func (b *bench) discover() {
 			continue
 		}
 		if t.Ceiling && (b.cfg.Quick || !b.cfg.Ceiling) {
+			continue
+		}
+		if t.Workloads != nil && !slices.ContainsFunc(t.Workloads, func(w string) bool {
+			return slices.Contains(b.cfg.Workloads, w)
+		}) {
 			continue
 		}
 		var lack []string
@@ -200,7 +248,14 @@ func (b *bench) version(prog, path string) string {
 // rounds: every present tool once per round, in an order rotated by one
 // from round to round.
 func (b *bench) runWorkload(ctx context.Context, w *Workload) error {
-	p, err := w.Setup(b.env, b.src)
+	src, err := b.sourceFor(w)
+	if err != nil {
+		return fmt.Errorf("workload %s: %w", w.Name, err)
+	}
+	if w.Source != nil && !b.cfg.Keep {
+		defer os.Remove(src.Path)
+	}
+	p, err := w.Setup(b.env, src)
 	if errors.Is(err, errSkip) {
 		b.skipped = append(b.skipped, w.Name+": "+err.Error())
 		b.env.logf("workload %s %v", w.Name, err)
@@ -241,7 +296,8 @@ func (b *bench) runWorkload(ctx context.Context, w *Workload) error {
 func (b *bench) toolsFor(w *Workload) []*Tool {
 	var ts []*Tool
 	for _, t := range b.present {
-		if w.Tools == nil || slices.Contains(w.Tools, t.Name) {
+		if (w.Tools == nil || slices.Contains(w.Tools, t.Name)) &&
+			(t.Workloads == nil || slices.Contains(t.Workloads, w.Name)) {
 			ts = append(ts, t)
 		}
 	}

@@ -2,8 +2,9 @@
 // (dd, four parallel dd's, sgp_dd, qemu-img convert, nbdcopy, cp) and with
 // fio's read+write ceiling, and prints medians as a markdown table.
 //
-//	go run ./bench                       # 4 GiB, 5 rounds, file and blockdev
+//	go run ./bench                       # 4 GiB, 5 rounds, file and blockdev; 16 GiB sparse image
 //	go run ./bench -size 1G -rounds 3
+//	go run ./bench -workloads sparse     # the sparse image alone
 //	go run ./bench -quick                # CI: one small round, copies checked
 //	go run ./bench -sweep                # plus ringcp's block size x depth grid
 //
@@ -65,6 +66,7 @@ var errDone = errors.New("done")
 func parseFlags(args []string) (Config, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	size := fs.String("size", "4G", "bytes per copy: K/M/G/T (binary), and +N for an odd tail, e.g. 64M+12345")
+	sparseSize := fs.String("sparse-size", "16G", "apparent size of the sparse workload's image (1/16 of it data)")
 	rounds := fs.Int("rounds", 5, "rounds; each runs every tool once, in a rotated order")
 	workDir := fs.String("workdir", "/var/tmp/ringcp-bench", "scratch directory on the filesystem under test (not tmpfs)")
 	out := fs.String("out", "", "results directory for CSV, chart and table (default: bench/results of this module; none in -quick)")
@@ -72,7 +74,7 @@ func parseFlags(args []string) (Config, error) {
 	tls := fs.String("tools", "", "comma-separated tools to run (default: all); see -list")
 	ringcp := fs.String("ringcp", "", "ringcp binary to bench (default: go build this module)")
 	ringcpRev := fs.String("ringcp-rev", "", "build ringcp from this commit of the repository instead of the work tree")
-	quick := fs.Bool("quick", false, "CI mode: -size 64M+12345, one round, no ceiling; fails if any copy is wrong")
+	quick := fs.Bool("quick", false, "CI mode: -size 64M+12345, -sparse-size 256M+4321, one round, no ceiling; fails if any copy is wrong")
 	ceiling := fs.Bool("ceiling", true, "measure fio's concurrent read+write ceiling")
 	sweep := fs.Bool("sweep", false, "also sweep ringcp's block size x queue depth on the file workload (slow)")
 	sweepBS := fs.String("sweep-bs", joinSizes(defaultSweepBS), "sweep block sizes")
@@ -97,6 +99,11 @@ func parseFlags(args []string) (Config, error) {
 		if !set["size"] {
 			*size = "64M+12345"
 		}
+		if !set["sparse-size"] {
+			// Small, with an odd tail, like -size: the last partial
+			// sector next to a hole is where sparse copies go wrong.
+			*sparseSize = "256M+4321"
+		}
 		if !set["rounds"] {
 			cfg.Rounds = 1
 		}
@@ -106,6 +113,9 @@ func parseFlags(args []string) (Config, error) {
 	var err error
 	if cfg.Size, err = parseSize(*size); err != nil || cfg.Size <= 0 {
 		return cfg, fmt.Errorf("-size %q: want a positive size", *size)
+	}
+	if cfg.SparseSize, err = parseSize(*sparseSize); err != nil || cfg.SparseSize <= 0 {
+		return cfg, fmt.Errorf("-sparse-size %q: want a positive size", *sparseSize)
 	}
 	if cfg.Rounds < 1 {
 		return cfg, fmt.Errorf("-rounds must be at least 1")

@@ -29,6 +29,10 @@ type Tool struct {
 	// Ceiling marks fio: it copies nothing, so nothing is checked, and its
 	// time is what the device needs to read and write Size at once.
 	Ceiling bool
+	// Workloads, when set, limits the tool to these workloads: a variant
+	// that only means something there (cp --sparse=always on a file with
+	// no zeros is cp).
+	Workloads []string
 }
 
 // debianPkg says where each program comes from, for the "missing" list.
@@ -51,6 +55,9 @@ var versionArg = map[string]string{
 var tools = []Tool{
 	{Name: "ringcp", Needs: []string{"ringcp"}, Plan: ringcpPlan(), Parse: parseRingcp},
 	{Name: "ringcp-pool", Needs: []string{"ringcp"}, Plan: ringcpPlan("--engine=pool"), Parse: parseRingcp},
+	// The reference for the sparse workload: every byte copied as data.
+	{Name: "ringcp-nosparse", Needs: []string{"ringcp"}, Plan: ringcpPlan("--sparse=never"), Parse: parseRingcp,
+		Workloads: []string{"sparse"}},
 	// The RHEV bug's dd runs: O_DIRECT both sides, fullblock so a short
 	// read cannot shift the output, 1 MiB and the 32 MiB LVM extent.
 	{Name: "dd-1M", Needs: []string{"dd"}, Plan: ddPlan("1M")},
@@ -60,6 +67,7 @@ var tools = []Tool{
 	{Name: "qemu-img", Needs: []string{"qemu-img", "truncate"}, Plan: qemuImgPlan},
 	{Name: "nbdcopy", Needs: []string{"nbdcopy"}, Plan: nbdcopyPlan},
 	{Name: "cp+sync", Needs: []string{"cp", "sync"}, Plan: cpPlan},
+	{Name: "cp-sparse+sync", Needs: []string{"cp", "sync"}, Plan: cpSparsePlan, Workloads: []string{"sparse"}},
 	{Name: "fio-ceiling", Needs: []string{"fio"}, Plan: fioPlan, Parse: parseFio, Ceiling: true},
 }
 
@@ -143,6 +151,13 @@ func nbdcopyPlan(j Job) Plan {
 // (without it cp "finishes" with gigabytes still in the page cache).
 func cpPlan(j Job) Plan {
 	return Plan{{{"cp", j.Src, j.Dst}}, {{"sync", j.Dst}}}
+}
+
+// cpSparsePlan is how people copy an image and keep it thin: cp maps SRC's
+// holes (SEEK_DATA/SEEK_HOLE) and, with always, also turns the zero blocks
+// it reads into holes.
+func cpSparsePlan(j Job) Plan {
+	return Plan{{{"cp", "--sparse=always", j.Src, j.Dst}}, {{"sync", j.Dst}}}
 }
 
 // toolByName finds an entry of the tools table.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -107,7 +108,7 @@ func barPanel(workload string, rows []*summary) (*plot.Plot, error) {
 		switch {
 		case s.Ceiling:
 			bar.Color = colorCeiling
-		case s.Tool == baseline || s.Tool == baseline+"-pool":
+		case strings.HasPrefix(s.Tool, baseline):
 			bar.Color = colorRingcp
 		default:
 			bar.Color = colorPeer

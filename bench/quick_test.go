@@ -4,16 +4,20 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
 // TestQuick runs `go run ./bench -quick` in-process: every tool makes one
-// copy of 64 MiB plus an odd tail on each workload, and every copy must be
-// byte-exact. It asserts nothing about time. It needs root (loop devices,
-// drop_caches), every peer installed, and a ringcp that builds and answers
-// --help; otherwise it skips and says what is missing.
+// copy of 64 MiB plus an odd tail on each workload (of a 256 MiB+4321
+// sparse image on the sparse one), and every copy must be byte-exact.
+// ringcp's sparse copies must also take no more room than their source, as
+// the README promises; a peer's allocation is only reported. It asserts
+// nothing about time. It needs root (loop devices, drop_caches), every
+// peer installed, and a ringcp that builds and answers --help; otherwise
+// it skips and says what is missing.
 func TestQuick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the quick bench copies about a gigabyte in all")
@@ -60,6 +64,17 @@ func TestQuick(t *testing.T) {
 	for _, r := range res.Runs {
 		if r.Err != nil {
 			t.Errorf("%s on %s: %s: %v", r.Tool, r.Workload, r.Verdict(), r.Err)
+		}
+		if r.Workload != "sparse" || r.Err != nil {
+			continue
+		}
+		dst, err1 := strconv.ParseInt(r.Info["dst_alloc"], 10, 64)
+		src, err2 := strconv.ParseInt(r.Info["src_alloc"], 10, 64)
+		switch {
+		case err1 != nil || err2 != nil:
+			t.Errorf("%s on sparse: allocation not measured: %v", r.Tool, r.Info)
+		case (r.Tool == "ringcp" || r.Tool == "ringcp-pool") && dst > src:
+			t.Errorf("%s on sparse: DST allocates %d bytes, SRC %d", r.Tool, dst, src)
 		}
 	}
 	if len(res.Runs) == 0 {

@@ -26,7 +26,7 @@ func (b *bench) report(out io.Writer) error {
 	if b.cfg.OutDir == "" {
 		return nil
 	}
-	dir := filepath.Join(b.cfg.OutDir, b.started.UTC().Format("20060102-150405")+"-"+sizeLabel(b.cfg.Size))
+	dir := filepath.Join(b.cfg.OutDir, b.started.UTC().Format("20060102-150405")+"-"+strings.Join(b.sizeLabels(""), "-"))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func (b *bench) writeMarkdown(w io.Writer) {
 	if b.cfg.Quick {
 		mode = "quick mode: correctness only, times are not meaningful"
 	}
-	fmt.Fprintf(w, "## ringcp bench: %s per copy, %s\n\n", sizeLabel(b.cfg.Size), mode)
+	fmt.Fprintf(w, "## ringcp bench: %s per copy, %s\n\n", strings.Join(b.sizeLabels(" "), ", "), mode)
 	fmt.Fprintf(w, "%s; %s. Page cache dropped before every run; each round runs every tool "+
 		"once, in an order rotated by one per round. Time is from start to DST fdatasync'ed; "+
 		"MB/s is 10^6 bytes over the median time; \"× ringcp\" is the median over rounds of the "+
@@ -84,11 +84,48 @@ func (b *bench) writeMarkdown(w io.Writer) {
 	}
 }
 
+// sizeLabels names the sizes copied: -size when a workload or the sweep
+// copied the run's random source, and "name SIZE" for each workload that
+// brought its own, with sep between: "4GiB", "sparse 16GiB".
+func (b *bench) sizeLabels(sep string) []string {
+	var labels []string
+	main := len(b.sweep) > 0
+	for _, name := range b.cfg.Workloads {
+		w, err := findWorkload(name)
+		if err != nil {
+			continue
+		}
+		if w.Source == nil {
+			main = true
+			continue
+		}
+		for _, r := range b.runs {
+			if r.Workload == name {
+				labels = append(labels, name+sep+sizeLabel(r.Size))
+				break
+			}
+		}
+	}
+	if main || len(labels) == 0 {
+		labels = append([]string{sizeLabel(b.cfg.Size)}, labels...)
+	}
+	return labels
+}
+
 func (b *bench) writeWorkload(w io.Writer, wl *Workload, runs []*Run) {
 	rows := summarize(runs)
 	fmt.Fprintf(w, "### %s: %s (%s)\n\n", wl.Name, wl.Desc, sizeLabel(runs[0].Size))
-	fmt.Fprintln(w, "| tool | copies ok | median s | MB/s | × ringcp | of ceiling | CPU s | peak RSS MiB |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|")
+	if about := b.about[wl.Name]; about != "" {
+		fmt.Fprintf(w, "%s\n\n", about)
+	}
+	alloc := slices.ContainsFunc(rows, func(s *summary) bool { return s.SrcAlloc > 0 })
+	head, rule := "| tool | copies ok | median s | MB/s | × ringcp | of ceiling | CPU s | peak RSS MiB |",
+		"|---|---:|---:|---:|---:|---:|---:|---:|"
+	if alloc {
+		head, rule = head+" DST alloc MiB | SRC alloc MiB |", rule+"---:|---:|"
+	}
+	fmt.Fprintln(w, head)
+	fmt.Fprintln(w, rule)
 	for _, s := range rows {
 		ok := fmt.Sprintf("%d/%d", s.OK, s.Runs)
 		switch {
@@ -101,11 +138,19 @@ func (b *bench) writeWorkload(w io.Writer, wl *Workload, runs []*Run) {
 		}
 		if s.OK == 0 || s.Wrong {
 			// A wrong copy is reported as wrong, never as fast.
-			fmt.Fprintf(w, "| %s | %s | – | – | – | – | – | %.0f |\n", s.Tool, ok, mib(s.RSS))
+			fmt.Fprintf(w, "| %s | %s | – | – | – | – | – | %.0f |", s.Tool, ok, mib(s.RSS))
+			if alloc {
+				fmt.Fprint(w, " – | – |")
+			}
+			fmt.Fprintln(w)
 			continue
 		}
-		fmt.Fprintf(w, "| %s | %s | %.2f | %.0f | %s | %s | %.2f | %.0f |\n", s.Tool, ok,
+		fmt.Fprintf(w, "| %s | %s | %.2f | %.0f | %s | %s | %.2f | %.0f |", s.Tool, ok,
 			s.Wall.Seconds(), s.MBps(), fmtRatio(s.Ratio), fmtPct(s.OfCeil), s.CPU.Seconds(), mib(s.RSS))
+		if alloc {
+			fmt.Fprintf(w, " %s | %s |", fmtAlloc(s), fmtMiB(s.SrcAlloc))
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
 	for _, s := range rows {
@@ -123,6 +168,12 @@ func (b *bench) writeWorkload(w io.Writer, wl *Workload, runs []*Run) {
 				"low (load elsewhere during calibration, or a shape outside fio's grid) and is "+
 				"a lower bound here.\n", s.Tool)
 			break
+		}
+	}
+	for _, s := range rows {
+		if s.OverAlloc() && s.OK > 0 && !s.Wrong {
+			fmt.Fprintf(w, "- %s: DST allocates %s, more than SRC's %s (+%s); the target is at most SRC's.\n",
+				s.Tool, byteLabel(s.DstAlloc), byteLabel(s.SrcAlloc), byteLabel(s.DstAlloc-s.SrcAlloc))
 		}
 	}
 	for _, s := range rows {
@@ -144,8 +195,27 @@ func ringcpChoice(info map[string]string) string {
 	if r := info["fallback_reason"]; r != "" {
 		s += ", fallback: " + r
 	}
+	holes, _ := strconv.ParseInt(info["bytes_holes"], 10, 64)
+	zeroed, _ := strconv.ParseInt(info["bytes_zeroed"], 10, 64)
+	if holes > 0 || zeroed > 0 {
+		data, _ := strconv.ParseInt(info["bytes_data"], 10, 64)
+		read, _ := strconv.ParseInt(info["bytes_read"], 10, 64)
+		s += fmt.Sprintf("; read %s, wrote %s of data, left %s as holes, zeroed %s",
+			byteLabel(read), byteLabel(data), byteLabel(holes), byteLabel(zeroed))
+	}
 	return s
 }
+
+// fmtAlloc is DST's allocation in MiB, in bold with a mark when it is
+// larger than SRC's.
+func fmtAlloc(s *summary) string {
+	if s.OverAlloc() {
+		return "**" + fmtMiB(s.DstAlloc) + " > SRC**"
+	}
+	return fmtMiB(s.DstAlloc)
+}
+
+func fmtMiB(n int64) string { return fmt.Sprintf("%.1f", mib(n)) }
 
 func fmtRatio(x float64) string {
 	if math.IsNaN(x) {
@@ -213,7 +283,7 @@ func infoJSON(info map[string]string) string {
 
 func (b *bench) writeSummaryCSV(path string) error {
 	rows := [][]string{{"workload", "tool", "runs", "ok", "verdict", "median_s", "mb_per_s",
-		"ratio_to_ringcp", "of_ceiling", "cpu_s", "peak_rss_mib"}}
+		"ratio_to_ringcp", "of_ceiling", "cpu_s", "peak_rss_mib", "dst_alloc_bytes", "src_alloc_bytes"}}
 	for _, name := range b.cfg.Workloads {
 		var runs []*Run
 		for _, r := range b.runs {
@@ -233,10 +303,19 @@ func (b *bench) writeSummaryCSV(path string) error {
 			}
 			rows = append(rows, []string{name, s.Tool, strconv.Itoa(s.Runs), strconv.Itoa(s.OK), v,
 				secs(s.Wall), fmt.Sprintf("%.1f", s.MBps()), fmt.Sprintf("%.3f", s.Ratio),
-				fmt.Sprintf("%.3f", s.OfCeil), secs(s.CPU), fmt.Sprintf("%.1f", mib(s.RSS))})
+				fmt.Sprintf("%.3f", s.OfCeil), secs(s.CPU), fmt.Sprintf("%.1f", mib(s.RSS)),
+				allocCell(s, s.DstAlloc), allocCell(s, s.SrcAlloc)})
 		}
 	}
 	return writeCSV(path, rows)
+}
+
+// allocCell is an allocation for the CSV, empty where none was measured.
+func allocCell(s *summary, n int64) string {
+	if s.SrcAlloc == 0 {
+		return ""
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }

@@ -138,7 +138,11 @@ func moduleRoot() (string, error) {
 type ringcpReport struct {
 	Engine         string  `json:"engine"`
 	FallbackReason string  `json:"fallback_reason"`
-	Bytes          int64   `json:"bytes"`
+	Bytes          int64   `json:"bytes"` // written as data
+	BytesRead      int64   `json:"bytes_read"`
+	BytesHoles     int64   `json:"bytes_holes"`
+	BytesZeroed    int64   `json:"bytes_zeroed"`
+	Offload        string  `json:"offload"`
 	Seconds        float64 `json:"seconds"`
 	CPUSeconds     float64 `json:"cpu_seconds"`
 	BlockSize      int64   `json:"block_size"`
@@ -149,7 +153,9 @@ type ringcpReport struct {
 
 // parseRingcp reads the JSON object ringcp prints last on stdout and keeps
 // what it chose (engine, block size, queue depth, O_DIRECT per side), so the
-// report can say which defaults were measured.
+// report can say which defaults were measured, and how it accounted for
+// the bytes: data written, holes left, zeros made. Those must add up to
+// the copy's size.
 func parseRingcp(out [][]byte, r *Run) error {
 	var last []byte
 	sc := bufio.NewScanner(bytes.NewReader(out[0]))
@@ -174,8 +180,16 @@ func parseRingcp(out [][]byte, r *Run) error {
 	r.setInfo("queue_depth", strconv.Itoa(rep.QueueDepth))
 	r.setInfo("direct", fmt.Sprintf("src=%v dst=%v", rep.DirectSrc, rep.DirectDst))
 	r.setInfo("self_seconds", strconv.FormatFloat(rep.Seconds, 'f', 3, 64))
-	if rep.Bytes != r.Size {
-		return fmt.Errorf("ringcp --json says %d bytes copied, want %d", rep.Bytes, r.Size)
+	r.setInfo("bytes_data", strconv.FormatInt(rep.Bytes, 10))
+	r.setInfo("bytes_read", strconv.FormatInt(rep.BytesRead, 10))
+	r.setInfo("bytes_holes", strconv.FormatInt(rep.BytesHoles, 10))
+	r.setInfo("bytes_zeroed", strconv.FormatInt(rep.BytesZeroed, 10))
+	if rep.Offload != "" {
+		r.setInfo("offload", rep.Offload)
+	}
+	if sum := rep.Bytes + rep.BytesHoles + rep.BytesZeroed; sum != r.Size {
+		return fmt.Errorf("ringcp --json accounts for %d bytes (%d data, %d holes, %d zeroed), want %d",
+			sum, rep.Bytes, rep.BytesHoles, rep.BytesZeroed, r.Size)
 	}
 	return nil
 }

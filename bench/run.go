@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -49,8 +50,9 @@ func (r *Run) Verdict() string {
 func (r *Run) CPU() time.Duration { return r.User + r.Sys }
 
 // runOne makes DST new, drops the page cache, runs the tool's plan, makes
-// DST durable, and checks the copy. The timed interval is the plan plus the
-// fdatasync; resetting, dropping and checking are outside it.
+// DST durable, and checks the copy; where the workload asks, it records
+// DST's allocation next to SRC's. The timed interval is the plan plus the
+// fdatasync; resetting, dropping, checking and measuring are outside it.
 func (b *bench) runOne(ctx context.Context, w *Workload, t *Tool, j Job, round, order int) *Run {
 	r := &Run{Workload: w.Name, Tool: t.Name, Round: round, Order: order, Size: j.Size}
 	if err := j.Reset(); err != nil {
@@ -74,6 +76,12 @@ func (b *bench) runOne(ctx context.Context, w *Workload, t *Tool, j Job, round, 
 	}
 	if err == nil && !t.Ceiling {
 		err = verifyCopy(j.Dst, j.Content, j.Size)
+	}
+	if j.SrcAlloc > 0 && !t.Ceiling {
+		if alloc, aerr := allocBytes(j.Dst); aerr == nil {
+			r.setInfo("dst_alloc", strconv.FormatInt(alloc, 10))
+			r.setInfo("src_alloc", strconv.FormatInt(j.SrcAlloc, 10))
+		}
 	}
 	r.Err = err
 	return r

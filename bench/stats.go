@@ -22,9 +22,12 @@ type summary struct {
 	OfCeil  float64       // median over rounds of ceiling wall / wall
 	CPU     time.Duration // median
 	RSS     int64         // peak over runs
-	Cmd     string
-	Info    map[string]string // the last good run's, e.g. ringcp's choices
-	good    []*Run
+	// DstAlloc is the largest DST allocation over the good runs and
+	// SrcAlloc SRC's, where the workload measures them (else 0).
+	DstAlloc, SrcAlloc int64
+	Cmd                string
+	Info               map[string]string // the last good run's, e.g. ringcp's choices
+	good               []*Run
 }
 
 // infoMedian is the median of a numeric Info field over the good runs.
@@ -39,6 +42,9 @@ func (s *summary) infoMedian(key string) float64 {
 }
 
 func (s *summary) MBps() float64 { return mbps(s.Size, s.Wall) }
+
+// OverAlloc says the copy took more room than its source.
+func (s *summary) OverAlloc() bool { return s.SrcAlloc > 0 && s.DstAlloc > s.SrcAlloc }
 
 // baseline is the tool the per-round ratios divide by.
 const baseline = "ringcp"
@@ -100,6 +106,10 @@ func summarizeTool(runs []*Run, base, ceil map[int]time.Duration) *summary {
 		}
 		s.OK++
 		s.Info = r.Info
+		if v, err := strconv.ParseInt(r.Info["dst_alloc"], 10, 64); err == nil {
+			s.DstAlloc = max(s.DstAlloc, v)
+			s.SrcAlloc, _ = strconv.ParseInt(r.Info["src_alloc"], 10, 64)
+		}
 		s.good = append(s.good, r)
 		walls = append(walls, r.Wall)
 		cpus = append(cpus, r.CPU())

@@ -56,9 +56,12 @@ func (b *bench) runSweep(ctx context.Context) error {
 		b.skipped = append(b.skipped, "sweep: ringcp is missing")
 		return nil
 	}
-	src := b.src
-	if s := b.cfg.Sweep.Size; s > 0 && s != b.src.Size {
-		src = &Source{Path: filepath.Join(b.env.Dir, "src-sweep.bin"), Size: s, Content: b.src.Content}
+	src, err := b.mainSource()
+	if err != nil {
+		return err
+	}
+	if s := b.cfg.Sweep.Size; s > 0 && s != src.Size {
+		src = &Source{Path: filepath.Join(b.env.Dir, "src-sweep.bin"), Size: s, Content: src.Content}
 		if err := writeSource(src.Path, src.Content, src.Size); err != nil {
 			return err
 		}

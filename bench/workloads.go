@@ -10,12 +10,20 @@ import (
 // A Workload prepares one kind of copy: where SRC and DST are, how long the
 // copy is, what DST must hold afterwards and how DST is made "new" again
 // before each run. Adding a workload is one entry in the workloads table
-// and, at most, one Setup function.
+// and, at most, one Setup function (and one Source function, for a
+// workload that copies a source of its own).
 type Workload struct {
 	Name string // -workloads key and report heading
 	Desc string // one line for the report
-	// Setup builds the pair from the run's source file. It returns an
-	// error wrapping errSkip when the machine cannot host the workload.
+	// Source, when set, makes the workload's own SRC (a sparse image, say)
+	// instead of the run's random one; Setup then gets that.
+	Source func(e *Env, cfg *Config) (*Source, error)
+	// Space, with Source, is the most disk the workload's SRC and DST
+	// take at once, for the free-space check before anything is written.
+	Space func(cfg *Config) int64
+	// Setup builds the pair from the source file (the run's, or the one
+	// Source made). It returns an error wrapping errSkip when the machine
+	// cannot host the workload.
 	Setup func(e *Env, src *Source) (*Pair, error)
 	// Tools, when set, limits the workload to these tool names (a rate-cap
 	// workload, say, has no meaning for dd).
@@ -25,11 +33,16 @@ type Workload struct {
 // errSkip wraps the reason a workload or tool cannot run here.
 var errSkip = errors.New("skipped")
 
-// Source is the run's one source file, written once from Content.
+// Source is a source file, written once from Content: the run's one
+// random file, or a workload's own.
 type Source struct {
 	Path    string
 	Size    int64
 	Content Content
+	About   string // a paragraph for the report on how it is laid out; may be ""
+	// Alloc, when positive, is SRC's allocation (st_blocks×512): each
+	// copy's DST allocation is then measured and reported against it.
+	Alloc int64
 }
 
 // Pair is a prepared workload: what a tool is told to copy.
@@ -38,6 +51,7 @@ type Pair struct {
 	Size           int64 // bytes to copy: all of SRC
 	SrcDev, DstDev bool  // block devices, not files
 	Content        Content
+	SrcAlloc       int64 // Source.Alloc: DST's allocation is reported when positive
 	// Reset makes DST what a fresh copy starts from: the previous DST gone,
 	// so that a tool that writes nothing cannot pass on its predecessor's
 	// bytes.
@@ -56,6 +70,14 @@ var workloads = []Workload{
 		Name:  "blockdev",
 		Desc:  "block device to block device: two loop devices with direct-io on",
 		Setup: setupBlockdev,
+	},
+	{
+		Name:   "sparse",
+		Desc:   "sparse image (holes, scattered data, written zero runs) to a new file on the same filesystem",
+		Source: makeSparseSource,
+		Space:  sparseSpace,
+		Setup:  setupFile,
+		Tools:  []string{"ringcp", "ringcp-pool", "ringcp-nosparse", "qemu-img", "nbdcopy", "cp-sparse+sync"},
 	},
 }
 
@@ -77,7 +99,7 @@ func setupFile(e *Env, src *Source) (*Pair, error) {
 		return nil
 	}
 	return &Pair{
-		Src: src.Path, Dst: dst, Size: src.Size, Content: src.Content,
+		Src: src.Path, Dst: dst, Size: src.Size, Content: src.Content, SrcAlloc: src.Alloc,
 		Reset: rm,
 		Close: func() { rm() },
 	}, nil
