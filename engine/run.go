@@ -163,7 +163,7 @@ func (r *run) startTail() {
 }
 
 func (r *run) queue(idx int) {
-	r.pending = append(r.pending, r.job.request(idx, &r.slots[idx], r.zero.mode()))
+	r.pending = append(r.pending, r.job.request(idx, &r.slots[idx]))
 }
 
 func (r *run) submit() error {
@@ -289,10 +289,10 @@ func (r *run) fail(err error) {
 
 func (r *run) opError(s *slot, err error) error {
 	cp := *s // request moves start; rebuild on a copy, only for op and offset
-	q := r.job.request(0, &cp, r.zero.mode())
+	q := r.job.request(0, &cp)
 	op := q.Op.String()
 	if q.Op == OpFallocate {
-		op = r.zero.name()
+		op = zeroMethodName(q.Mode)
 	}
 	return &OpError{Op: op, Path: r.job.Files[q.File].Name(), Offset: q.Off, Err: err}
 }
