@@ -250,6 +250,14 @@ func (r *run) writeDone(idx int, s *slot, n int) {
 		return
 	}
 	if s.done < s.segEnd-s.seg {
+		if r.stopping() && s.hole {
+			// A hole chunk written as zeros, a block at a time, stops
+			// between blocks like reads do: it is not in the prefix, and
+			// its end can be a gigabyte away (maxHoleChunk). Its zeros
+			// are not torn data: what they replaced is not kept anyway.
+			r.release(idx)
+			return
+		}
 		// A short write with the rest still to go is retried even when
 		// stopping: what was handed to DST is finished, not torn.
 		r.queue(idx)

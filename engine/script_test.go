@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -218,5 +219,42 @@ func enginetestCompare(t *testing.T, path string, want []byte) {
 	}
 	if string(got) != string(want) {
 		t.Fatalf("DST differs from what was copied")
+	}
+}
+
+// TestStopEndsHoleZeroWrites: a hole chunk (up to 1 GiB) written as zeros
+// a block at a time, where no fallocate works, stops at the next block
+// once the copy is cancelled, as reads do: it is not part of the prefix,
+// and finishing it could take a gigabyte of writes per slot.
+func TestStopEndsHoleZeroWrites(t *testing.T) {
+	const bs, hole = 64 << 10, 64 << 20
+	job, _, cleanup := scriptJob(t, nil, pattern(hole, 1), bs, 2)
+	defer cleanup()
+	if err := os.Truncate(job.Files[FileSrc].Name(), hole); err != nil { // all hole
+		t.Fatal(err)
+	}
+	job.Length, job.MapHoles = hole, true
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	writes, afterCancel := 0, 0
+	script := func(q Request) (Completion, bool, bool) {
+		switch {
+		case q.Op == OpFallocate:
+			return Completion{Slot: q.Slot, Errno: syscall.EOPNOTSUPP}, true, false
+		case q.Op == OpWrite:
+			if writes++; writes == 2 {
+				cancel()
+			} else if writes > 2 {
+				afterCancel++
+			}
+		}
+		return Completion{}, false, false
+	}
+	_, err := Run(ctx, job, newScripted(script))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want a cancelled copy", err)
+	}
+	if afterCancel > len(job.Buffers) {
+		t.Fatalf("%d writes of zeros after the cancel: the hole chunk went on to its end", afterCancel)
 	}
 }
