@@ -26,6 +26,10 @@ type Chaos struct {
 	// out: a stop in the middle of whatever is in flight.
 	Cancel      func()
 	CancelAfter int
+	// FailAt, when positive, fails the FailAt-th request submitted with
+	// EIO (without running it) and records it in Failed.
+	FailAt int
+	Failed *engine.Request
 }
 
 // Wrap returns a NewBackend that builds nb's backend inside the chaos.
@@ -52,6 +56,7 @@ type chaosBackend struct {
 	ready []engine.Completion    // held back or made up, not yet handed out
 	buf   []engine.Completion
 	given int // completions handed out
+	count int // requests submitted
 }
 
 func (b *chaosBackend) Name() string      { return b.inner.Name() }
@@ -61,7 +66,11 @@ func (b *chaosBackend) Close() error      { return b.inner.Close() }
 func (b *chaosBackend) Submit(reqs []engine.Request) error {
 	var pass []engine.Request
 	for _, q := range reqs {
+		b.count++
 		switch {
+		case b.count == b.FailAt:
+			*b.Failed = q
+			b.ready = append(b.ready, engine.Completion{Slot: q.Slot, Errno: syscall.EIO})
 		case q.Op != engine.OpSync && b.rng.IntN(8) == 0:
 			b.ready = append(b.ready, engine.Completion{Slot: q.Slot, Errno: syscall.EAGAIN})
 		case q.Op == engine.OpFallocate && q.Mode&zeroing != 0 && (b.NoFallocate || b.rng.IntN(4) == 0):

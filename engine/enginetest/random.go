@@ -7,9 +7,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/ringcp/ringcp/engine"
+	"golang.org/x/sys/unix"
 )
 
 // randomSpec is one copy of RandomCopies: a sparse SRC, a range with its
@@ -40,7 +42,7 @@ func (sp randomSpec) String() string {
 // DST must read back as the old content with the range laid over it, at the
 // size the copier's rules give, and every byte must be accounted for.
 func RandomCopies(t *testing.T, nb engine.NewBackend) {
-	for seed := uint64(1); seed <= randomSeeds; seed++ {
+	for seed := uint64(1); seed <= randomSeeds(); seed++ {
 		sp := randomCopySpec(rand.New(rand.NewPCG(seed, 4242)))
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { randomCopy(t, nb, sp, seed, nil) })
 	}
@@ -50,7 +52,7 @@ func RandomCopies(t *testing.T, nb engine.NewBackend) {
 // must come out of completions out of order, -EAGAIN, short transfers and
 // fallocate refused.
 func ChaosCopies(t *testing.T, nb engine.NewBackend) {
-	for seed := uint64(1); seed <= randomSeeds; seed++ {
+	for seed := uint64(1); seed <= randomSeeds(); seed++ {
 		sp := randomCopySpec(rand.New(rand.NewPCG(seed, 4343)))
 		c := &Chaos{Seed: seed, NoFallocate: seed%5 == 0}
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { randomCopy(t, nb, sp, seed, c) })
@@ -63,7 +65,7 @@ func ChaosCopies(t *testing.T, nb engine.NewBackend) {
 // in the first Contiguous bytes of the range, and a file the copy owns cut
 // to exactly that prefix.
 func StoppedCopies(t *testing.T, nb engine.NewBackend) {
-	for seed := uint64(1); seed <= randomSeeds; seed++ {
+	for seed := uint64(1); seed <= randomSeeds(); seed++ {
 		rng := rand.New(rand.NewPCG(seed, 4444))
 		sp := randomCopySpec(rng)
 		c := &Chaos{Seed: seed, NoFallocate: seed%5 == 0, CancelAfter: rng.IntN(12)}
@@ -114,6 +116,19 @@ func randomCopySpec(rng *rand.Rand) randomSpec {
 	sp.mapHoles = rng.IntN(4) != 0
 	sp.prealloc = rng.IntN(2) == 0
 	return sp
+}
+
+// FailedCopies fails one random request of specs like RandomCopies' with
+// EIO, under Chaos. The error must name that request's op, file and offset
+// and unwrap to EIO, and DST must hold what the stats claim, as after a
+// stop.
+func FailedCopies(t *testing.T, nb engine.NewBackend) {
+	for seed := uint64(1); seed <= randomSeeds(); seed++ {
+		rng := rand.New(rand.NewPCG(seed, 4545))
+		sp := randomCopySpec(rng)
+		c := &Chaos{Seed: seed, NoFallocate: seed%5 == 0, FailAt: rng.IntN(10) + 1, Failed: new(engine.Request)}
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { randomCopy(t, nb, sp, seed, c) })
+	}
 }
 
 func randomCopy(t *testing.T, nb engine.NewBackend, sp randomSpec, seed uint64, chaos *Chaos) {
@@ -168,7 +183,13 @@ func randomCopy(t *testing.T, nb engine.NewBackend, sp randomSpec, seed uint64, 
 		t.Fatal(rerr)
 	}
 	if stopping && err != nil {
-		checkStopped(t, sp, st, err, old, src, got, owned)
+		checkCanceled(t, sp, st, err)
+		checkStopped(t, sp, st, old, src, got, owned)
+		return
+	}
+	if chaos != nil && chaos.Failed != nil && chaos.Failed.Op != 0 {
+		checkFailed(t, sp, job, *chaos.Failed, err)
+		checkStopped(t, sp, st, old, src, got, owned)
 		return
 	}
 	if err != nil {
@@ -186,18 +207,17 @@ func randomCopy(t *testing.T, nb engine.NewBackend, sp randomSpec, seed uint64, 
 }
 
 // randomSeeds is how many copies each randomized test makes: 40 keeps the
-// suite fast; RINGCP_RANDOM_SEEDS=2000 hunts longer.
-var randomSeeds = uint64(40)
-
-func init() {
+// suite fast; RINGCP_RANDOM_SEEDS=2000 hunts longer. Read in the test, not
+// in init, so that go test's cache sees the variable.
+func randomSeeds() uint64 {
+	n := uint64(40)
 	if s := os.Getenv("RINGCP_RANDOM_SEEDS"); s != "" {
-		fmt.Sscan(s, &randomSeeds)
+		fmt.Sscan(s, &n)
 	}
+	return n
 }
 
-// checkStopped checks DST after a cancelled copy against what the error
-// and the stats claim.
-func checkStopped(t *testing.T, sp randomSpec, st engine.Stats, err error, old, src, got []byte, owned bool) {
+func checkCanceled(t *testing.T, sp randomSpec, st engine.Stats, err error) {
 	t.Helper()
 	var ce *engine.CanceledError
 	if !errors.As(err, &ce) || !errors.Is(err, context.Canceled) {
@@ -205,6 +225,38 @@ func checkStopped(t *testing.T, sp randomSpec, st engine.Stats, err error, old, 
 	}
 	if ce.Contiguous != st.Contiguous || ce.Written != st.BytesWritten || !ce.Synced || st.Contiguous > sp.length {
 		t.Fatalf("%v: error %+v, stats %+v: want the same counts, synced, within the range", sp, ce, st)
+	}
+}
+
+// checkFailed checks that err names the request that failed.
+func checkFailed(t *testing.T, sp randomSpec, job engine.Job, q engine.Request, err error) {
+	t.Helper()
+	var oe *engine.OpError
+	if !errors.As(err, &oe) || !errors.Is(err, syscall.EIO) {
+		t.Fatalf("%v: err = %v, want an OpError wrapping EIO for %+v", sp, err, q)
+	}
+	op := q.Op.String()
+	switch {
+	case q.Op == engine.OpFallocate && q.Mode&unix.FALLOC_FL_PUNCH_HOLE != 0:
+		op = "fallocate(PUNCH_HOLE)"
+	case q.Op == engine.OpFallocate:
+		op = "fallocate(ZERO_RANGE)"
+	}
+	off := q.Off
+	if q.Op == engine.OpSync {
+		off = sp.dstOff
+	}
+	if oe.Op != op || oe.Path != job.Files[q.File].Name() || oe.Offset != off {
+		t.Fatalf("%v: error %q, want %s %s at offset %d", sp, err, op, job.Files[q.File].Name(), off)
+	}
+}
+
+// checkStopped checks DST after a stopped copy against what the stats
+// claim.
+func checkStopped(t *testing.T, sp randomSpec, st engine.Stats, old, src, got []byte, owned bool) {
+	t.Helper()
+	if st.Contiguous > sp.length {
+		t.Fatalf("%v: contiguous %d of %d", sp, st.Contiguous, sp.length)
 	}
 	done := src[sp.srcOff : sp.srcOff+st.Contiguous]
 	if owned {

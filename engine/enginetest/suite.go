@@ -67,6 +67,7 @@ func Run(t *testing.T, nb engine.NewBackend) {
 	t.Run("random", func(t *testing.T) { RandomCopies(t, nb) })
 	t.Run("chaos", func(t *testing.T) { ChaosCopies(t, nb) })
 	t.Run("stopped", func(t *testing.T) { StoppedCopies(t, nb) })
+	t.Run("failed", func(t *testing.T) { FailedCopies(t, nb) })
 	t.Run("source-shrank", func(t *testing.T) { SourceShrank(t, nb) })
 	t.Run("canceled", func(t *testing.T) { Canceled(t, nb) })
 }
