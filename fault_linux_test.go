@@ -110,9 +110,11 @@ func smallExt4(t *testing.T, opts ...string) (string, int64) {
 	return mnt, int64(st.Bfree) * st.Bsize
 }
 
-// TestENOSPC fills a small real ext4. With extents, preallocation finds
-// the full file system before any data moves; without (mkfs -O ^extent:
-// no fallocate on such files) a write fails in the middle of the copy.
+// TestENOSPC fills a small real ext4. With extents and every byte copied
+// as data, preallocation finds the full file system before any data moves;
+// with zero detection (the default) a reservation that finds no room is
+// dropped, since zeros may never need it, and a write fails instead; so it
+// does without extents (mkfs -O ^extent: no fallocate on such files).
 // Either way: exit 1, "no space left on device" with the path and the
 // offset, and DST discarded (new) or its true prefix kept (existing).
 func TestENOSPC(t *testing.T) {
@@ -121,9 +123,16 @@ func TestENOSPC(t *testing.T) {
 		src := filepath.Join(t.TempDir(), "src")
 		randomFile(t, src, int(free+4<<20), 5)
 		dst := filepath.Join(mnt, "dst")
-		r := cli(t, src, dst)
+		r := cli(t, "--sparse", "never", src, dst)
 		r.want(t, exitFailed, fmt.Sprintf("ringcp: fallocate %s at offset 0: no space left on device (ENOSPC)", dst),
 			"DST "+dst+" discarded")
+		mustNotExist(t, dst)
+
+		r = cli(t, src, dst)
+		r.want(t, exitFailed, "no space left on device (ENOSPC)", "DST "+dst+" discarded")
+		if op, path, off := failedAt(t, r.stderr); op != "write" || path != dst || off <= 0 || off >= free+4<<20 {
+			t.Errorf("error: %s %s at offset %d; want a write of %s in (0, %d)", op, path, off, dst, free+4<<20)
+		}
 		mustNotExist(t, dst)
 	})
 	for _, existing := range []bool{false, true} {

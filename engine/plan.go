@@ -142,6 +142,15 @@ func (p *planner) reserve(upTo int64) error {
 		p.reserved = to
 	case errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS):
 		p.prealloc = false // no fallocate here: allocate as we write
+	case (errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT)) && p.job.ZeroBlock > 0:
+		// With zero detection the window may hold zero runs that are
+		// never written (SEEK_DATA calls allocated zeros data), so a
+		// sparse copy can fit where its reservation does not. Reserving
+		// is an optimisation: allocate as we write, and let a write that
+		// really finds no room say so. Without zero detection every byte
+		// of the window is written, and the error stands: a full file
+		// system shows before the data moves.
+		p.prealloc = false
 	default:
 		return &OpError{Op: "fallocate", Path: dst.Name(), Offset: p.job.DstOff + from, Err: err}
 	}

@@ -163,7 +163,7 @@ func (r *run) startTail() {
 }
 
 func (r *run) queue(idx int) {
-	r.pending = append(r.pending, r.job.request(idx, &r.slots[idx], r.zero.mode()))
+	r.pending = append(r.pending, r.job.request(idx, &r.slots[idx]))
 }
 
 func (r *run) submit() error {
@@ -250,6 +250,14 @@ func (r *run) writeDone(idx int, s *slot, n int) {
 		return
 	}
 	if s.done < s.segEnd-s.seg {
+		if r.stopping() && s.hole {
+			// A hole chunk written as zeros, a block at a time, stops
+			// between blocks like reads do: it is not in the prefix, and
+			// its end can be a gigabyte away (maxHoleChunk). Its zeros
+			// are not torn data: what they replaced is not kept anyway.
+			r.release(idx)
+			return
+		}
 		// A short write with the rest still to go is retried even when
 		// stopping: what was handed to DST is finished, not torn.
 		r.queue(idx)
@@ -289,10 +297,10 @@ func (r *run) fail(err error) {
 
 func (r *run) opError(s *slot, err error) error {
 	cp := *s // request moves start; rebuild on a copy, only for op and offset
-	q := r.job.request(0, &cp, r.zero.mode())
+	q := r.job.request(0, &cp)
 	op := q.Op.String()
 	if q.Op == OpFallocate {
-		op = r.zero.name()
+		op = zeroMethodName(q.Mode)
 	}
 	return &OpError{Op: op, Path: r.job.Files[q.File].Name(), Offset: q.Off, Err: err}
 }

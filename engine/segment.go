@@ -32,7 +32,7 @@ func (r *run) startSegment(idx int) {
 		r.stats.BytesHoles += int64(s.segEnd - s.seg)
 		r.segmentDone(idx)
 	case zeroOp:
-		s.phase = phaseZeroOp
+		s.phase, s.mode = phaseZeroOp, r.zero.mode()
 		r.queue(idx)
 	case zeroWrite:
 		if s.hole {
@@ -56,7 +56,7 @@ func (r *run) zeroOpDone(idx int, s *slot, errno syscall.Errno) {
 		}
 		r.segmentDone(idx)
 	case unsupported(errno):
-		r.zero.drop()
+		r.zero.drop(s.mode)
 		r.startSegment(idx)
 	default:
 		r.fail(r.opError(s, errno))

@@ -27,6 +27,10 @@ type slot struct {
 	// The current segment is [seg, segEnd) of the chunk.
 	seg, segEnd int
 	segZero     bool
+	// mode is the fallocate mode of the slot's zero op: a retry sends the
+	// same call again, and a refusal turns off that method, not whichever
+	// is current by the time it comes back.
+	mode uint32
 	// done counts the bytes of the current request's span already moved;
 	// start is where the request in flight began, to tell progress from a
 	// short transfer that cannot advance.
@@ -35,7 +39,7 @@ type slot struct {
 
 // request builds the request that moves the rest of the slot's current
 // span, restarting at an aligned position so O_DIRECT accepts it.
-func (j *Job) request(idx int, s *slot, zeroMode uint32) Request {
+func (j *Job) request(idx int, s *slot) Request {
 	q := Request{Slot: idx, Op: OpWrite, File: FileDst}
 	switch s.phase {
 	case phaseRead:
@@ -54,7 +58,7 @@ func (j *Job) request(idx int, s *slot, zeroMode uint32) Request {
 		q.Buf = s.buf[s.seg+s.start : s.segEnd]
 	case phaseZeroOp:
 		s.start = 0
-		q.Op, q.Len, q.Mode = OpFallocate, int64(s.segEnd-s.seg), zeroMode
+		q.Op, q.Len, q.Mode = OpFallocate, int64(s.segEnd-s.seg), s.mode
 	case phaseZeroWrite:
 		s.start = alignDown(s.done, j.DstAlign)
 		q.Buf = s.zeros(s.start)

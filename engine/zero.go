@@ -87,23 +87,25 @@ func (z *zeroer) plan(hole bool) zeroAction {
 // reservation released), rather than old data made zero.
 func (z *zeroer) leavesHole() bool { return z.dstZeroed }
 
-func (z *zeroer) mode() uint32 {
-	if len(z.methods) == 0 {
-		return 0
+// mode is the fallocate mode of the current method; plan returns zeroOp
+// only while there is one.
+func (z *zeroer) mode() uint32 { return z.methods[0].mode }
+
+// zeroMethodName names a fallocate mode for errors.
+func zeroMethodName(mode uint32) string {
+	for _, m := range zeroMethods {
+		if m.mode == mode {
+			return m.name
+		}
 	}
-	return z.methods[0].mode
+	return "fallocate"
 }
 
-func (z *zeroer) name() string {
-	if len(z.methods) == 0 {
-		return "write"
-	}
-	return z.methods[0].name
-}
-
-// drop turns the current method off after the kernel said it cannot.
-func (z *zeroer) drop() {
-	if len(z.methods) > 0 {
+// drop turns mode off after the kernel said it cannot. Zero ops of several
+// slots are in flight at once, so a refusal can come back after its method
+// was already dropped: then it says nothing about the current one.
+func (z *zeroer) drop(mode uint32) {
+	if len(z.methods) > 0 && z.methods[0].mode == mode {
 		z.methods = z.methods[1:]
 	}
 }

@@ -64,6 +64,10 @@ func Run(t *testing.T, nb engine.NewBackend) {
 		Copy(t, nb, Spec{Size: 1<<20 + 7, Direct: true, BlockSize: 4096, Depth: 1, Length: -1, Truncate: true})
 	})
 	t.Run("sparse", func(t *testing.T) { SparseProperty(t, nb) })
+	t.Run("random", func(t *testing.T) { RandomCopies(t, nb) })
+	t.Run("chaos", func(t *testing.T) { ChaosCopies(t, nb) })
+	t.Run("stopped", func(t *testing.T) { StoppedCopies(t, nb) })
+	t.Run("failed", func(t *testing.T) { FailedCopies(t, nb) })
 	t.Run("source-shrank", func(t *testing.T) { SourceShrank(t, nb) })
 	t.Run("canceled", func(t *testing.T) { Canceled(t, nb) })
 }
