@@ -41,8 +41,12 @@ func (op Op) String() string {
 	return "op?"
 }
 
-// SyncSlot is the Slot of a sync request: it has no buffer.
-const SyncSlot = -1
+// Slots of the sync requests, which have no buffer: DST's, and that of
+// the descriptor that wrote an unaligned tail.
+const (
+	SyncSlot     = -1
+	SyncTailSlot = -2
+)
 
 // Request is one I/O for a backend. Buf lies inside buffer Slot; Len and
 // Mode are for OpFallocate, which has no buffer.

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -75,8 +76,15 @@ func (r *run) setSize() error {
 	return nil
 }
 
+// sync is the barrier: fdatasync DST once every write has completed. The
+// descriptor that wrote the unaligned tail is synced too: fsync is per
+// inode on local filesystems, but a FUSE server may buffer per handle.
 func (r *run) sync() error {
-	r.pending = append(r.pending, Request{Op: OpSync, File: FileDst, Slot: SyncSlot})
+	r.pending = append(r.pending, syncRequest(SyncSlot))
+	if r.tailWritten {
+		r.pending = append(r.pending, syncRequest(SyncTailSlot))
+	}
+	r.syncsLeft = len(r.pending)
 	if err := r.submit(); err != nil {
 		return err
 	}
@@ -88,12 +96,29 @@ func (r *run) sync() error {
 	return r.failed
 }
 
-func (r *run) syncDone(c Completion) {
-	if c.Errno != 0 {
-		r.fail(&OpError{Op: "fdatasync", Path: r.job.Files[FileDst].Name(), Offset: r.job.DstOff, Err: c.Errno})
-		return
+func syncRequest(slot int) Request {
+	file := FileDst
+	if slot == SyncTailSlot {
+		file = FileDstTail
 	}
-	r.stats.Synced = true
+	return Request{Op: OpSync, File: file, Slot: slot}
+}
+
+func (r *run) syncDone(c Completion) {
+	switch c.Errno {
+	case 0:
+		r.syncsLeft--
+		r.stats.Synced = r.syncsLeft == 0 && r.failed == nil
+	case syscall.EAGAIN, syscall.EINTR:
+		// Not expected from io_uring's fsync workers, but it means "again",
+		// never "failed".
+		r.pending = append(r.pending, syncRequest(c.Slot))
+		if err := r.submit(); err != nil {
+			r.fail(err)
+		}
+	default:
+		r.fail(&OpError{Op: "fdatasync", Path: r.job.Files[FileDst].Name(), Offset: r.job.DstOff, Err: c.Errno})
+	}
 }
 
 // CanceledError reports a copy stopped by its context: what was written,

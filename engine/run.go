@@ -63,6 +63,10 @@ type run struct {
 	cqes     []Completion
 	prefix   prefix
 	zero     zeroer
+	// tailWritten: the unaligned tail went through FileDstTail, which the
+	// barrier syncs too. syncsLeft counts barrier syncs in flight.
+	tailWritten bool
+	syncsLeft   int
 }
 
 func newRun(job *Job, be Backend) *run {
@@ -159,6 +163,7 @@ func (r *run) startTail() {
 	}
 	s := &r.slots[idx]
 	s.phase, s.done = phaseTailWrite, 0
+	r.tailWritten = true
 	r.queue(idx)
 }
 
@@ -186,7 +191,7 @@ func (r *run) release(idx int) {
 // complete maps one completion to the slot's next step. Every case is
 // explicit: retry, error, short (requeue the rest), done, end of file.
 func (r *run) complete(c Completion) {
-	if c.Slot == SyncSlot {
+	if c.Slot < 0 {
 		r.syncDone(c)
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 
@@ -257,4 +258,39 @@ func TestStopEndsHoleZeroWrites(t *testing.T) {
 	if afterCancel > len(job.Buffers) {
 		t.Fatalf("%d writes of zeros after the cancel: the hole chunk went on to its end", afterCancel)
 	}
+}
+
+// TestSyncRetriesAndCoversTail: an fdatasync that comes back -EINTR is sent
+// again rather than failing the copy, and a copy whose unaligned tail went
+// through the buffered descriptor syncs that descriptor too.
+func TestSyncRetriesAndCoversTail(t *testing.T) {
+	src := pattern(10_000, 3)
+	job, dstPath, cleanup := scriptJob(t, src, nil, 4096, 2)
+	defer cleanup()
+	tail, err := os.OpenFile(dstPath, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tail.Close()
+	job.Files[FileDstTail], job.DstAlign = tail, 512 // 10000 is not a multiple of 512
+	var synced []FileID
+	interrupted := false
+	st, err := Run(context.Background(), job, newScripted(func(q Request) (Completion, bool, bool) {
+		if q.Op != OpSync {
+			return Completion{}, false, false
+		}
+		if !interrupted {
+			interrupted = true
+			return Completion{Slot: q.Slot, Errno: syscall.EINTR}, true, false
+		}
+		synced = append(synced, q.File)
+		return Completion{Slot: q.Slot}, true, false
+	}))
+	if err != nil || !st.Synced {
+		t.Fatalf("stats %+v, err %v: want a synced copy", st, err)
+	}
+	if !slices.Contains(synced, FileDst) || !slices.Contains(synced, FileDstTail) {
+		t.Fatalf("synced %v: want DST and the tail's descriptor", synced)
+	}
+	enginetestCompare(t, dstPath, src)
 }
