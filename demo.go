@@ -44,7 +44,8 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	code := exitOK
-	for _, eng := range []copier.EngineChoice{copier.EngineUring, copier.EnginePool} {
+	// auto: io_uring, or the pool (with the reason) where io_uring is off.
+	for _, eng := range []copier.EngineChoice{copier.EngineAuto, copier.EnginePool} {
 		if c := demoCopy(src, filepath.Join(dir, "copy-"+string(eng)+".raw"), eng, stdout, stderr); c != exitOK {
 			code = c
 		}
