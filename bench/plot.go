@@ -32,12 +32,7 @@ func (b *bench) writeChart(path string) error {
 	}
 	var panels []panel
 	for _, name := range b.cfg.Workloads {
-		var runs []*Run
-		for _, r := range b.runs {
-			if r.Workload == name {
-				runs = append(runs, r)
-			}
-		}
+		runs := b.runsOf(name)
 		if len(runs) > 0 {
 			p, err := barPanel(name, summarize(runs))
 			if err != nil {

@@ -68,12 +68,7 @@ func (b *bench) writeMarkdown(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	for _, name := range b.cfg.Workloads {
-		var runs []*Run
-		for _, r := range b.runs {
-			if r.Workload == name {
-				runs = append(runs, r)
-			}
-		}
+		runs := b.runsOf(name)
 		if len(runs) > 0 {
 			w2, _ := findWorkload(name)
 			b.writeWorkload(w, w2, runs)
@@ -285,12 +280,7 @@ func (b *bench) writeSummaryCSV(path string) error {
 	rows := [][]string{{"workload", "tool", "runs", "ok", "verdict", "median_s", "mb_per_s",
 		"ratio_to_ringcp", "of_ceiling", "cpu_s", "peak_rss_mib", "dst_alloc_bytes", "src_alloc_bytes"}}
 	for _, name := range b.cfg.Workloads {
-		var runs []*Run
-		for _, r := range b.runs {
-			if r.Workload == name {
-				runs = append(runs, r)
-			}
-		}
+		runs := b.runsOf(name)
 		if len(runs) == 0 {
 			continue
 		}
@@ -415,4 +405,15 @@ func sweepDefault(runs []*Run) (float64, map[string]string) {
 		return 0, nil
 	}
 	return mbps(runs[0].Size, median(ws)), info
+}
+
+// runsOf is every run of one workload, in the order they ran.
+func (b *bench) runsOf(workload string) []*Run {
+	var runs []*Run
+	for _, r := range b.runs {
+		if r.Workload == workload {
+			runs = append(runs, r)
+		}
+	}
+	return runs
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/engine/enginetest"
 	"github.com/ringcp/ringcp/internal/blocktest"
 	"github.com/ringcp/ringcp/internal/uringtest"
 )
@@ -123,32 +124,5 @@ func randomCopy(t *testing.T, seed uint64) {
 // sparseLayout writes a random sparse file at path and returns its bytes.
 func sparseLayout(t *testing.T, rng *rand.Rand, path string, seed uint64) []byte {
 	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var want []byte
-	for i := rng.IntN(6) + 1; i > 0; i-- {
-		n := int64(rng.IntN(5)) * 4096 * int64(rng.IntN(60)+1)
-		if rng.IntN(3) == 0 {
-			n += int64(rng.IntN(4096))
-		}
-		b := make([]byte, n)
-		switch rng.IntN(3) {
-		case 0: // hole
-		case 1:
-			b = randomBytes(n, seed*31+uint64(i))
-			fallthrough
-		default: // written zeros, or data
-			if _, err := f.WriteAt(b, int64(len(want))); err != nil {
-				t.Fatal(err)
-			}
-		}
-		want = append(want, b...)
-	}
-	if err := f.Truncate(int64(len(want))); err != nil {
-		t.Fatal(err)
-	}
-	return want
+	return enginetest.MakeSparse(t, path, enginetest.RandomLayout(rng), seed)
 }

@@ -17,7 +17,7 @@ import (
 // randomSpec is one copy of RandomCopies: a sparse SRC, a range with its
 // own offsets and length, and one of the kinds of DST the copier makes.
 type randomSpec struct {
-	pieces         []piece
+	pieces         []Piece
 	direct         bool
 	srcOff, dstOff int64
 	length         int64
@@ -74,7 +74,7 @@ func StoppedCopies(t *testing.T, nb engine.NewBackend) {
 }
 
 func randomCopySpec(rng *rand.Rand) randomSpec {
-	sp := randomSpec{pieces: randomLayout(rng), direct: rng.IntN(2) == 0}
+	sp := randomSpec{pieces: RandomLayout(rng), direct: rng.IntN(2) == 0}
 	size := int64(0)
 	for _, p := range sp.pieces {
 		size += p.n
@@ -134,7 +134,7 @@ func FailedCopies(t *testing.T, nb engine.NewBackend) {
 func randomCopy(t *testing.T, nb engine.NewBackend, sp randomSpec, seed uint64, chaos *Chaos) {
 	dir := t.TempDir()
 	srcPath, dstPath := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
-	src := makeSparse(t, srcPath, sp.pieces, seed)
+	src := MakeSparse(t, srcPath, sp.pieces, seed)
 	var old []byte
 	switch sp.dst {
 	case "range", "truncated":

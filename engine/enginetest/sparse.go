@@ -12,8 +12,8 @@ import (
 	"github.com/ringcp/ringcp/engine"
 )
 
-// layout is one piece of a sparse SRC.
-type piece struct {
+// Piece is one piece of a sparse SRC: "data", "hole" or "zeros".
+type Piece struct {
 	kind string // "data", "hole", "zeros"
 	n    int64
 }
@@ -27,7 +27,7 @@ type piece struct {
 func SparseProperty(t *testing.T, nb engine.NewBackend) {
 	for seed := uint64(1); seed <= 24; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 77))
-		pieces := randomLayout(rng)
+		pieces := RandomLayout(rng)
 		direct := seed%2 == 0
 		prealloc := seed%3 != 0
 		for _, overwrite := range []bool{false, true} {
@@ -37,22 +37,26 @@ func SparseProperty(t *testing.T, nb engine.NewBackend) {
 	}
 }
 
-func randomLayout(rng *rand.Rand) []piece {
+// RandomLayout is a random sparse file: up to eight pieces of data, holes
+// and written zeros, some not a block multiple, ending in data, a hole or
+// zeros.
+func RandomLayout(rng *rand.Rand) []Piece {
 	kinds := []string{"data", "hole", "zeros"}
-	var ps []piece
+	var ps []Piece
 	for i := rng.IntN(8) + 1; i > 0; i-- {
 		n := int64(rng.IntN(6)) * 4096 * int64(rng.IntN(40)+1)
 		if rng.IntN(4) == 0 {
 			n += int64(rng.IntN(4096)) // not a block multiple
 		}
-		ps = append(ps, piece{kinds[rng.IntN(3)], n})
+		ps = append(ps, Piece{kinds[rng.IntN(3)], n})
 	}
-	last := []piece{{"data", int64(rng.IntN(9000) + 1)}, {"hole", int64(rng.IntN(3) * 65536)}, {"zeros", 5000}}
+	last := []Piece{{"data", int64(rng.IntN(9000) + 1)}, {"hole", int64(rng.IntN(3) * 65536)}, {"zeros", 5000}}
 	return append(ps, last[rng.IntN(3)])
 }
 
-// makeSparse writes the layout and returns the file's expected content.
-func makeSparse(t *testing.T, path string, ps []piece, seed uint64) []byte {
+// MakeSparse writes the layout at path and returns the file's content,
+// holes read as zeros.
+func MakeSparse(t testing.TB, path string, ps []Piece, seed uint64) []byte {
 	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
@@ -82,10 +86,10 @@ func makeSparse(t *testing.T, path string, ps []piece, seed uint64) []byte {
 	return want
 }
 
-func sparseCopy(t *testing.T, nb engine.NewBackend, ps []piece, direct, prealloc, overwrite bool, seed uint64) {
+func sparseCopy(t *testing.T, nb engine.NewBackend, ps []Piece, direct, prealloc, overwrite bool, seed uint64) {
 	dir := t.TempDir()
 	srcPath, dstPath := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
-	want := makeSparse(t, srcPath, ps, seed)
+	want := MakeSparse(t, srcPath, ps, seed)
 	if overwrite {
 		writeFile(t, dstPath, RandomBytes(int64(len(want))+123_457, seed+1))
 	}
@@ -121,7 +125,7 @@ func sparseCopy(t *testing.T, nb engine.NewBackend, ps []piece, direct, prealloc
 	}
 }
 
-func holeBytes(ps []piece) int64 {
+func holeBytes(ps []Piece) int64 {
 	var n int64
 	for _, p := range ps {
 		if p.kind == "hole" {
