@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/ringcp/ringcp/internal/uringtest"
@@ -36,7 +37,7 @@ func TestJSONReport(t *testing.T) {
 		}
 		want := map[string]any{
 			"engine": map[string]string{"uring": "io_uring", "pool": "pool"}[engine], "fallback_reason": "",
-			"bytes": float64(len(data)), "direct_src": true, "direct_dst": true, "synced": true,
+			"bytes": float64(len(data)), "direct_src": true, "direct_dst": true, "synced": true, "dst_state": "complete",
 		}
 		for k, v := range want {
 			if got[k] != v {
@@ -83,5 +84,32 @@ func TestVerboseExplainsChoices(t *testing.T) {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("-v output lacks %q:\n%s", want, stderr.String())
 		}
+	}
+}
+
+// TestJSONOnFailure: a failed copy still prints one JSON object, with the
+// error and what DST holds, and exits 1.
+func TestJSONOnFailure(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	os.WriteFile(src, make([]byte, 1<<20), 0o644)
+	// A DST on a tmpfs far too small for it.
+	full := t.TempDir()
+	if err := syscall.Mount("tmpfs", full, "tmpfs", 0, "size=64k"); err != nil {
+		t.Skipf("needs root to mount a small tmpfs: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(full, 0) })
+	dst = filepath.Join(full, "dst")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"--json", "--sparse", "never", src, dst}, &stdout, &stderr)
+	if code != exitFailed {
+		t.Fatalf("exit %d, want 1; stderr %s", code, stderr.String())
+	}
+	var got map[string]any
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v\n%s", err, stdout.String())
+	}
+	if e, _ := got["error"].(string); !strings.Contains(e, "no space left on device") || got["dst_state"] != "discarded" {
+		t.Fatalf("error %q, dst_state %v: want ENOSPC and a discarded DST", got["error"], got["dst_state"])
 	}
 }

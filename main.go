@@ -69,13 +69,17 @@ func copyCommand(cfg config, stdout, stderr io.Writer) int {
 	rep, err := plan.Run(ctx)
 	stopProgress()
 	if err != nil {
-		return stoppedCopy(stderr, cfg.opts, rep, err, sig.caught())
+		code := stoppedCopy(stderr, cfg.opts, rep, err, sig.caught())
+		if cfg.json {
+			writeJSON(stdout, stderr, rep, err)
+		}
+		return code
 	}
 	if cfg.verbose {
 		fmt.Fprintf(stderr, "ringcp: engine %s: %s\n", rep.Engine, rep.Caps.Detail)
 	}
 	if cfg.json {
-		return writeJSON(stdout, stderr, rep)
+		return writeJSON(stdout, stderr, rep, nil)
 	}
 	printSummary(stderr, rep, "copied")
 	return exitOK

@@ -30,6 +30,9 @@ type jsonReport struct {
 	Offload         string  `json:"offload"`
 	OffloadFallback string  `json:"offload_fallback"`
 	Synced          bool    `json:"synced"`
+	DstState        string  `json:"dst_state"`
+	Contiguous      int64   `json:"contiguous"`
+	Error           string  `json:"error,omitempty"`
 	FixedBuffers    bool    `json:"fixed_buffers"`
 	EngineDetail    string  `json:"engine_detail"`
 }
@@ -40,7 +43,7 @@ func toJSON(r copier.Report) jsonReport {
 		Bytes: r.Bytes, BytesRead: r.BytesRead, Seconds: r.Seconds, CPUSeconds: r.CPUSeconds,
 		BlockSize: r.BlockSize, QueueDepth: r.QueueDepth, DirectSrc: r.DirectSrc, DirectDst: r.DirectDst,
 		BytesHoles: r.BytesHoles, BytesZeroed: r.BytesZeroed, Offload: r.Offload, OffloadFallback: r.OffloadFallback,
-		Synced: r.Synced, FixedBuffers: r.Caps.FixedBuffers, EngineDetail: r.Caps.Detail,
+		Synced: r.Synced, DstState: r.DstState.String(), Contiguous: r.Contiguous, FixedBuffers: r.Caps.FixedBuffers, EngineDetail: r.Caps.Detail,
 	}
 	if r.Seconds > 0 {
 		j.BytesPerSecond = float64(r.Bytes) / r.Seconds
@@ -48,9 +51,15 @@ func toJSON(r copier.Report) jsonReport {
 	return j
 }
 
-func writeJSON(stdout, stderr io.Writer, r copier.Report) int {
+// writeJSON prints the report; copyErr, when not nil, is why the copy did
+// not complete, so integrations get one object on success and failure.
+func writeJSON(stdout, stderr io.Writer, r copier.Report, copyErr error) int {
+	j := toJSON(r)
+	if copyErr != nil {
+		j.Error = oneLine(copyErr)
+	}
 	enc := json.NewEncoder(stdout)
-	if err := enc.Encode(toJSON(r)); err != nil {
+	if err := enc.Encode(j); err != nil {
 		fmt.Fprintf(stderr, "ringcp: writing JSON: %v\n", err)
 		return exitFailed
 	}
