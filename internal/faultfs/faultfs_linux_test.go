@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ringcp/ringcp/ring"
 	"golang.org/x/sys/unix"
 )
 
@@ -51,7 +52,7 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatalf("O_DIRECT pread of %d: %d, %v; want %d", len(buf), n, err, size)
 			}
 			clear(buf)
-			if res := uringRW(t, ioringOpRead, fd, buf, 0); res != int32(size) || !bytes.Equal(buf[:size], data) {
+			if res := uringRW(t, ring.OpRead, fd, buf, 0); res != int32(size) || !bytes.Equal(buf[:size], data) {
 				t.Fatalf("io_uring read of %d: %d; want %d", len(buf), res, size)
 			}
 		})
@@ -247,20 +248,20 @@ func TestIOURing(t *testing.T) {
 
 	src := openT(t, fs.Path("src"), unix.O_RDONLY|unix.O_DIRECT)
 	defer unix.Close(src)
-	if res := uringRW(t, ioringOpRead, src, buf, 0); res != short || !bytes.Equal(buf[:short], data[:short]) {
+	if res := uringRW(t, ring.OpRead, src, buf, 0); res != short || !bytes.Equal(buf[:short], data[:short]) {
 		t.Errorf("io_uring read of 1 MiB from 0: %d, want the short count %d", res, short)
 	}
-	if res := uringRW(t, ioringOpRead, src, buf[:1<<20-short], short); res != -int32(syscall.EIO) {
+	if res := uringRW(t, ring.OpRead, src, buf[:1<<20-short], short); res != -int32(syscall.EIO) {
 		t.Errorf("io_uring read of the rest: %d, want -EIO", res)
 	}
 
 	copy(buf, data)
 	dst := openT(t, fs.Path("dst"), unix.O_RDWR|unix.O_CREAT|unix.O_DIRECT)
 	defer unix.Close(dst)
-	if res := uringRW(t, ioringOpWrite, dst, buf, 0); res != short {
+	if res := uringRW(t, ring.OpWrite, dst, buf, 0); res != short {
 		t.Errorf("io_uring write of 1 MiB from 0: %d, want the short count %d", res, short)
 	}
-	if res := uringRW(t, ioringOpWrite, dst, buf[short:], short); res != -int32(syscall.ENOSPC) {
+	if res := uringRW(t, ring.OpWrite, dst, buf[short:], short); res != -int32(syscall.ENOSPC) {
 		t.Errorf("io_uring write of the rest: %d, want -ENOSPC", res)
 	}
 	if got, err := os.ReadFile(filepath.Join(back, "dst")); err != nil || !bytes.Equal(got, data[:short]) {
