@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 
+	"github.com/ringcp/ringcp/align"
 	"golang.org/x/sys/unix"
 )
 
@@ -100,10 +101,10 @@ func (p *planner) mapFrom(off int64) error {
 			de = h
 		}
 	}
-	p.dataStart = max(off, roundDown(ds-base, p.holeAlign))
-	p.dataEnd = min(end, roundUp(de-base, p.holeAlign))
+	p.dataStart = max(off, align.RoundDown(ds-base, p.holeAlign))
+	p.dataEnd = min(end, align.RoundUp(de-base, p.holeAlign))
 	if p.dataStart >= end && end%p.holeAlign != 0 {
-		p.dataStart = max(off, roundDown(end, p.holeAlign))
+		p.dataStart = max(off, align.RoundDown(end, p.holeAlign))
 		p.dataEnd = end
 	}
 	p.dataStart = min(p.dataStart, end)
@@ -156,7 +157,3 @@ func (p *planner) reserve(upTo int64) error {
 	}
 	return nil
 }
-
-func roundDown(n, a int64) int64 { return n - n%a }
-
-func roundUp(n, a int64) int64 { return roundDown(n+a-1, a) }

@@ -85,6 +85,8 @@ func (j *Job) isTail(s *slot) bool {
 	return !align.IsAligned(int64(s.n), int64(j.DstAlign))
 }
 
-func alignDown(n, a int) int { return n - n%a }
+// alignDown and alignUp are align's rounding for the int offsets within a
+// slot's buffer.
+func alignDown(n, a int) int { return int(align.RoundDown(int64(n), int64(a))) }
 
-func alignUp(n, a int) int { return alignDown(n+a-1, a) }
+func alignUp(n, a int) int { return int(align.RoundUp(int64(n), int64(a))) }
