@@ -99,8 +99,6 @@ func (j *Job) validate() error {
 		return fmt.Errorf("engine: block size %d is not a multiple of alignments %d/%d", j.BlockSize, j.SrcAlign, j.DstAlign)
 	case !align.IsAligned(j.SrcOff, int64(j.SrcAlign)) || !align.IsAligned(j.DstOff, int64(j.DstAlign)):
 		return fmt.Errorf("engine: offsets %d/%d are not aligned to %d/%d", j.SrcOff, j.DstOff, j.SrcAlign, j.DstAlign)
-	case j.DstAlign > 1 && !align.IsAligned(j.Length, int64(j.DstAlign)) && j.Files[FileDstTail] == nil:
-		return fmt.Errorf("engine: length %d needs a buffered DST descriptor for its tail", j.Length)
 	case j.ZeroBlock < 0 || (j.ZeroBlock > 0 && !align.IsAligned(int64(j.ZeroBlock), int64(j.DstAlign))):
 		return fmt.Errorf("engine: zero block %d is not a multiple of DST's alignment %d", j.ZeroBlock, j.DstAlign)
 	case j.HoleAlign < 0:

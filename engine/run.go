@@ -2,33 +2,24 @@ package engine
 
 import (
 	"context"
-	"runtime"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// Run copies job with a backend built by newBackend. See the package doc
-// for the contract. Stats are valid even when err is not nil.
+// Run copies job with a backend built by newBackend: Open, then
+// Copy.Run, then Copy.Close. See the package doc for the contract. Stats
+// are valid even when err is not nil.
 func Run(ctx context.Context, job Job, newBackend NewBackend) (Stats, error) {
-	if err := job.validate(); err != nil {
-		return Stats{}, err
-	}
-	// One OS thread for the whole copy: io_uring SINGLE_ISSUER rings accept
-	// enter only from the thread that created them.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	be, err := newBackend(Setup{Files: job.Files, Buffers: job.Buffers, Depth: len(job.Buffers)})
+	c, err := Open(job, newBackend)
 	if err != nil {
 		return Stats{}, err
 	}
-	flushBeforeMapping(&job)
-	r := newRun(&job, be)
-	err = r.copy(ctx)
-	if cerr := be.Close(); err == nil && cerr != nil {
+	st, err := c.Run(ctx)
+	if cerr := c.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
-	return r.stats, err
+	return st, err
 }
 
 // flushBeforeMapping guards against the class of bug where SEEK_DATA
@@ -63,8 +54,9 @@ type run struct {
 	cqes     []Completion
 	prefix   prefix
 	zero     zeroer
-	// tailWritten: the unaligned tail went through FileDstTail, which the
-	// barrier syncs too. syncsLeft counts barrier syncs in flight.
+	// tailWritten: the unaligned tail went through a separate FileDstTail,
+	// which the barrier syncs too. syncsLeft counts barrier syncs in
+	// flight.
 	tailWritten bool
 	syncsLeft   int
 }
@@ -162,8 +154,13 @@ func (r *run) startTail() {
 		return
 	}
 	s := &r.slots[idx]
+	if err := r.job.bufferTail(); err != nil {
+		r.fail(&OpError{Op: "fcntl(F_SETFL)", Path: r.job.Files[FileDst].Name(), Offset: r.job.DstOff + s.rel, Err: err})
+		r.release(idx)
+		return
+	}
 	s.phase, s.done = phaseTailWrite, 0
-	r.tailWritten = true
+	r.tailWritten = r.job.Files[FileDstTail] != nil
 	r.queue(idx)
 }
 

@@ -52,7 +52,7 @@ func (j *Job) request(idx int, s *slot) Request {
 	case phaseWrite, phaseTailWrite:
 		a := j.DstAlign
 		if s.phase == phaseTailWrite {
-			a, q.File = 1, FileDstTail
+			a, q.File = 1, j.tailFile()
 		}
 		s.start = alignDown(s.done, a)
 		q.Buf = s.buf[s.seg+s.start : s.segEnd]
