@@ -49,6 +49,8 @@ func dstState(opts copier.Options, rep copier.Report) string {
 			byteCount(rep.Contiguous), opts.DstOffset)
 	case copier.DstComplete:
 		return "is complete"
+	case copier.DstUnknown:
+		return "holds data that cannot be vouched for: flushing what was written failed too; do not use it"
 	}
 	return "" // untouched: nothing to say
 }

@@ -1,10 +1,6 @@
 package copier
 
-import (
-	"os"
-
-	"golang.org/x/sys/unix"
-)
+import "golang.org/x/sys/unix"
 
 // DstState says what a copy left in DST, so that a caller can tell the
 // user exactly what is there after a failure or an interruption.
@@ -27,6 +23,10 @@ const (
 	// the first Report.Contiguous bytes of the copy at DstOffset; the rest
 	// of the range holds old data, new data, or a mix.
 	DstPartial
+	// DstUnknown: DST was written, but the fdatasync barrier after the
+	// failure failed too (a write that had completed failed in
+	// writeback): nothing DST holds can be vouched for.
+	DstUnknown
 )
 
 // String names the state for logs and JSON.
@@ -40,48 +40,39 @@ func (s DstState) String() string {
 		return "prefix"
 	case DstPartial:
 		return "partial"
+	case DstUnknown:
+		return "unknown"
 	}
 	return "untouched"
 }
 
 // stopped fills in what a failed or interrupted copy left in DST and
-// returns err. A DST created by name is removed here.
+// returns err. A new DST that did not complete is discarded here.
 func (p *Plan) stopped(rep *Report, d *dest, err error) error {
-	rep.DstState = p.leftIn(d, rep.Contiguous)
+	rep.DstState = p.discardOrDescribe(d, rep)
 	return err
 }
 
-func (p *Plan) leftIn(d *dest, contiguous int64) DstState {
+// discardOrDescribe removes a new DST that did not complete, and says what
+// DST holds.
+func (p *Plan) discardOrDescribe(d *dest, rep *Report) DstState {
 	switch {
-	case d.linked:
+	case d.published:
 		return DstComplete // complete and named: only its folder's fsync failed
-	case d.unnamed:
-		return DstDiscarded // the inode vanishes when its descriptor closes
-	case d.created:
-		if d.remove(p.dst.path) {
+	case d.fresh != newNone:
+		if d.discard() {
 			return DstDiscarded
 		}
 		return DstPartial
+	case !rep.Synced && !p.opts.NoSync:
+		return DstUnknown
 	case p.truncate:
 		// The engine cut the file to its contiguous prefix; trust that only
 		// if the size says so (the cut itself can fail).
 		var st unix.Stat_t
-		if unix.Fstat(int(d.f.Fd()), &st) == nil && st.Size == p.opts.DstOffset+contiguous {
+		if unix.Fstat(int(d.f.Fd()), &st) == nil && st.Size == p.opts.DstOffset+rep.Contiguous {
 			return DstPrefix
 		}
 	}
 	return DstPartial
-}
-
-// remove unlinks a DST that this copy created by name, if the name still
-// points at the file it created.
-func (d *dest) remove(path string) bool {
-	var mine, now unix.Stat_t
-	if unix.Fstat(int(d.f.Fd()), &mine) != nil || unix.Lstat(path, &now) != nil {
-		return false
-	}
-	if mine.Dev != now.Dev || mine.Ino != now.Ino {
-		return false
-	}
-	return os.Remove(path) == nil
 }

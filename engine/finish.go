@@ -36,18 +36,21 @@ func (p *prefix) add(rel, n int64) {
 }
 
 // finish sets DST's size and runs the fdatasync barrier after the last
-// write completed, and picks the error to return.
+// write completed, and picks the error to return. The barrier runs after a
+// failure too: what a failed copy claims to have written (Contiguous) is
+// only true once it is flushed. A buffered write (or a filesystem's
+// buffered fallback for O_DIRECT, as ext4 does on block-mapped files) can
+// complete and then fail in writeback; only fdatasync tells, and then
+// Stats.Synced stays false.
 func (r *run) finish() error {
-	if err := r.setSize(); err != nil {
-		return errors.Join(r.failed, err)
-	}
-	if r.failed != nil {
-		return r.failed
-	}
+	sizeErr := r.setSize()
 	if r.job.Sync {
 		if err := r.sync(); err != nil {
-			return err
+			return errors.Join(r.failed, sizeErr, err)
 		}
+	}
+	if err := errors.Join(r.failed, sizeErr, r.syncErr); err != nil {
+		return err
 	}
 	if r.canceled != nil {
 		return &CanceledError{Written: r.stats.BytesWritten, Contiguous: r.stats.Contiguous, Synced: r.stats.Synced, Err: r.canceled}
@@ -93,7 +96,7 @@ func (r *run) sync() error {
 			return err
 		}
 	}
-	return r.failed
+	return nil
 }
 
 func syncRequest(slot int) Request {
@@ -108,7 +111,7 @@ func (r *run) syncDone(c Completion) {
 	switch c.Errno {
 	case 0:
 		r.syncsLeft--
-		r.stats.Synced = r.syncsLeft == 0 && r.failed == nil
+		r.stats.Synced = r.syncsLeft == 0 && r.syncErr == nil
 	case syscall.EAGAIN, syscall.EINTR:
 		// Not expected from io_uring's fsync workers, but it means "again",
 		// never "failed".
@@ -117,7 +120,10 @@ func (r *run) syncDone(c Completion) {
 			r.fail(err)
 		}
 	default:
-		r.fail(&OpError{Op: "fdatasync", Path: r.job.Files[FileDst].Name(), Offset: r.job.DstOff, Err: c.Errno})
+		r.stats.Synced = false
+		if r.syncErr == nil {
+			r.syncErr = &OpError{Op: "fdatasync", Path: r.job.Files[FileDst].Name(), Offset: r.job.DstOff, Err: c.Errno}
+		}
 	}
 }
 

@@ -79,7 +79,9 @@ type Stats struct {
 	// Contiguous is how many bytes from the range start are written with
 	// no gap: where a stopped copy can be resumed.
 	Contiguous int64
-	Synced     bool // the fdatasync barrier completed
+	// Synced: the fdatasync barrier completed. It also runs after a
+	// failure or a stop, so that Contiguous is durable when it is true.
+	Synced bool
 }
 
 // validate catches a Job the engine cannot run correctly; the caller (the

@@ -49,6 +49,7 @@ type run struct {
 	inflight int
 	tail     int   // slot in phaseTailReady, or -1
 	failed   error // first I/O error; stops everything
+	syncErr  error // the barrier failed: nothing written can be vouched for
 	canceled error // ctx.Err() once seen; stops new reads only
 	stats    Stats
 	cqes     []Completion
