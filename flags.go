@@ -100,9 +100,15 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	if fs.Changed("queue-depth") && qd < 1 {
 		return cfg, fmt.Errorf("--queue-depth %d: must be at least 1", qd)
 	}
+	// --dst-offset or --length, even given as 0, places the copy inside
+	// DST: the rest of DST is kept (--help says so).
+	dstSize := copier.SizeAuto
+	if dstOff.set || length.set {
+		dstSize = copier.SizeKeep
+	}
 	cfg.opts = copier.Options{
 		Src: fs.Arg(0), Dst: fs.Arg(1),
-		SrcOffset: srcOff.v, DstOffset: dstOff.v, Length: length.v, LengthSet: length.set,
+		SrcOffset: srcOff.v, DstOffset: dstOff.v, Length: length.v, LengthSet: length.set, DstSize: dstSize,
 		BlockSize: int(min(bs.v, copier.MaxBlockSize+1)), QueueDepth: qd,
 		Engine: copier.EngineChoice(engine), Direct: copier.DirectMode(direct),
 		NoSync: syncMode == "none",

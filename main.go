@@ -30,6 +30,10 @@ const (
 )
 
 func main() {
+	if err := checkDescriptors(); err != nil {
+		fmt.Fprintf(os.Stderr, "ringcp: %v\n", err)
+		os.Exit(exitRefused)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -68,6 +72,11 @@ func copyCommand(cfg config, stdout, stderr io.Writer) int {
 	stopProgress := startProgress(cfg.progress, progress, plan.Length, stderr)
 	rep, err := plan.Run(ctx)
 	stopProgress()
+	if cfg.verbose {
+		for _, n := range rep.Notes {
+			fmt.Fprintf(stderr, "ringcp: %s\n", n)
+		}
+	}
 	if err != nil {
 		code := stoppedCopy(stderr, cfg.opts, rep, err, sig.caught())
 		if cfg.json {
@@ -95,8 +104,15 @@ func report(stderr io.Writer, err error) int {
 	return exitFailed
 }
 
-// signals turns SIGINT/SIGTERM into a cancelled context: the engine stops
-// submitting, drains, syncs what was written, and the command exits
+// stopSignals end a copy cleanly: SIGINT (^C), SIGTERM (kill, systemd),
+// and SIGHUP (the terminal or ssh session went away). A signal the
+// process was started with ignored stays ignored: under nohup, or as a
+// background job of a script, the copy goes on, as the AIX technote's
+// nohup dd runs expect. (signal.Notify would otherwise un-ignore it.)
+var stopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+
+// signals turns the stop signals into a cancelled context: the engine
+// stops submitting, drains, syncs what was written, and the command exits
 // 128+signal.
 type signals struct {
 	ch     chan os.Signal
@@ -107,7 +123,11 @@ type signals struct {
 func withSignals() (context.Context, *signals) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &signals{ch: make(chan os.Signal, 1), got: make(chan syscall.Signal, 1), cancel: cancel}
-	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM)
+	for _, sig := range stopSignals {
+		if !signal.Ignored(sig) {
+			signal.Notify(s.ch, sig)
+		}
+	}
 	go func() {
 		if v, ok := <-s.ch; ok {
 			s.got <- v.(syscall.Signal)

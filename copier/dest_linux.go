@@ -4,64 +4,48 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 )
 
 // dest is DST opened for the copy.
 type dest struct {
-	f    *os.File
-	tail *os.File // without O_DIRECT, for an unaligned last block; nil if f is buffered
-	// unnamed: f is an O_TMPFILE inode that gets DST's name only when the
-	// copy is complete and synced (publish). A new DST never exists half
-	// copied, not even after a crash.
-	unnamed bool
-	linked  bool // a new DST, complete and named by publish
-	created bool // a new DST created by name (no O_TMPFILE): ours to remove
+	f *os.File
+	// direct: f has O_DIRECT. Prepare decided it; a new DST created by
+	// name on a filesystem that refuses O_DIRECT stays buffered.
+	direct bool
+	// fresh says how a new DST was created (newUnnamed, newTemp), or
+	// is newNone for an existing one.
+	fresh newMethod
+	// tmp is the hidden name of a newTemp DST until publish renames it.
+	tmp string
+	// published: a new DST, complete, has DST's name.
+	published bool
 }
 
-// openDest opens DST: a new file as an unnamed inode in DST's folder (or
-// by name where O_TMPFILE is missing), an existing file in place
-// (truncated unless a range was given), a block device with O_EXCL.
+// openDest opens DST without changing it: a new file as an unnamed inode
+// or under a hidden temporary name (newfile_linux.go), an existing file in
+// place, a block device with O_EXCL. It is cut, if at all, only once every
+// other resource of the copy is acquired (Plan.Run).
 func (p *Plan) openDest() (*dest, error) {
-	flag := os.O_WRONLY | unix.O_CLOEXEC | directFlag(p.dst.direct)
-	d := &dest{}
+	flag := os.O_WRONLY | directFlag(p.dst.direct)
+	d := &dest{direct: p.dst.direct}
 	var err error
 	switch {
 	case !p.dst.exists:
-		d.f, err = openAs(filepath.Dir(p.dst.path), p.dst.path, flag|unix.O_TMPFILE, 0o644)
-		d.unnamed = err == nil
-		if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EISDIR) {
-			// No O_TMPFILE (older kernels, some FUSE and network
-			// filesystems): create by name; someone else's file that
-			// appeared meanwhile is not overwritten.
-			d.f, err = os.OpenFile(p.dst.path, flag|os.O_CREATE|os.O_EXCL, 0o644)
-			d.created = err == nil
-		}
+		err = d.create(p, flag)
 	case p.dst.isBlock:
-		d.f, err = p.openBlockDest(flag)
+		d.f, err = p.openBlockDest(flag | unix.O_NONBLOCK)
 	default:
 		// Not O_TRUNC: the name may point at another file by now, which
-		// check must see before anything is cut.
-		d.f, err = os.OpenFile(p.dst.path, flag, 0)
+		// checkSame must see before anything is cut.
+		d.f, err = openAs(p.dst.path, p.dst.path, flag|unix.O_NONBLOCK, 0)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := d.check(&p.dst); err != nil {
-		d.f.Close()
-		return nil, err
-	}
-	if p.truncate && p.dst.exists && !p.dst.isBlock {
-		if err := d.f.Truncate(0); err != nil {
-			d.f.Close()
-			return nil, err
-		}
-	}
-	if p.dst.direct {
-		if err := d.openTail(p.dst.path); err != nil {
+	if p.dst.exists {
+		if err := checkOpened(d.f, &p.dst); err != nil {
 			d.f.Close()
 			return nil, err
 		}
@@ -69,39 +53,89 @@ func (p *Plan) openDest() (*dest, error) {
 	return d, nil
 }
 
-// check guards against DST being swapped between Prepare and Run.
-func (d *dest) check(ep *endpoint) error {
-	if !ep.exists {
-		return nil
+// checkOpened makes sure a descriptor opened by name is the object Prepare
+// inspected, then clears the O_NONBLOCK it was opened with.
+//
+// O_NONBLOCK on the open: a path swapped for a FIFO after Prepare would
+// otherwise block the open until a peer appears, and no signal ends that
+// wait. With it, the open of a FIFO returns at once (ENXIO for a writer
+// without a reader), and the identity check refuses whatever was opened.
+// Cleared afterwards: io_uring treats an O_NONBLOCK regular file as
+// "never block", so reads that miss the page cache would come back
+// -EAGAIN instead of waiting.
+func checkOpened(f *os.File, ep *endpoint) error {
+	if err := checkSame(f, ep); err != nil {
+		return err
 	}
-	return checkSame(d.f, ep)
+	return setFlag(f, unix.O_NONBLOCK, false)
 }
 
-// openTail opens DST a second time without O_DIRECT; through /proc for an
-// unnamed inode.
-func (d *dest) openTail(path string) error {
-	open := path
-	if d.unnamed {
-		open = "/proc/self/fd/" + strconv.Itoa(int(d.f.Fd()))
+// setFlag turns one F_SETFL flag (O_NONBLOCK, O_DIRECT) on or off on f's
+// open file description.
+func setFlag(f *os.File, flag int, on bool) error {
+	fd := f.Fd()
+	flags, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
+	if err != nil {
+		return os.NewSyscallError("fcntl(F_GETFL)", err)
 	}
-	var err error
-	d.tail, err = openAs(open, path, os.O_WRONLY, 0)
-	return err
-}
-
-// publish gives an unnamed DST its name once the copy is complete and, with
-// sync, makes a new DST's name durable by syncing the folder.
-func (d *dest) publish(path string, sync bool) error {
-	if d.unnamed {
-		if err := d.link(path); err != nil {
-			return err
-		}
+	want := flags &^ flag
+	if on {
+		want = flags | flag
 	}
-	d.linked = d.unnamed || d.created
-	if !sync || !(d.unnamed || d.created) {
+	if want == flags {
 		return nil
 	}
-	dir, err := os.Open(filepath.Dir(path))
+	if _, err := unix.FcntlInt(fd, unix.F_SETFL, want); err != nil {
+		return os.NewSyscallError("fcntl(F_SETFL)", err)
+	}
+	return nil
+}
+
+// checkSame guards against the path being swapped between Prepare and Run.
+func checkSame(f *os.File, ep *endpoint) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return err
+	}
+	if st.Dev != ep.st.Dev || st.Ino != ep.st.Ino || st.Mode&unix.S_IFMT != ep.st.Mode&unix.S_IFMT {
+		// Refused: nothing was written, the other file is left alone.
+		return refuse(ep.path, "changed between checking and opening it (renamed or replaced meanwhile)")
+	}
+	return nil
+}
+
+// cut gives an existing file DST that the copy replaces from DstOffset on
+// (SizeTruncate) that size, once nothing is left to acquire.
+func (d *dest) cut(p *Plan) error {
+	if !p.truncate || !p.dst.exists {
+		return nil
+	}
+	if err := unix.Ftruncate(int(d.f.Fd()), p.opts.DstOffset); err != nil {
+		return fmt.Errorf("truncate %s to %d: %w", p.dst.path, p.opts.DstOffset, err)
+	}
+	return nil
+}
+
+// publish gives a new DST its name once the copy is complete and, with
+// sync, makes the name durable by syncing the folder.
+func (d *dest) publish(p *Plan, sync bool) error {
+	if d.fresh == newNone {
+		return nil
+	}
+	if err := d.name(p.dst.path); err != nil {
+		return err
+	}
+	d.published = true
+	if !sync {
+		return nil
+	}
+	return syncDir(p.dst.path)
+}
+
+// syncDir fsyncs the folder of path, so a name just given survives a
+// crash.
+func syncDir(path string) error {
+	dir, err := os.Open(dirOf(path))
 	if err != nil {
 		return err
 	}
@@ -119,13 +153,9 @@ func (d *dest) publish(path string, sync bool) error {
 	return nil
 }
 
-func (d *dest) link(path string) error {
-	proc := "/proc/self/fd/" + strconv.Itoa(int(d.f.Fd()))
-	if err := unix.Linkat(unix.AT_FDCWD, proc, unix.AT_FDCWD, path, unix.AT_SYMLINK_FOLLOW); err != nil {
-		if errors.Is(err, unix.EEXIST) {
-			return fmt.Errorf("%s: appeared while copying; the copy was not given its name and is discarded: %w", path, err)
-		}
-		return &os.LinkError{Op: "link", Old: proc, New: path, Err: err}
+func directFlag(on bool) int {
+	if on {
+		return unix.O_DIRECT
 	}
-	return nil
+	return 0
 }

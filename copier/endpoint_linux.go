@@ -20,6 +20,9 @@ type endpoint struct {
 	geo     align.Geometry
 	direct  bool   // O_DIRECT will be used
 	why     string // why direct is on or off
+	// fresh is how a new DST will be created; freshWhy why not unnamed.
+	fresh    newMethod
+	freshWhy string
 }
 
 // inspectSource stats and measures SRC through a read-only descriptor: the
@@ -76,6 +79,9 @@ func inspectDest(path string) (endpoint, error) {
 }
 
 func (ep *endpoint) inspectNew() error {
+	if err := refuseDangling(ep.path); err != nil {
+		return err
+	}
 	dir := filepath.Dir(ep.path)
 	fi, err := os.Stat(dir)
 	if err != nil {
@@ -88,6 +94,7 @@ func (ep *endpoint) inspectNew() error {
 		return refuseErr(ep.path, "cannot create DST", err)
 	}
 	tmp, err := os.OpenFile(dir, unix.O_TMPFILE|os.O_WRONLY|unix.O_CLOEXEC, 0o600)
+	ep.chooseNewMethod(tmp, err)
 	if err != nil {
 		// No O_TMPFILE here (some FUSE and network filesystems): assume
 		// the common 4096 alignment, and let the direct test open decide.
@@ -102,6 +109,17 @@ func (ep *endpoint) inspectNew() error {
 	}
 	ep.geo.Path, ep.geo.Size = ep.path, 0
 	return nil
+}
+
+// refuseDangling refuses a DST that is a symlink to nothing, as cp does:
+// creating the file it points to would write wherever the link says, and
+// the link was checked by nobody.
+func refuseDangling(path string) error {
+	target, err := os.Readlink(path)
+	if err != nil {
+		return nil // not a symlink
+	}
+	return refuse(path, fmt.Sprintf("is a symlink to %s, which does not exist: ringcp does not create files through a dangling symlink", target))
 }
 
 // stat accepts regular files and block devices only. Character devices,
@@ -180,8 +198,8 @@ func (ep *endpoint) tryDirect() error {
 		f, err = os.OpenFile(ep.path, os.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0)
 	} else {
 		f, err = os.OpenFile(filepath.Dir(ep.path), unix.O_TMPFILE|os.O_WRONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0o600)
-		if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EISDIR) {
-			return nil // no O_TMPFILE to test with: try at open time
+		if err != nil && ep.fresh == newTemp {
+			return nil // no O_TMPFILE to test with: DST is switched to O_DIRECT after its creation, where that works
 		}
 	}
 	if err != nil {

@@ -30,8 +30,10 @@ const (
 // page cache, slower and costlier than the engine, so auto leaves it.
 func (p *Plan) chooseOffload() error {
 	o := &p.opts
-	p.offload = OffloadNever
-	if o.Offload == OffloadNever {
+	p.offloadMode = OffloadNever
+	if o.Offload == OffloadNever || p.Length == 0 {
+		// A zero-length range copies nothing, on every path: FICLONERANGE
+		// would read length 0 as "to the end of SRC".
 		return nil
 	}
 	forced := o.Offload != OffloadAuto
@@ -42,7 +44,7 @@ func (p *Plan) chooseOffload() error {
 		return nil
 	}
 	if forced {
-		p.offload = o.Offload
+		p.offloadMode = o.Offload
 		p.note("offload %s: asked for; the engine takes over if it fails", o.Offload)
 		return nil
 	}
@@ -54,11 +56,11 @@ func (p *Plan) chooseOffload() error {
 	switch uint32(dstFS.Type) {
 	case magicBtrfs, magicXFS, magicOCFS2, magicBcachefs:
 		if !ranged {
-			p.offload = OffloadReflink
+			p.offloadMode = OffloadReflink
 			p.note("offload reflink: SRC and DST share a filesystem that can share extents")
 		}
 	case magicNFS, magicSMB2, magicCIFS, magicCeph:
-		p.offload = OffloadCopyRange
+		p.offloadMode = OffloadCopyRange
 		p.note("offload copy-range: a network filesystem copies on the server")
 	}
 	return nil
@@ -75,63 +77,84 @@ func (p *Plan) filesystems() (src, dst unix.Statfs_t, ok bool) {
 	return src, dst, true
 }
 
-// offload asks the filesystem to copy. handled is false, with the reason
-// in err, when it could not: then DST holds no partial result the engine
-// would trust (a file this copy owns is emptied again; otherwise the
-// engine is told DST no longer reads as zeros).
-func (p *Plan) tryOffload(ctx context.Context, files engine.Files) (handled bool, err error) {
-	src, dst := int(files[engine.FileSrc].Fd()), int(files[engine.FileDst].Fd())
-	o := &p.opts
-	var moved int64
-	if p.offload == OffloadReflink {
-		err = p.reflink(src, dst)
+// offload asks the filesystem to copy the range, as os.File.ReadFrom asks
+// copy_file_range before it copies by hand. handled is false only when
+// nothing moved and the errno says the filesystem cannot do it here (see
+// notOffloadable): then DST is as it was and the engine copies. Otherwise
+// n bytes from the start of the range are on DST, and err, if not nil, is
+// why the rest is not: a real failure (ENOSPC, EIO), or the context.
+//
+// Both descriptors run without O_DIRECT meanwhile: where copy_file_range
+// falls back to an in-kernel splice (ext4), O_DIRECT ones get EINVAL. The
+// flags are restored for the engine when the offload was not handled.
+func (p *Plan) offload(ctx context.Context, src, dst *os.File) (n int64, handled bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return 0, true, err
+	}
+	if err := buffered(src, dst); err != nil {
+		return 0, false, err
+	}
+	if p.offloadMode == OffloadReflink {
+		n, err = p.reflink(int(src.Fd()), int(dst.Fd()))
 	} else {
-		moved, err = p.copyRangeBuffered(ctx, files)
+		n, err = p.copyRange(ctx, int(src.Fd()), int(dst.Fd()))
 	}
-	if err == nil {
-		return true, nil
+	if n == 0 && err != nil && notOffloadable(err) {
+		return 0, false, errors.Join(err, p.restoreDirect(src, dst))
 	}
-	if moved > 0 || p.offload == OffloadCopyRange {
-		if p.truncate || !p.dst.exists {
-			if terr := unix.Ftruncate(dst, 0); terr != nil {
-				return false, errors.Join(err, terr)
-			}
-		} else {
-			p.sparse.DstZeroed = false
+	return n, true, err
+}
+
+// notOffloadable lists the errnos by which FICLONE, FICLONERANGE and
+// copy_file_range say "not here" rather than "failed":
+//   - EOPNOTSUPP, ENOTTY, ENOSYS: the filesystem (or an old kernel) has no
+//     such call;
+//   - EXDEV: SRC and DST are on different filesystems (or, before 5.19,
+//     copy_file_range across filesystem types);
+//   - EINVAL: FICLONERANGE offsets or length not block aligned, files that
+//     cannot share extents (different block sizes, inline data), a file
+//     opened O_APPEND;
+//   - ETXTBSY, EPERM on an immutable or swap file are refused by Prepare.
+//
+// Anything else (ENOSPC, EIO, EDQUOT, EINTR past its retries) is a real
+// failure of the copy.
+func notOffloadable(err error) bool {
+	for _, e := range []unix.Errno{unix.EOPNOTSUPP, unix.ENOTTY, unix.ENOSYS, unix.EXDEV, unix.EINVAL} {
+		if errors.Is(err, e) {
+			return true
 		}
 	}
-	if o.Progress != nil {
-		o.Progress.Done.Add(-moved)
-	}
-	return false, err
+	return false
+}
+
+// buffered turns O_DIRECT off on both descriptors for the offload.
+func buffered(src, dst *os.File) error {
+	return errors.Join(setFlag(src, unix.O_DIRECT, false), setFlag(dst, unix.O_DIRECT, false))
+}
+
+// restoreDirect gives the descriptors back the O_DIRECT the plan chose.
+func (p *Plan) restoreDirect(src, dst *os.File) error {
+	return errors.Join(setFlag(src, unix.O_DIRECT, p.src.direct), setFlag(dst, unix.O_DIRECT, p.dst.direct))
 }
 
 // reflink shares SRC's extents with DST: FICLONE for a whole file,
-// FICLONERANGE for a range (whose offsets must be block aligned).
-func (p *Plan) reflink(src, dst int) error {
+// FICLONERANGE for a range (whose offsets must be block aligned). Either
+// moves the whole range or nothing.
+func (p *Plan) reflink(src, dst int) (int64, error) {
 	o := &p.opts
+	var err error
 	if o.SrcOffset == 0 && o.DstOffset == 0 && !o.LengthSet {
-		return wrapOffload("FICLONE", unix.IoctlFileClone(dst, src))
+		err = wrapOffload("FICLONE", unix.IoctlFileClone(dst, src))
+	} else {
+		r := unix.FileCloneRange{Src_fd: int64(src), Src_offset: uint64(o.SrcOffset),
+			Src_length: uint64(p.Length), Dest_offset: uint64(o.DstOffset)}
+		err = wrapOffload("FICLONERANGE", unix.IoctlFileCloneRange(dst, &r))
 	}
-	r := unix.FileCloneRange{Src_fd: int64(src), Src_offset: uint64(o.SrcOffset),
-		Src_length: uint64(p.Length), Dest_offset: uint64(o.DstOffset)}
-	return wrapOffload("FICLONERANGE", unix.IoctlFileCloneRange(dst, &r))
-}
-
-// copyRangeBuffered runs copyRange on descriptors without O_DIRECT: where
-// copy_file_range falls back to an in-kernel splice (ext4), O_DIRECT ones
-// get EINVAL.
-func (p *Plan) copyRangeBuffered(ctx context.Context, files engine.Files) (int64, error) {
-	src, err := openChecked(&p.src, os.O_RDONLY)
 	if err != nil {
 		return 0, err
 	}
-	defer src.Close()
-	dst := files[engine.FileDstTail] // DST without O_DIRECT, when DST is direct
-	if dst == nil {
-		dst = files[engine.FileDst]
-	}
-	return p.copyRange(ctx, int(src.Fd()), int(dst.Fd()))
+	p.addProgress(p.Length)
+	return p.Length, nil
 }
 
 // copyRange moves the range with copy_file_range, in steps so a
@@ -149,17 +172,22 @@ func (p *Plan) copyRange(ctx context.Context, src, dst int) (int64, error) {
 			continue
 		}
 		if err != nil {
-			return p.Length - left, wrapOffload("copy_file_range", err)
+			return p.Length - left, &engine.OpError{Op: "copy_file_range", Path: p.dst.path, Offset: woff, Err: err}
 		}
 		if n == 0 {
 			return p.Length - left, &engine.OpError{Op: "copy_file_range", Path: p.src.path, Offset: roff, Err: engine.ErrSourceShrank}
 		}
 		left -= int64(n)
-		if o.Progress != nil {
-			o.Progress.Done.Add(int64(n))
-		}
+		p.addProgress(int64(n))
 	}
 	return p.Length, nil
+}
+
+func (p *Plan) addProgress(n int64) {
+	if pr := p.opts.Progress; pr != nil {
+		pr.Read.Add(n)
+		pr.Done.Add(n)
+	}
 }
 
 func wrapOffload(op string, err error) error {
@@ -167,23 +195,4 @@ func wrapOffload(op string, err error) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %w", op, err)
-}
-
-// finishOffload gives DST its size, syncs it, and names it: what the
-// engine and publish do after an engine copy.
-func (p *Plan) finishOffload(d *dest, rep *Report) error {
-	end := p.opts.DstOffset + p.Length
-	fd := int(d.f.Fd())
-	if p.truncate || !p.dst.exists {
-		if err := unix.Ftruncate(fd, end); err != nil {
-			return &engine.OpError{Op: "truncate", Path: p.dst.path, Offset: end, Err: err}
-		}
-	}
-	if !p.opts.NoSync {
-		if err := unix.Fdatasync(fd); err != nil {
-			return &engine.OpError{Op: "fdatasync", Path: p.dst.path, Offset: p.opts.DstOffset, Err: err}
-		}
-		rep.Synced = true
-	}
-	return d.publish(p.dst.path, !p.opts.NoSync)
 }

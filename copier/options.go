@@ -58,6 +58,27 @@ const (
 	OffloadCopyRange OffloadMode = "copy-range" // copy_file_range or the engine
 )
 
+// SizePolicy says what a copy does to the size of a regular-file DST. A
+// block device has a fixed size and is never cut.
+type SizePolicy string
+
+// Size policies.
+const (
+	// SizeAuto: SizeTruncate when the copy starts DST (DstOffset 0) and
+	// runs to SRC's end (no Length), as cp does; SizeKeep when it lands
+	// inside DST. The ringcp command asks for SizeKeep whenever
+	// --dst-offset or --length is given, even as 0.
+	SizeAuto SizePolicy = "auto"
+	// SizeTruncate cuts DST to DstOffset before the copy and gives it the
+	// size DstOffset+Length after it, as cp does and as dd does without
+	// conv=notrunc: DST's bytes before DstOffset are kept, nothing of it
+	// is left past the copy.
+	SizeTruncate SizePolicy = "truncate"
+	// SizeKeep keeps DST's bytes outside the range: DST only grows, when
+	// the copy ends past its end (dd conv=notrunc).
+	SizeKeep SizePolicy = "keep"
+)
+
 // DefaultZeroBlock is the zero detection granularity: a filesystem block.
 const DefaultZeroBlock = 4096
 
@@ -68,8 +89,9 @@ type Options struct {
 	DstOffset  int64 // bytes into DST where it lands
 	Length     int64 // bytes to copy; 0 with LengthSet false: to SRC's end
 	LengthSet  bool
-	BlockSize  int // 0: chosen from both ends' geometry
-	QueueDepth int // 0: chosen
+	DstSize    SizePolicy // a regular-file DST's size; "" is SizeAuto
+	BlockSize  int        // 0: chosen from both ends' geometry
+	QueueDepth int        // 0: chosen
 	Engine     EngineChoice
 	Direct     DirectMode
 	NoSync     bool // skip the final fdatasync barrier
@@ -106,6 +128,9 @@ func (o *Options) normalize() error {
 	if o.Offload == "" {
 		o.Offload = OffloadAuto
 	}
+	if o.DstSize == "" {
+		o.DstSize = SizeAuto
+	}
 	if o.ZeroBlock == 0 {
 		o.ZeroBlock = DefaultZeroBlock
 	}
@@ -120,6 +145,8 @@ func (o *Options) normalize() error {
 		return refuse("", fmt.Sprintf("unknown sparse mode %q (auto, always or never)", o.Sparse))
 	case o.Offload != OffloadAuto && o.Offload != OffloadNever && o.Offload != OffloadReflink && o.Offload != OffloadCopyRange:
 		return refuse("", fmt.Sprintf("unknown offload mode %q (auto, never, reflink or copy-range)", o.Offload))
+	case o.DstSize != SizeAuto && o.DstSize != SizeTruncate && o.DstSize != SizeKeep:
+		return refuse("", fmt.Sprintf("unknown DST size policy %q (auto, truncate or keep)", o.DstSize))
 	case o.ZeroBlock < 0 || o.ZeroBlock > MaxBlockSize || o.ZeroBlock&(o.ZeroBlock-1) != 0:
 		return refuse("", fmt.Sprintf("zero block %d must be a power of two up to 1 GiB", o.ZeroBlock))
 	case o.SrcOffset < 0 || o.DstOffset < 0 || o.Length < 0:

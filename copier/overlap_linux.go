@@ -97,7 +97,7 @@ func stack(s span) []span {
 }
 
 // srcSpan is what the copy reads; dstSpan what it may change: with
-// truncation, all of DST (cut to 0 when opened, then the final size).
+// truncation, all of DST from DstOffset on (cut there, then sized).
 func (p *Plan) srcSpan() span {
 	o := p.opts
 	return span{obj: objectOf(&p.src.st), off: o.SrcOffset, end: o.SrcOffset + p.Length, label: o.Src}
@@ -107,7 +107,7 @@ func (p *Plan) dstSpan() span {
 	o := p.opts
 	s := span{obj: objectOf(&p.dst.st), off: o.DstOffset, end: o.DstOffset + p.Length, label: o.Dst}
 	if p.truncate {
-		s.off, s.end = 0, -1
+		s.end = -1
 	}
 	return s
 }

@@ -23,7 +23,7 @@ type Plan struct {
 	FallbackReason string
 	truncate       bool // DST is a file to be cut to DstOffset+Length
 	sparse         engine.Sparse
-	offload        OffloadMode // OffloadNever, OffloadReflink or OffloadCopyRange: what Run tries first
+	offloadMode    OffloadMode // OffloadNever, OffloadReflink or OffloadCopyRange: what Run tries first
 	Notes          []string
 	Forced         string // what Options.Force overrode (DST in use), or ""
 }
@@ -71,10 +71,21 @@ func (p *Plan) checkRange() error {
 	if o.DstOffset+p.Length < 0 {
 		return refuse(o.Dst, "--dst-offset plus length overflows")
 	}
-	// A regular file DST is cut to the copy's end, as dd and cp do, unless
-	// the caller placed the copy inside DST with an offset or a length.
-	p.truncate = !p.dst.isBlock && o.DstOffset == 0 && !o.LengthSet
+	p.truncate = !p.dst.isBlock && p.cutsDst()
 	return nil
+}
+
+// cutsDst applies the size policy: a whole-file copy replaces DST, as cp
+// does; a range lands inside DST and keeps the rest.
+func (p *Plan) cutsDst() bool {
+	o := &p.opts
+	switch o.DstSize {
+	case SizeTruncate:
+		return true
+	case SizeKeep:
+		return false
+	}
+	return o.DstOffset == 0 && !o.LengthSet
 }
 
 // checkSameObject refuses to copy a file or device onto itself where the

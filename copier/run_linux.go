@@ -39,6 +39,14 @@ type Report struct {
 	// without a gap; DstState says what DST holds (after a failure too).
 	Contiguous int64
 	DstState   DstState
+	// Notes are what Run decided or met that Plan.Notes could not say
+	// yet: how a new DST was created, why an offload gave way, a side
+	// that stayed buffered.
+	Notes []string
+}
+
+func (r *Report) note(format string, args ...any) {
+	r.Notes = append(r.Notes, fmt.Sprintf(format, args...))
 }
 
 // Copy is Prepare followed by Run.
@@ -50,81 +58,154 @@ func Copy(ctx context.Context, opts Options) (Report, error) {
 	return p.Run(ctx)
 }
 
-// Run performs the planned copy.
+// Run performs the planned copy. It first acquires everything the copy
+// needs (descriptors, buffers, the engine's backend); a failure there is a
+// *RefusedError and DST is as it was. Only then is DST cut and written.
+// Run does not change the Plan: what it learns goes into the Report.
 func (p *Plan) Run(ctx context.Context) (Report, error) {
 	rep := Report{Src: p.opts.Src, Dst: p.opts.Dst, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
 		DirectSrc: p.src.direct, DirectDst: p.dst.direct, FallbackReason: p.FallbackReason}
-	files, d, err := p.open()
+	a, err := p.acquire(&rep)
 	if err != nil {
 		return rep, err
 	}
-	defer closeAll(files)
-	if p.offload != OffloadNever {
-		if done, err := p.runOffload(ctx, files, d, &rep); done {
-			if err != nil {
-				return rep, p.stopped(&rep, d, err)
-			}
-			rep.DstState = DstComplete
-			return rep, nil
-		}
-	}
-	bufs, err := align.AllocBuffers(p.QueueDepth, p.BlockSize)
-	if err != nil {
-		return rep, p.stopped(&rep, d, fmt.Errorf("buffers of %d x %d bytes: %w", p.QueueDepth, p.BlockSize, err))
-	}
-	defer bufs.Free()
-	job := p.job(files, bufs.Slots)
+	defer a.release()
 	start, cpu0 := time.Now(), cpuTime()
-	st, err := engine.Run(ctx, job, p.newBackend(&rep))
+	st, err := p.move(ctx, a, &rep)
 	rep.Seconds, rep.CPUSeconds = time.Since(start).Seconds(), cpuTime()-cpu0
 	rep.Engine, rep.Caps = st.Backend, st.Caps
+	if rep.Offload != "" {
+		rep.Engine = rep.Offload
+	}
 	rep.Bytes, rep.BytesRead, rep.Synced = st.BytesWritten, st.BytesRead, st.Synced
 	rep.BytesHoles, rep.BytesZeroed = st.BytesHoles, st.BytesZeroed
 	rep.Contiguous = st.Contiguous
 	if err == nil {
-		err = d.publish(p.dst.path, !p.opts.NoSync)
+		err = a.dst.publish(p, !p.opts.NoSync)
 	}
 	if err != nil {
-		return rep, p.stopped(&rep, d, err)
+		return rep, p.stopped(&rep, a.dst, err)
 	}
 	rep.DstState = DstComplete
 	return rep, nil
 }
 
-// runOffload tries the filesystem's copy. done is true when it copied (or
-// failed past the point of falling back); otherwise the engine runs.
-func (p *Plan) runOffload(ctx context.Context, files engine.Files, d *dest, rep *Report) (bool, error) {
-	start, cpu0 := time.Now(), cpuTime()
-	ok, err := p.tryOffload(ctx, files)
-	if ctx.Err() != nil {
-		return true, &engine.CanceledError{Err: ctx.Err()}
+// move cuts DST if the plan says so, lets the filesystem copy where the
+// plan allows it, and has the engine copy otherwise. Both end with the
+// engine's size and barrier.
+func (p *Plan) move(ctx context.Context, a *acquired, rep *Report) (engine.Stats, error) {
+	if err := a.dst.cut(p); err != nil {
+		return engine.Stats{}, err
 	}
-	if !ok {
+	if p.offloadMode != OffloadNever {
+		n, handled, err := p.offload(ctx, a.files[engine.FileSrc], a.dst.f)
+		if handled {
+			rep.Offload = map[OffloadMode]string{OffloadReflink: "reflink", OffloadCopyRange: "copy_file_range"}[p.offloadMode]
+			return a.copy.Finish(n, err)
+		}
 		rep.OffloadFallback = err.Error()
-		p.note("offload failed, the engine copies: %v", err)
-		return false, nil
+		rep.note("offload failed, the engine copies: %v", err)
 	}
-	rep.Engine = map[OffloadMode]string{OffloadReflink: "reflink", OffloadCopyRange: "copy_file_range"}[p.offload]
-	rep.Offload, rep.Bytes, rep.BytesRead = rep.Engine, p.Length, p.Length
-	err = p.finishOffload(d, rep)
-	rep.Seconds, rep.CPUSeconds = time.Since(start).Seconds(), cpuTime()-cpu0
-	return true, err
+	return a.copy.Run(ctx)
 }
 
-func (p *Plan) job(files engine.Files, bufs [][]byte) engine.Job {
+// acquired is everything a copy holds while it runs.
+type acquired struct {
+	files engine.Files
+	dst   *dest
+	bufs  *align.Buffers
+	copy  *engine.Copy
+}
+
+// acquire opens both ends, maps the buffers and sets the engine up, in
+// that order, without changing DST. Whatever fails is a refusal; what was
+// acquired is released again, and a new DST's temporary file removed.
+func (p *Plan) acquire(rep *Report) (*acquired, error) {
+	a := &acquired{}
+	err := p.acquireAll(a, rep)
+	if err == nil {
+		return a, nil
+	}
+	if a.dst != nil {
+		a.dst.discard()
+	}
+	a.release()
+	var refused *RefusedError
+	if !errors.As(err, &refused) {
+		err = refuseErr("", "nothing was written, the copy could not start", err)
+	}
+	return nil, err
+}
+
+func (p *Plan) acquireAll(a *acquired, rep *Report) error {
+	var err error
+	if a.files[engine.FileSrc], err = p.openSource(); err != nil {
+		return err
+	}
+	if a.dst, err = p.openDest(); err != nil {
+		return err
+	}
+	a.files[engine.FileDst] = a.dst.f
+	if a.dst.fresh != newNone {
+		rep.note("new DST is %s", a.dst.fresh)
+	}
+	if p.dst.direct && !a.dst.direct {
+		rep.DirectDst = false
+		rep.note("DST %s: buffered: its filesystem refused O_DIRECT on the new file", p.dst.path)
+	}
+	if a.bufs, err = align.AllocBuffers(p.QueueDepth, p.BlockSize); err != nil {
+		return fmt.Errorf("cannot map %d buffers of %d bytes: %w (a smaller block size or queue depth needs less)", p.QueueDepth, p.BlockSize, errors.Unwrap(err))
+	}
+	job := p.job(a.files, a.bufs.Slots, a.dst.direct)
+	a.copy, err = p.openEngine(job, rep)
+	return err
+}
+
+// release closes what acquire got, last first.
+func (a *acquired) release() {
+	if a.copy != nil {
+		a.copy.Close()
+	}
+	if a.bufs != nil {
+		a.bufs.Free()
+	}
+	closeAll(a.files)
+}
+
+// openEngine sets up the backend the plan chose. In auto mode io_uring can
+// still vanish between Prepare and Run (a sysctl flipped): then the pool
+// takes over, and the report says why. Any other failure (EMFILE, ENOMEM
+// past the memlock fallback) is not a reason to switch engines: it fails.
+func (p *Plan) openEngine(job engine.Job, rep *Report) (*engine.Copy, error) {
+	if p.Backend == EnginePool {
+		return engine.Open(job, fallback.New)
+	}
+	c, err := engine.Open(job, engine.NewUring)
+	if err != nil && p.opts.Engine == EngineAuto && errors.Is(err, ring.ErrUnavailable) {
+		rep.FallbackReason = err.Error()
+		return engine.Open(job, fallback.New)
+	}
+	return c, err
+}
+
+func (p *Plan) job(files engine.Files, bufs [][]byte, dstDirect bool) engine.Job {
+	dstAlign := 1
+	if dstDirect {
+		dstAlign = p.dst.alignment()
+	}
 	job := engine.Job{
 		Files: files, SrcOff: p.opts.SrcOffset, DstOff: p.opts.DstOffset, Length: p.Length,
 		BlockSize: p.BlockSize, Buffers: bufs,
-		SrcAlign: p.src.alignment(), DstAlign: p.dst.alignment(),
+		SrcAlign: p.src.alignment(), DstAlign: dstAlign,
 		Sync: !p.opts.NoSync, Progress: p.opts.Progress, Sparse: p.sparse,
 	}
 	if p.dst.isBlock {
 		return job
 	}
 	end := p.opts.DstOffset + p.Length
-	// A file this copy owns (new, or truncated) gets exactly the range's
-	// size and is cut back if the copy stops; a file that holds other data
-	// only grows, and keeps what lies outside the range.
+	// A file this copy owns (new, or cut) gets exactly the range's end
+	// as its size and is cut back if the copy stops; a file that holds
+	// other data only grows, and keeps what lies outside the range.
 	owned := p.truncate || !p.dst.exists
 	job.CutBackOnStop = owned
 	if owned || end > p.dst.geo.Size {
@@ -134,73 +215,17 @@ func (p *Plan) job(files engine.Files, bufs [][]byte) engine.Job {
 	return job
 }
 
-// newBackend returns the backend the plan chose. In auto mode io_uring can
-// still vanish between Prepare and Run (a sysctl flipped): then the pool
-// takes over, and the report says why.
-func (p *Plan) newBackend(rep *Report) engine.NewBackend {
-	if p.Backend == EnginePool {
-		return fallback.New
-	}
-	if p.opts.Engine == EngineUring {
-		return engine.NewUring
-	}
-	return func(s engine.Setup) (engine.Backend, error) {
-		b, err := engine.NewUring(s)
-		if errors.Is(err, ring.ErrUnavailable) {
-			rep.FallbackReason = err.Error()
-			return fallback.New(s)
-		}
-		return b, err
-	}
-}
-
-// open opens SRC read-only and DST for writing, now that nothing is left to
-// refuse. SRC is checked to be what Prepare inspected.
-func (p *Plan) open() (engine.Files, *dest, error) {
-	var files engine.Files
-	var err error
-	if files[engine.FileSrc], err = openChecked(&p.src, os.O_RDONLY|directFlag(p.src.direct)); err != nil {
-		return files, nil, err
-	}
-	d, err := p.openDest()
-	if err != nil {
-		closeAll(files)
-		return files, nil, err
-	}
-	files[engine.FileDst], files[engine.FileDstTail] = d.f, d.tail
-	return files, d, nil
-}
-
-func openChecked(ep *endpoint, flag int) (*os.File, error) {
-	f, err := os.OpenFile(ep.path, flag|unix.O_CLOEXEC, 0)
+// openSource opens SRC read-only and checks it is what Prepare inspected.
+func (p *Plan) openSource() (*os.File, error) {
+	f, err := openAs(p.src.path, p.src.path, os.O_RDONLY|unix.O_NONBLOCK|directFlag(p.src.direct), 0)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkSame(f, ep); err != nil {
+	if err := checkOpened(f, &p.src); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return f, nil
-}
-
-// checkSame guards against the path being swapped between Prepare and Run.
-func checkSame(f *os.File, ep *endpoint) error {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return err
-	}
-	if st.Dev != ep.st.Dev || st.Ino != ep.st.Ino {
-		// Refused: nothing was written, the other file is left alone.
-		return refuse(ep.path, "changed between checking and opening it (renamed or replaced meanwhile)")
-	}
-	return nil
-}
-
-func directFlag(on bool) int {
-	if on {
-		return unix.O_DIRECT
-	}
-	return 0
 }
 
 func closeAll(files engine.Files) {
