@@ -28,8 +28,9 @@ import (
 // FOPEN_DIRECT_IO (virtiofs cache=none, sshfs -o direct_io, rclone,
 // mergerfs cache.files=off): fs/fuse/file.c fuse_direct_read_iter (every
 // asynchronous read on 6.18; older kernels only with O_DIRECT) and
-// fuse_direct_write_iter (with O_DIRECT) go through fuse_direct_IO, which moves a local copy of the
-// position (fuse_direct_io(io, iter, &pos, ...)) and never ki_pos. A
+// fuse_direct_write_iter (with O_DIRECT) go through fuse_direct_IO, which
+// moves a local copy of the position (fuse_direct_io(io, iter, &pos, ...))
+// and never ki_pos. A
 // fault inside a request, or a file shorter than its size, becomes a
 // full-length success holding the wrong bytes (faultfs's
 // TestDirectIOURing shows it on 6.18). The server decides per open, so
@@ -54,17 +55,19 @@ import (
 // the result; async completions report dreq->count, the bytes moved) and
 // SMB and 9p (fs/netfs direct_read.c/direct_write.c: ki_pos advanced by
 // rreq->transferred; an error wins over a partial count) look right on
-// reading, but no server runs on the machines the tests run on, so they
-// stay off the list until a test proves them.
+// reading, but the test machines' kernel has no NFS, SMB or 9p client, so
+// they stay off the list until a test against a real server proves them.
 //
 // The list holds what was checked: ext2/3/4, xfs, f2fs (iomap_dio_rw, and
 // iomap_dio_complete advances ki_pos; an error mid-request fails the whole
 // request), btrfs (its btrfs_direct_read/_write on top of iomap), tmpfs
 // (shmem_file_read_iter and generic_perform_write advance ki_pos; O_DIRECT
 // is the same path), bcachefs (bch2_read_iter and bch2_direct_write
-// advance ki_pos; its last in-tree sources, it left the kernel in 6.18). Buffered
-// I/O on all of them is filemap_read and generic_perform_write, which
-// advance ki_pos. Block devices are always allowed: blkdev_read_iter and
+// advance ki_pos; its last in-tree sources, it left the kernel in 6.18).
+// ext4, xfs, btrfs and tmpfs are tested (TestEngineRule); f2fs and
+// bcachefs, which the test kernel lacks, are checked by reading only.
+// Buffered I/O on all of them is filemap_read and generic_perform_write,
+// which advance ki_pos. Block devices are always allowed: blkdev_read_iter and
 // blkdev_write_iter advance ki_pos, and what a driver does below (a loop
 // device over a FUSE file) reaches both engines alike.
 var filesystems = map[uint32]struct {
