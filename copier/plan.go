@@ -125,12 +125,21 @@ func (p *Plan) chooseSizes() error {
 }
 
 // chooseEngine settles the backend now, so that --engine=uring on a system
-// without io_uring is refused before DST is touched.
+// without io_uring, or on a filesystem where its counts cannot be trusted
+// (fsrule_linux.go), is refused before DST is touched.
 func (p *Plan) chooseEngine() error {
 	switch p.opts.Engine {
 	case EnginePool:
 		p.Backend = EnginePool
 		p.note("engine pool: asked for")
+		return nil
+	}
+	if why := p.uringObstacle(); why != "" {
+		if p.opts.Engine == EngineUring {
+			return refuse("", "--engine uring: "+why)
+		}
+		p.Backend, p.FallbackReason = EnginePool, why
+		p.note("engine pool: %s", why)
 		return nil
 	}
 	err := engine.UringAvailable()

@@ -7,7 +7,8 @@
 // # Contract
 //
 // Mount(t, backingDir, faults...) mounts on a fresh t.TempDir and unmounts
-// in t.Cleanup; it skips the test when FUSE is missing or mounting is not
+// in t.Cleanup; MountWith(t, backingDir, Options{...}) does the same with
+// the modes below; it skips the test when FUSE is missing or mounting is not
 // permitted. The mount is flat: it shows the regular files of backingDir
 // and nothing else. Reads and writes are pread and pwritev on a descriptor
 // of the backing file, so a copy through the mount is byte-exact except
@@ -58,9 +59,33 @@
 // copy_file_range through the mount copies by READ and WRITE requests (the
 // server implements no COPY_FILE_RANGE), so faults stop it too.
 //
-// Files are not opened with FOPEN_DIRECT_IO, which would make even buffered
-// I/O reach the server unchanged: on Linux 6.18 it makes io_uring complete
-// a short FUSE read or write as if it were whole (see openFlags).
+// # The DirectIO mode (Options.DirectIO)
+//
+// By default files are not opened with FOPEN_DIRECT_IO. With DirectIO they
+// are, as virtiofs (cache=none), sshfs -o direct_io, rclone and mergerfs
+// (cache.files=off) open theirs: every read and write, with O_DIRECT or
+// without, reaches the server at the application's offsets, with no page
+// cache, and pread and pwrite over a fault complete short at the
+// MaxRequest piece before it, then fail with the errno.
+//
+// io_uring does not: on Linux 6.18 a READ that the server completes short
+// (a fault, or end of file), and a WRITE with O_DIRECT likewise, is
+// reissued from the request's original offset into the rest of the buffer
+// until the buffer is full, and completes with the full length. A 1 MiB
+// read over a fault in its third piece returns 1 MiB holding the first
+// 256 KiB four times; a 1 MiB O_DIRECT write leaves the buffer's last
+// 256 KiB at offset 0 and reports 1 MiB written (TestDirectIOURing; the
+// kernel paths are in openFlags). An io_uring WRITE without O_DIRECT
+// still completes short. This is why copier keeps io_uring off FUSE.
+//
+// # Sizes that claim too much (Options.Inflate)
+//
+// An inflated file's stat, lookup and lseek claim Inflate[name] more bytes
+// than its backing file holds (lseek: all data up to the claimed size);
+// reads past the backing file's end return short, then 0 bytes: a server
+// whose file shrank after it reported the size. pread sees the short
+// count; io_uring on a DirectIO mount again fills the buffer from the
+// request's offset and reports it whole (TestInflate).
 //
 // # Caveats
 //

@@ -39,6 +39,26 @@ type Fault struct {
 	Name string
 }
 
+// Options configure a mount made with MountWith. The zero value is what
+// Mount gives: no faults, the page-cache mode, true sizes.
+type Options struct {
+	Faults []Fault
+
+	// DirectIO answers every open and create with FOPEN_DIRECT_IO, as
+	// virtiofs with cache=none, sshfs -o direct_io, rclone and mergerfs
+	// with cache.files=off do: every read and write reaches the server
+	// at the application's offsets, with or without O_DIRECT, and
+	// io_uring completes a short READ or WRITE as whole (doc.go).
+	DirectIO bool
+
+	// Inflate makes the file of each name look that many bytes longer
+	// than its backing file: stat, lookup and lseek claim the longer
+	// size, reads past the backing file's end return short or nothing.
+	// It is a server whose file shrank after it reported the size, or
+	// one that reports a size it cannot serve.
+	Inflate map[string]int64
+}
+
 // Hit is one fault the server actually returned to the kernel.
 type Hit struct {
 	Op     string // OpRead, OpWrite or OpFsync
@@ -59,7 +79,9 @@ type FS struct {
 	Dir     string // the mount point
 	Backing string // the absolute path of the backing directory
 
-	faults []Fault
+	faults   []Fault
+	directIO bool
+	inflate  map[string]int64
 
 	mu   sync.Mutex
 	hits []Hit
@@ -84,6 +106,22 @@ func (fs *FS) Hits() []Hit {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	return slices.Clone(fs.hits)
+}
+
+// validate rejects faults that could never fire and sizes that could not
+// be claimed.
+func (o Options) validate() error {
+	for _, f := range o.Faults {
+		if err := f.validate(); err != nil {
+			return err
+		}
+	}
+	for name, n := range o.Inflate {
+		if n <= 0 {
+			return fmt.Errorf("faultfs: Inflate[%q] = %d: want a positive number of bytes", name, n)
+		}
+	}
+	return nil
 }
 
 // validate rejects a fault that could never fire or would pass as success.

@@ -9,28 +9,45 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openFlags is what every open and create answers the kernel: nothing.
+// openFlags is what open and create answer the kernel: nothing, or
+// FOPEN_DIRECT_IO in the DirectIO mode.
 //
-// Not FOPEN_DIRECT_IO, although it would send every read and write to the
-// server at the application's own offsets even without O_DIRECT. On Linux
-// 6.18 it breaks io_uring: an IORING_OP_READ or _WRITE that FUSE completes
-// short (a fault in its second or later 128 KiB piece, or plain end of
-// file) is reissued from the original file offset into the rest of the
-// buffer until the buffer is full, and completes with the full length. A
-// 1 MiB read of a 300000-byte file returned 1048576 bytes, the file's bytes
-// over and over; a 1 MiB write whose third piece failed returned 1048576
-// with 256 KiB written. Without FOPEN_DIRECT_IO, io_uring, pread and pwrite
+// FOPEN_DIRECT_IO sends every read and write to the server at the
+// application's own offsets, even without O_DIRECT. On Linux 6.18 it
+// breaks io_uring: an IORING_OP_READ or _WRITE that FUSE completes short
+// (a fault in its second or later 128 KiB piece, or plain end of file) is
+// reissued from the original file offset into the rest of the buffer until
+// the buffer is full, and completes with the full length. A 1 MiB read of
+// a 300000-byte file returned 1048576 bytes, the file's bytes over and
+// over; a 1 MiB write whose third piece failed returned 1048576 with 256
+// KiB written. The cause: for an asynchronous kiocb (io_uring's)
+// fuse_direct_read_iter and, with O_DIRECT, fuse_direct_write_iter go
+// through fuse_direct_IO, which advances a local copy of the position and
+// never iocb->ki_pos, while io_uring's retry of a short read or write
+// (__io_read, io_write) counts on ki_pos having moved. pread and pwrite
+// (synchronous kiocbs) see the proper short count and then the errno
+// (TestDirectIOURing).
+//
+// Without FOPEN_DIRECT_IO (the default mode), io_uring, pread and pwrite
 // all see a proper short count and then the fault's errno (TestIOURing,
-// TestReadFault, TestWriteFault); buffered I/O goes through the page cache,
-// with the consequences doc.go lists.
+// TestReadFault, TestWriteFault): O_DIRECT goes through
+// generic_file_read_iter and generic_file_direct_write, which advance
+// ki_pos; buffered I/O goes through the page cache, with the consequences
+// doc.go lists. That is why the default mode is the page-cache one: the
+// engine's io_uring backend can be driven through faults there.
 //
-// Not FOPEN_KEEP_CACHE either, so the kernel drops the file's page cache on
+// Never FOPEN_KEEP_CACHE, so the kernel drops the file's page cache on
 // every open: each open starts from the backing file.
 //
 // The handle does not implement go-fuse's FilePassthroughFder on purpose:
 // FUSE passthrough would send I/O straight to the backing file, past the
 // faults.
-const openFlags = 0
+func (fs *FS) openFlags() uint32 {
+	if fs.directIO {
+		return fuse.FOPEN_DIRECT_IO
+	}
+	return 0
+}
 
 // backingFlags turns the flags the kernel sent with OPEN or CREATE into
 // flags for opening the backing file. Kept: the access mode, O_TRUNC,
@@ -136,13 +153,36 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 // Lseek answers SEEK_DATA and SEEK_HOLE from the backing file, so a sparse
 // copy through the mount sees the backing file's holes. It moves the
 // backing descriptor's offset, which nothing else uses: reads and writes
-// are positional.
+// are positional. An inflated file (Options.Inflate) is all data up to
+// the size it claims, as a server that believes its own size would say.
 func (h *handle) Lseek(ctx context.Context, off uint64, whence uint32) (uint64, syscall.Errno) {
+	if extra := h.fsys.inflate[h.name]; extra > 0 {
+		return h.inflatedSeek(off, whence, extra)
+	}
 	n, err := unix.Seek(h.fd, int64(off), int(whence))
 	if err != nil {
 		return 0, fusefs.ToErrno(err)
 	}
 	return uint64(n), 0
+}
+
+// inflatedSeek is Lseek on a file that claims extra bytes past its backing
+// file's end: data everywhere below the claimed size, ENXIO at or past it.
+func (h *handle) inflatedSeek(off uint64, whence uint32, extra int64) (uint64, syscall.Errno) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(h.fd, &st); err != nil {
+		return 0, fusefs.ToErrno(err)
+	}
+	size := uint64(st.Size + extra)
+	switch {
+	case whence != unix.SEEK_DATA && whence != unix.SEEK_HOLE:
+		return 0, syscall.EINVAL
+	case off >= size:
+		return 0, syscall.ENXIO
+	case whence == unix.SEEK_DATA:
+		return off, 0
+	}
+	return size, 0
 }
 
 // Allocate passes fallocate (preallocation, punching holes) to the backing

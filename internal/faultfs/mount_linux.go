@@ -3,6 +3,7 @@ package faultfs
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -41,13 +42,18 @@ const (
 // under it left open) or could not be removed.
 func Mount(t testing.TB, backingDir string, faults ...Fault) *FS {
 	t.Helper()
+	return MountWith(t, backingDir, Options{Faults: faults})
+}
+
+// MountWith is Mount with the modes of opts: FOPEN_DIRECT_IO, sizes that
+// claim more than the server serves.
+func MountWith(t testing.TB, backingDir string, opts Options) *FS {
+	t.Helper()
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		t.Skipf("faultfs: FUSE is not available: %v", err)
 	}
-	for _, f := range faults {
-		if err := f.validate(); err != nil {
-			t.Fatal(err)
-		}
+	if err := opts.validate(); err != nil {
+		t.Fatal(err)
 	}
 	backing, err := filepath.Abs(backingDir)
 	if err != nil {
@@ -61,7 +67,8 @@ func Mount(t testing.TB, backingDir string, faults ...Fault) *FS {
 		t.Fatalf("faultfs: backing %s is not a directory", backing)
 	}
 
-	fs := &FS{Dir: t.TempDir(), Backing: backing, faults: slices.Clone(faults)}
+	fs := &FS{Dir: t.TempDir(), Backing: backing, faults: slices.Clone(opts.Faults),
+		directIO: opts.DirectIO, inflate: maps.Clone(opts.Inflate)}
 	server, err := fusefs.Mount(fs.Dir, &rootNode{fsys: fs}, options(&st))
 	if err != nil {
 		if reason := skipReason(err); reason != "" {

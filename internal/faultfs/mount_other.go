@@ -12,5 +12,12 @@ func Mount(t testing.TB, backingDir string, faults ...Fault) *FS {
 	return nil
 }
 
+// MountWith skips the test, like Mount.
+func MountWith(t testing.TB, backingDir string, opts Options) *FS {
+	t.Helper()
+	t.Skipf("faultfs: FUSE fault injection is implemented for Linux only")
+	return nil
+}
+
 // Unmount has nothing to do where Mount always skips.
 func (fs *FS) Unmount() error { return nil }

@@ -52,7 +52,7 @@ func (r *rootNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return nil, syscall.ENOENT
 	}
-	out.Attr.FromStat(&st)
+	r.fsys.fillAttr(&out.Attr, &st, name)
 	return r.newFile(ctx, &st), 0
 }
 
@@ -90,8 +90,8 @@ func (r *rootNode) Create(ctx context.Context, name string, flags, mode uint32, 
 		unix.Close(fd)
 		return nil, nil, 0, fusefs.ToErrno(err)
 	}
-	out.Attr.FromStat(&st)
-	return r.newFile(ctx, &st), &handle{fsys: r.fsys, name: name, fd: fd}, openFlags, 0
+	r.fsys.fillAttr(&out.Attr, &st, name)
+	return r.newFile(ctx, &st), &handle{fsys: r.fsys, name: name, fd: fd}, r.fsys.openFlags(), 0
 }
 
 // Unlink removes a backing file.
@@ -155,7 +155,7 @@ func (n *fileNode) Getattr(ctx context.Context, f fusefs.FileHandle, out *fuse.A
 		if err := syscall.Fstat(h.fd, &st); err != nil {
 			return fusefs.ToErrno(err)
 		}
-		out.FromStat(&st)
+		n.fsys.fillAttr(&out.Attr, &st, h.name)
 		return 0
 	}
 	p, errno := n.backing()
@@ -165,8 +165,15 @@ func (n *fileNode) Getattr(ctx context.Context, f fusefs.FileHandle, out *fuse.A
 	if err := syscall.Lstat(p, &st); err != nil {
 		return fusefs.ToErrno(err)
 	}
-	out.FromStat(&st)
+	n.fsys.fillAttr(&out.Attr, &st, filepath.Base(p))
 	return 0
+}
+
+// fillAttr reports the backing file's attributes as the file name's, with
+// the size Options.Inflate claims for it.
+func (fs *FS) fillAttr(out *fuse.Attr, st *syscall.Stat_t, name string) {
+	out.FromStat(st)
+	out.Size += uint64(fs.inflate[name])
 }
 
 // Open opens the backing file; see openFlags for what it answers the kernel.
@@ -179,7 +186,7 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (fusefs.FileHandle, u
 	if err != nil {
 		return nil, 0, fusefs.ToErrno(err)
 	}
-	return &handle{fsys: n.fsys, name: filepath.Base(p), fd: fd}, openFlags, 0
+	return &handle{fsys: n.fsys, name: filepath.Base(p), fd: fd}, n.fsys.openFlags(), 0
 }
 
 // Setattr applies size, mode, owner and times to the backing file. The

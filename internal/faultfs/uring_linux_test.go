@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/ringcp/ringcp/internal/uringtest"
 	"github.com/ringcp/ringcp/ring"
 )
 
@@ -12,9 +13,12 @@ import (
 // fresh ring of our ring package and returns the completion's result: a
 // byte count or a negated errno. The engine's io_uring backend depends on
 // FUSE completing them short and then with the fault's errno (see
-// openFlags). It skips the test when io_uring is unavailable.
+// openFlags). It skips the test when io_uring is unavailable, and holds
+// uringtest's shared lock so that no other test switches io_uring off
+// meanwhile.
 func uringRW(t *testing.T, op uint8, fd int, buf []byte, off int64) int32 {
 	t.Helper()
+	uringtest.NeedOn(t)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	r, err := ring.Setup(1, nil)
