@@ -13,7 +13,7 @@ import (
 // stderr containing want, and nothing written.
 type badInput struct {
 	name string
-	args []string // {src} {dst} {new} {dir} {fifo} {link} are replaced
+	args []string // {src} {dst} {new} {dir} {fifo} {link} {dangling} are replaced
 	want string
 }
 
@@ -57,6 +57,7 @@ var badInputs = []badInput{
 	{"DST is a character device", []string{"{src}", "/dev/null"}, "is a character device"},
 	{"SRC is a FIFO", []string{"{fifo}", "{new}"}, "is a FIFO"},
 	{"DST is a FIFO", []string{"{src}", "{fifo}"}, "is a FIFO"},
+	{"DST is a dangling symlink", []string{"{src}", "{dangling}"}, "is a symlink to " + danglingTarget + ", which does not exist"},
 	{"SRC missing", []string{"{dir}/missing", "{new}"}, "no such file or device"},
 	{"DST folder missing", []string{"{src}", "{dir}/no/such/dst"}, "DST's folder is missing"},
 	{"SRC offset past end", []string{"--src-offset", "65537", "{src}", "{new}"}, "--src-offset 65537 is past the end (size 65536)"},
@@ -94,18 +95,22 @@ func TestBadInput(t *testing.T) {
 }
 
 // fixture is a folder with a 64 KiB SRC, an existing DST, a subfolder, a
-// FIFO and a symlink to SRC.
+// FIFO, a symlink to SRC and a symlink to nothing.
 type fixture struct {
-	dir, src, dst, new, sub, fifo, link string
-	srcSum, dstSum                      [32]byte
+	dir, src, dst, new, sub, fifo, link, dangling string
+	srcSum, dstSum                                [32]byte
 }
+
+// danglingTarget is where the fixture's dangling symlink points: a name
+// in the subfolder, which must stay empty.
+const danglingTarget = "sub/nothing"
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	fx := &fixture{dir: dir, src: filepath.Join(dir, "src"), dst: filepath.Join(dir, "dst"),
 		new: filepath.Join(dir, "new"), sub: filepath.Join(dir, "sub"),
-		fifo: filepath.Join(dir, "fifo"), link: filepath.Join(dir, "link")}
+		fifo: filepath.Join(dir, "fifo"), link: filepath.Join(dir, "link"), dangling: filepath.Join(dir, "dangling")}
 	randomFile(t, fx.src, 64<<10, 1)
 	randomFile(t, fx.dst, 100_000, 2)
 	if err := os.Mkdir(fx.sub, 0o755); err != nil {
@@ -117,13 +122,16 @@ func newFixture(t *testing.T) *fixture {
 	if err := os.Symlink(fx.src, fx.link); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink(danglingTarget, fx.dangling); err != nil {
+		t.Fatal(err)
+	}
 	fx.srcSum, fx.dstSum = digest(t, fx.src), digest(t, fx.dst)
 	return fx
 }
 
 func (fx *fixture) expand(args []string) []string {
 	r := strings.NewReplacer("{src}", fx.src, "{dst}", fx.dst, "{new}", fx.new,
-		"{dir}", fx.sub, "{fifo}", fx.fifo, "{link}", fx.link)
+		"{dir}", fx.sub, "{fifo}", fx.fifo, "{link}", fx.link, "{dangling}", fx.dangling)
 	out := make([]string, len(args))
 	for i, a := range args {
 		out[i] = r.Replace(a)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ringcp/ringcp/internal/blocktest"
 	"github.com/ringcp/ringcp/internal/faultfs"
+	"github.com/ringcp/ringcp/internal/uringtest"
 	"golang.org/x/sys/unix"
 )
 
@@ -60,13 +61,23 @@ func checkPrefix(t *testing.T, path string, src []byte, n int64) {
 	}
 }
 
-// TestCLIEIO: EIO reading SRC or writing DST through faultfs, with each
-// engine. The exit code is 1; the message names op, path, offset, EIO.
+// TestCLIEIO: EIO reading SRC or writing DST through faultfs, with the
+// engines that may run on FUSE (auto picks the pool there). The exit code
+// is 1; the message names op, path, offset, EIO. --engine uring on FUSE is
+// refused before anything is written.
 func TestCLIEIO(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("faultfs mounts with mount(2) here: needs root")
 	}
-	for _, engine := range []string{"uring", "pool"} {
+	t.Run("uring-refused", func(t *testing.T) {
+		back := t.TempDir()
+		randomFile(t, filepath.Join(back, "src"), 1<<20, 3)
+		randomFile(t, filepath.Join(back, "dst"), 2<<20, 4)
+		fs := faultfs.Mount(t, back)
+		refused(t, []string{"--engine", "uring", fs.Path("src"), fs.Path("dst")}, []string{filepath.Join(back, "dst")},
+			"--engine uring: io_uring is not used on fuse")
+	})
+	for _, engine := range []string{"auto", "pool"} {
 		for _, op := range []string{faultfs.OpRead, faultfs.OpWrite} {
 			t.Run(engine+"/"+op, func(t *testing.T) { cliEIO(t, engine, op) })
 		}
@@ -82,6 +93,7 @@ func cliEIO(t *testing.T, engine, op string) {
 		randomFile(t, filepath.Join(back, "dst"), 2<<20, 4) // an existing DST: kept, cut
 	}
 	fs := faultfs.Mount(t, back, faultfs.Fault{Op: op, Offset: faultAt, Errno: syscall.EIO, Name: name})
+	uringtest.NeedOn(t)
 	r := cli(t, "--engine", engine, "-b", "64k", "-q", "4", fs.Path("src"), fs.Path("dst"))
 	r.want(t, exitFailed, "input/output error (EIO)")
 	gotOp, path, off := failedAt(t, r.stderr)

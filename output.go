@@ -86,5 +86,5 @@ func fallbackNote(r copier.Report) string {
 	if r.FallbackReason == "" {
 		return ""
 	}
-	return " (io_uring unavailable: " + r.FallbackReason + ")"
+	return " (" + r.FallbackReason + ")"
 }

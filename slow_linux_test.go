@@ -51,8 +51,19 @@ var progressMoved = regexp.MustCompile(`\r\x1b\[K[1-9][0-9.]* [KMG]?i?B / `)
 // byte read, and a progress line, and returns once that line shows bytes written.
 func startSlow(t *testing.T, args ...string) *slowCopy {
 	t.Helper()
+	return startSlowWith(t, "", args...)
+}
+
+// startSlowWith is startSlow run through a wrapper command (nohup), or
+// directly when wrapper is "".
+func startSlowWith(t *testing.T, wrapper string, args ...string) *slowCopy {
+	t.Helper()
 	flags := []string{"-q", "1", "-b", "4k", "--direct", "always", "--sparse", "never", "--progress", "always"}
-	s := &slowCopy{cmd: exec.Command(binary(t), append(flags, args...)...),
+	argv := append([]string{binary(t)}, append(flags, args...)...)
+	if wrapper != "" {
+		argv = append([]string{wrapper}, argv...)
+	}
+	s := &slowCopy{cmd: exec.Command(argv[0], argv[1:]...),
 		moving: make(chan struct{}), exited: make(chan struct{})}
 	pipe, err := s.cmd.StderrPipe()
 	if err != nil {

@@ -100,9 +100,12 @@ func TestDirectIOFault(t *testing.T) {
 			if c.dstOld {
 				writeFile(t, filepath.Join(back, dst), noise(1<<20, 22))
 			}
-			name := map[string]string{faultfs.OpRead: "src", faultfs.OpWrite: dst}[c.op]
+			name, faulted := "src", "src"
+			if c.op == faultfs.OpWrite {
+				name, faulted = dst, writtenAs(dst, c.dstOld)
+			}
 			fs := faultfs.MountWith(t, back, faultfs.Options{DirectIO: true,
-				Faults: []faultfs.Fault{{Op: c.op, Offset: c.at, Errno: syscall.EIO, Name: name}}})
+				Faults: []faultfs.Fault{{Op: c.op, Offset: c.at, Errno: syscall.EIO, Name: faulted}}})
 			opts := copier.Options{Src: fs.Path("src"), Dst: fs.Path(dst), Engine: c.engine, BlockSize: c.bs, QueueDepth: 4}
 			rep, err := copier.Copy(context.Background(), opts)
 			checkOpError(t, err, c.op, fs.Path(name), c.at)
@@ -113,6 +116,7 @@ func TestDirectIOFault(t *testing.T) {
 				t.Errorf("a file under the mount is still held after the copy: %v", err)
 			}
 			checkDst(t, faultCase{dstOld: c.dstOld}, rep, filepath.Join(back, dst), src)
+			mustNotExist(t, filepath.Join(back, writtenAs(dst, false)))
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/engine"
 	"github.com/ringcp/ringcp/internal/blocktest"
 )
 
@@ -31,10 +32,21 @@ func TestReflinkOnXFSAndBtrfs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rep.Offload != "reflink" || rep.Engine != "reflink" || !rep.Synced {
-				t.Fatalf("report %+v: want a synced reflink", rep)
+			if rep.Offload != "reflink" || rep.Engine != "reflink" || !rep.Synced || rep.Contiguous != int64(len(want)) || rep.Bytes != int64(len(want)) {
+				t.Fatalf("report %+v: want a synced reflink of all %d bytes, all contiguous", rep, len(want))
 			}
 			compareFile(t, dst, want)
+
+			// A zero-length range copies nothing: FICLONERANGE would read
+			// length 0 as "to the end of SRC".
+			old := randomBytes(1<<20, 9)
+			writeFile(t, dst, old)
+			rep, err = copier.Copy(context.Background(), copier.Options{Src: src, Dst: dst, Offload: copier.OffloadReflink,
+				DstOffset: 4096, Length: 0, LengthSet: true})
+			if err != nil || rep.Bytes != 0 || rep.Offload != "" {
+				t.Fatalf("zero-length reflink: %+v, %v: want nothing copied, no offload", rep, err)
+			}
+			compareFile(t, dst, old)
 
 			forced := filepath.Join(dir, "ranged")
 			o := copier.Options{Src: src, Dst: forced, Offload: copier.OffloadCopyRange, SrcOffset: 1 << 20, Length: 8 << 20, LengthSet: true}
@@ -74,6 +86,27 @@ func TestOffloadFallsBackOnExt4(t *testing.T) {
 		t.Fatalf("forced copy-range: %+v, %v", rep, err)
 	}
 	compareFile(t, filepath.Join(dir, "cfr"), want)
+}
+
+// TestOffloadStopped: a copy_file_range offload stopped by its context
+// ends like an engine copy: a CanceledError, DST synced and cut to what
+// was moved, and the report says so.
+func TestOffloadStopped(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	sparseImage(t, src)
+	writeFile(t, dst, randomBytes(3<<20, 10))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rep, err := copier.Copy(ctx, copier.Options{Src: src, Dst: dst, Offload: copier.OffloadCopyRange})
+	var ce *engine.CanceledError
+	if !errors.As(err, &ce) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want a CanceledError", err)
+	}
+	if rep.Offload != "copy_file_range" || !rep.Synced || rep.Contiguous != 0 || rep.DstState != copier.DstPrefix {
+		t.Fatalf("report %+v: want the offload named, synced, DST cut to its empty prefix", rep)
+	}
+	compareFile(t, dst, nil)
 }
 
 func TestOffloadRefusedForBlockDevices(t *testing.T) {

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ringcp/ringcp/internal/uringtest"
+	"golang.org/x/sys/unix"
+)
+
+// Everything a copy needs is acquired before DST changes: when something
+// runs out, ringcp refuses with exit 2 and one line, and DST is exactly as
+// it was.
+
+// limited runs the ringcp binary under prlimit and returns its exit code
+// and stderr.
+func limited(t *testing.T, limit string, args ...string) (int, string) {
+	t.Helper()
+	if _, err := exec.LookPath("prlimit"); err != nil {
+		t.Skip("prlimit (util-linux) is not installed")
+	}
+	cmd := exec.Command("prlimit", append([]string{limit, "--", binary(t), "--progress", "none"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, stderr.String()
+}
+
+// dstSnapshot is what "DST untouched" compares: bytes, size and mtime.
+type dstSnapshot struct {
+	sum   [32]byte
+	size  int64
+	mtime time.Time
+}
+
+func snapshot(t *testing.T, path string) dstSnapshot {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dstSnapshot{sum: digest(t, path), size: fi.Size(), mtime: fi.ModTime()}
+}
+
+// TestRunsOutOfDescriptors: with every open-file limit from 1 to 16, a
+// copy onto an existing DST either completes exactly (exit 0) or is
+// refused (exit 2, one line) with DST untouched: never truncated, never a
+// Go runtime crash. Both engines; a new DST is never left behind.
+func TestRunsOutOfDescriptors(t *testing.T) {
+	uringtest.NeedOn(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	data := randomFile(t, src, 3<<20+5, 61)
+	for _, engine := range []string{"uring", "pool"} {
+		completed := false
+		for n := 1; n <= 16; n++ {
+			dst := filepath.Join(dir, fmt.Sprintf("dst-%s-%d", engine, n))
+			randomFile(t, dst, 5<<20, 62)
+			before := snapshot(t, dst)
+			fresh := dst + ".new"
+			code, stderr := limited(t, fmt.Sprintf("--nofile=%d", n), "--engine", engine, src, dst)
+			if n < 4 && code == 127 {
+				continue // too few for the dynamic loader to start the binary at all
+			}
+			switch code {
+			case exitOK:
+				completed = true
+				if !bytes.Equal(readRange(t, dst, 0, int64(len(data))), data) || snapshot(t, dst).size != int64(len(data)) {
+					t.Errorf("%s, ulimit -n %d: exit 0 but DST is not SRC", engine, n)
+				}
+			case exitRefused:
+				if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "ringcp: ") {
+					t.Errorf("%s, ulimit -n %d: want one line, got:\n%s", engine, n, stderr)
+				}
+				if after := snapshot(t, dst); after != before {
+					t.Errorf("%s, ulimit -n %d: refused, yet DST changed (%+v -> %+v)", engine, n, before, after)
+				}
+			default:
+				t.Errorf("%s, ulimit -n %d: exit %d, want 0 or 2:\n%s", engine, n, code, stderr)
+			}
+			code, _ = limited(t, fmt.Sprintf("--nofile=%d", n), "--engine", engine, src, fresh)
+			if code != exitOK {
+				mustNotExist(t, fresh)
+			}
+		}
+		if !completed {
+			t.Errorf("%s: no limit up to 16 let the copy complete", engine)
+		}
+	}
+}
+
+// TestRunsOutOfAddressSpace: buffers that cannot be mapped are a refusal
+// before DST is cut. 1 GB of address space lets the Go runtime start (it
+// reserves some 600 MB) but not map 256 MiB of buffers beside it.
+func TestRunsOutOfAddressSpace(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	randomFile(t, src, 600<<20, 63)
+	randomFile(t, dst, 1<<20, 64)
+	before := snapshot(t, dst)
+	code, stderr := limited(t, "--as=1000000000", "-b", "128M", "-q", "2", src, dst)
+	if code != exitRefused || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "cannot map 2 buffers of 134217728 bytes") {
+		t.Fatalf("exit %d, want 2 with one line naming the buffers:\n%s", code, stderr)
+	}
+	if after := snapshot(t, dst); after != before {
+		t.Errorf("refused, yet DST changed (%+v -> %+v)", before, after)
+	}
+}
+
+// TestHangup: SIGHUP (the ssh session dropped) stops the copy like
+// SIGTERM: drained, synced, what DST holds said, exit 129.
+func TestHangup(t *testing.T) {
+	dst := filepath.Join(t.TempDir(), "dst")
+	randomFile(t, dst, 4<<20, 65)
+	s := startSlow(t, slowSrc(t), dst)
+	s.signal(t, syscall.SIGHUP)
+	r := s.wait(t)
+	interrupted(t, r, syscall.SIGHUP, "SIGHUP")
+}
+
+// TestHangupIgnored: under nohup the copy goes on after SIGHUP, and a
+// later SIGTERM still stops it: an ignored SIGHUP is not un-ignored.
+func TestHangupIgnored(t *testing.T) {
+	nohup, err := exec.LookPath("nohup")
+	if err != nil {
+		t.Skip("nohup (coreutils) is not installed")
+	}
+	dst := filepath.Join(t.TempDir(), "dst")
+	s := startSlowWith(t, nohup, slowSrc(t), dst)
+	s.signal(t, syscall.SIGHUP)
+	select {
+	case <-s.exited:
+		t.Fatalf("ringcp under nohup stopped on SIGHUP:\n%s", s.output())
+	case <-time.After(time.Second):
+	}
+	s.signal(t, syscall.SIGTERM)
+	r := s.wait(t)
+	if r.code != exitInterrupted+int(unix.SIGTERM) {
+		t.Fatalf("exit %d after SIGTERM, want %d", r.code, exitInterrupted+int(unix.SIGTERM))
+	}
+}
