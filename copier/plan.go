@@ -26,6 +26,8 @@ type Plan struct {
 	offload        OffloadMode // OffloadNever, OffloadReflink or OffloadCopyRange: what Run tries first
 	Notes          []string
 	Forced         string // what Options.Force overrode (DST in use), or ""
+
+	held heldLocks // DST's lock descriptors while Run runs (lock_linux.go)
 }
 
 // Prepare checks opts against both ends and decides how to copy. It writes
@@ -42,7 +44,7 @@ func Prepare(opts Options) (*Plan, error) {
 	if p.dst, err = inspectDest(opts.Dst); err != nil {
 		return nil, err
 	}
-	steps := []func() error{p.checkRange, p.checkSameObject, p.guard, p.checkDestSize, p.chooseDirect, p.chooseSizes, p.chooseSparse, p.chooseOffload, p.chooseEngine}
+	steps := []func() error{p.checkRange, p.checkSameObject, p.guard, p.checkLocks, p.checkDestSize, p.chooseDirect, p.chooseSizes, p.chooseSparse, p.chooseOffload, p.chooseEngine}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return nil, err

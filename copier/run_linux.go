@@ -54,6 +54,7 @@ func Copy(ctx context.Context, opts Options) (Report, error) {
 func (p *Plan) Run(ctx context.Context) (Report, error) {
 	rep := Report{Src: p.opts.Src, Dst: p.opts.Dst, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
 		DirectSrc: p.src.direct, DirectDst: p.dst.direct, FallbackReason: p.FallbackReason}
+	defer p.unlock()
 	files, d, err := p.open()
 	if err != nil {
 		return rep, err
@@ -162,12 +163,21 @@ func (p *Plan) open() (engine.Files, *dest, error) {
 	if files[engine.FileSrc], err = openChecked(&p.src, os.O_RDONLY|directFlag(p.src.direct)); err != nil {
 		return files, nil, err
 	}
+	// Locks before DST is opened for writing: openDest truncates it.
+	if err = p.lockEnds(files[engine.FileSrc]); err != nil {
+		closeAll(files)
+		return files, nil, err
+	}
 	d, err := p.openDest()
 	if err != nil {
 		closeAll(files)
 		return files, nil, err
 	}
 	files[engine.FileDst], files[engine.FileDstTail] = d.f, d.tail
+	if err = p.lockNewDest(d.f); err != nil {
+		closeAll(files)
+		return files, nil, err
+	}
 	return files, d, nil
 }
 
