@@ -276,10 +276,10 @@ func lockSameBytes(t *testing.T, path string, want []byte) {
 	}
 }
 
-// TestDstLocked: flock(2) LOCK_SH and LOCK_EX and OFD locks,
-// taken through another descriptor, refuse DST, with Force too, naming this
-// process; an fcntl write lock held by another process does too, naming
-// it; an fcntl read lock away from QEMU's bytes does not.
+// TestDstLocked: flock(2) LOCK_SH and LOCK_EX and OFD locks taken through
+// another descriptor refuse DST, with Force too, naming this process; an
+// fcntl write lock held by another process does too, naming it; an fcntl
+// read lock away from QEMU's bytes does not.
 func TestDstLocked(t *testing.T) {
 	cases := []struct {
 		name string
@@ -408,6 +408,10 @@ func TestTwoPlansOneDst(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			before, err := Prepare(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
 			files, d, err := first.open()
 			if err != nil {
 				t.Fatal(err)
@@ -418,11 +422,12 @@ func TestTwoPlansOneDst(t *testing.T) {
 				// our descriptor, as another process could.
 				probe = fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), d.f.Fd())
 			} else {
-				second, err := Prepare(opts)
-				if err == nil {
-					second.unlock()
-				}
+				_, err := Prepare(opts)
 				wantRefused(t, err, fmt.Sprintf("(pid %d) holds QEMU image locks", os.Getpid()))
+			}
+			if existing {
+				_, err = before.Run(context.Background())
+				wantRefused(t, err, fmt.Sprintf("(pid %d) holds", os.Getpid()))
 			}
 			qemuRefuses(t, "qemu-io", "-r", "-f", "raw", "-c", "read 0 1", probe)
 			f := lockOpen(t, probe, 0)
@@ -462,7 +467,7 @@ func TestLocksEndWithCopy(t *testing.T) {
 
 // TestLockBlockDevice: a loop device that qemu-nbd serves is refused as DST
 // (QEMU locks the device node) and as SRC when served writable; ringcp's
-// own locks on the node keep qemu-nbd out.
+// own locks on the node keep QEMU out.
 func TestLockBlockDevice(t *testing.T) {
 	blocktest.NeedRoot(t)
 	dev, backing := blocktest.Device(t, 4<<20)
