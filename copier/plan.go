@@ -42,7 +42,7 @@ func Prepare(opts Options) (*Plan, error) {
 	if p.dst, err = inspectDest(opts.Dst); err != nil {
 		return nil, err
 	}
-	steps := []func() error{p.checkRange, p.checkSameObject, p.guard, p.checkDestSize, p.chooseDirect, p.chooseSizes, p.chooseSparse, p.chooseOffload, p.chooseEngine}
+	steps := []func() error{p.checkRange, p.checkSameObject, p.guard, p.checkLocks, p.checkDestSize, p.chooseDirect, p.chooseSizes, p.chooseSparse, p.chooseOffload, p.chooseEngine}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return nil, err

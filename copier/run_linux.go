@@ -112,6 +112,7 @@ func (p *Plan) move(ctx context.Context, a *acquired, rep *Report) (engine.Stats
 // acquired is everything a copy holds while it runs.
 type acquired struct {
 	files engine.Files
+	locks heldLocks
 	dst   *dest
 	bufs  *align.Buffers
 	copy  *engine.Copy
@@ -142,6 +143,9 @@ func (p *Plan) acquireAll(a *acquired, rep *Report) error {
 	if a.files[engine.FileSrc], err = p.openSource(); err != nil {
 		return err
 	}
+	if a.locks, err = p.lockEnds(a.files[engine.FileSrc], rep); err != nil {
+		return err
+	}
 	if a.dst, err = p.openDest(); err != nil {
 		return err
 	}
@@ -170,6 +174,7 @@ func (a *acquired) release() {
 		a.bufs.Free()
 	}
 	closeAll(a.files)
+	a.locks.release()
 }
 
 // openEngine sets up the backend the plan chose. In auto mode io_uring can

@@ -1,0 +1,207 @@
+package copier
+
+import (
+	"errors"
+	"fmt"
+	"os"
+)
+
+// Locks: ringcp takes, for the whole copy, the locks that QEMU and flock(1)
+// users honour, and refuses an end that someone else holds (issue 9 §3: two
+// ringcps, or ringcp and a VM, wrote one image and both said "complete").
+//
+// Prepare tests (checkLocks), changing nothing; Run takes the locks
+// (lockEnds) before anything is truncated or written, tests again, and
+// drops them when it returns (heldLocks.release). lockqemu_linux.go has
+// the protocol, lockholder_linux.go names the holders.
+
+// heldLocks are descriptors whose locks ringcp holds: closing them drops
+// the locks.
+type heldLocks []*os.File
+
+// checkLocks is Prepare's step: it refuses a DST that another program
+// holds locked (never overridden) and a SRC that is held for writing
+// (unless Options.Force), testing through read-only descriptors. A new DST
+// has nothing to test. Run takes the locks and tests again (lockEnds).
+func (p *Plan) checkLocks() error {
+	if err := p.checkSrcLocks(); err != nil {
+		return err
+	}
+	if p.dst.exists {
+		if err := p.checkDstLocks(); err != nil {
+			return err
+		}
+	}
+	p.note("locks: SRC shared, as QEMU's readers lock it (OFD read locks on bytes 100, 201, 203): nothing that honours QEMU's locks can write or resize it until the copy ends")
+	if !p.dst.exists {
+		p.note("locks: none on the new DST: nobody can open it before it is complete (an unnamed inode, or a hidden name held with flock)")
+		return nil
+	}
+	p.note("locks: DST exclusive (flock LOCK_EX; OFD read locks on QEMU's bytes 101-103 and 200-204): no VM, qemu-nbd, qemu-img, flock user or other ringcp can use it until the copy ends")
+	return nil
+}
+
+func (p *Plan) checkSrcLocks() error {
+	f, err := openForLock(p.src.path, &p.src)
+	if err != nil {
+		return refuseLockOpen(p.src.path, err)
+	}
+	defer f.Close()
+	c, err := testQemu(f, srcTest)
+	if err != nil {
+		return p.noLocks(p.src.path, err)
+	}
+	return p.srcHeld(f, c)
+}
+
+func (p *Plan) checkDstLocks() error {
+	f, err := openForLock(p.dst.path, &p.dst)
+	if err != nil {
+		return refuseLockOpen(p.dst.path, err)
+	}
+	defer f.Close()
+	c, err := probeDst(f)
+	if err != nil {
+		return p.noLocks(p.dst.path, err)
+	}
+	return p.dstHeld(f, c)
+}
+
+// srcHeld refuses a SRC that c shows someone writes, unless Force.
+func (p *Plan) srcHeld(f *os.File, c *lockConflict, own ...*os.File) error {
+	why, err := p.srcWriter(f, c, own...)
+	if why == "" || err != nil {
+		return err
+	}
+	if p.Forced != "" {
+		p.Forced += "; "
+	}
+	p.Forced += why
+	p.note("--force: copying although %s: the copy may not be consistent", why)
+	return nil
+}
+
+// srcWriter says who c shows writes SRC, and refuses that unless Force.
+func (p *Plan) srcWriter(f *os.File, c *lockConflict, own ...*os.File) (string, error) {
+	if c == nil {
+		return "", nil
+	}
+	names, _ := holders(f, c, own...)
+	if names == "" {
+		names = "another process"
+	}
+	why := "SRC is open for writing by " + names
+	if !p.opts.Force {
+		return why, refuse(p.src.path, why+": a copy would not be consistent; --force copies anyway")
+	}
+	return why, nil
+}
+
+// dstHeld refuses a DST someone else holds locked; Force does not lift it:
+// the holder said, with the lock, that it uses DST.
+func (p *Plan) dstHeld(f *os.File, c *lockConflict, own ...*os.File) error {
+	if c == nil {
+		return nil
+	}
+	names, n := holders(f, c, own...)
+	switch {
+	case n == 0:
+		names = "another process (the kernel does not say which) holds"
+	case n == 1:
+		names += " holds"
+	default:
+		names += " hold"
+	}
+	return refuse(p.dst.path, fmt.Sprintf("in use: %s %s on it; %s", names, c.what, forceNeverLocks))
+}
+
+// noLocks lets a copy go on without locks where the file system has none,
+// and says so; any other error refuses.
+func (p *Plan) noLocks(path string, err error) error {
+	if lockUnsupported(err) {
+		p.note("locks: none on %s: %v", path, err)
+		return nil
+	}
+	return refuseErr(path, "cannot test its locks", err)
+}
+
+func refuseLockOpen(path string, err error) error {
+	var refused *RefusedError
+	if errors.As(err, &refused) {
+		return err
+	}
+	return refuseErr(path, "cannot test its locks", err)
+}
+
+// lockEnds is Run's step before DST is changed: it takes SRC's locks on
+// the copy's own SRC descriptor src, and an existing DST's on a read-only
+// descriptor of its own, returned to be closed when the copy ends (which
+// drops them), and refuses if someone took theirs since Prepare. When SRC
+// and DST are one file, DST's locks cover both. A new DST needs none: an
+// unnamed inode cannot be opened by anyone else, and a temporary file is
+// flocked when created (newfile_linux.go). What Run learns goes to rep.
+func (p *Plan) lockEnds(src *os.File, rep *Report) (heldLocks, error) {
+	if !sameObject(&p.src, &p.dst) {
+		c, err := lockSrc(src)
+		if err != nil {
+			if !lockUnsupported(err) {
+				return nil, &os.PathError{Op: "lock", Path: p.src.path, Err: err}
+			}
+			rep.note("locks: none on %s: %v", p.src.path, err)
+		}
+		why, err := p.srcWriter(src, c, src)
+		if err != nil {
+			return nil, err
+		}
+		if why != "" {
+			rep.note("--force: copying although %s: the copy may not be consistent", why)
+		}
+	}
+	if !p.dst.exists {
+		return nil, nil
+	}
+	f, err := openForLock(p.dst.path, &p.dst)
+	if err != nil {
+		return nil, err
+	}
+	held := heldLocks{f}
+	c, err := lockDst(f)
+	switch {
+	case lockUnsupported(err):
+		rep.note("locks: none on %s: %v", p.dst.path, err)
+		return held, nil
+	case err != nil:
+		held.release()
+		return nil, &os.PathError{Op: "lock", Path: p.dst.path, Err: err}
+	}
+	if err := p.dstHeld(f, c, f); err != nil {
+		held.release()
+		return nil, err
+	}
+	return held, nil
+}
+
+// release drops the locks by closing their descriptors; SRC's go with the
+// copy's SRC descriptor.
+func (h heldLocks) release() {
+	for _, f := range h {
+		f.Close()
+	}
+}
+
+// openForLock opens path
+// read-only to test or hold locks, and checks it is the object Prepare
+// inspected when ep is given.
+func openForLock(path string, ep *endpoint) (*os.File, error) {
+	f, err := os.OpenFile(path, inspectFlags, 0)
+	if err != nil {
+		return nil, err
+	}
+	if ep != nil {
+		if err := checkSame(f, ep); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
+}
