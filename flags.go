@@ -76,7 +76,7 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&cfg.progress, "progress", "auto", "auto|always|none: live progress line on stderr (auto: when it is a terminal)")
 	fs.BoolVarP(&cfg.verbose, "verbose", "v", false, "explain alignment, block size, direct I/O and engine choices")
 	fs.StringVar(&srcFormat, "src-format", "", "raw: copy SRC's bytes as they are although they form a disk image (qcow2, vmdk, vhdx, vdi, vpc, qed), which is refused otherwise")
-	force := fs.Bool("force", false, "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device), create a file in /dev; never a mounted DST")
+	force := fs.Bool("force", false, "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device), create a file in /dev, try a copy that seems not to fit; never a mounted DST")
 	help := fs.BoolP("help", "h", false, "show this help")
 	onlyOnce(fs)
 	if err := fs.Parse(args); err != nil {

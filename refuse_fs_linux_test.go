@@ -15,10 +15,12 @@ import (
 
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/internal/blocktest"
+	"github.com/ringcp/ringcp/internal/units"
+	"golang.org/x/sys/unix"
 )
 
 // Refusals that depend on the filesystem under SRC or DST: pseudo
-// filesystems, devtmpfs, the largest file, inode flags and running
+// filesystems, devtmpfs, room, the largest file, inode flags and running
 // programs. They need root for mounts, chattr and /proc/sys.
 
 // TestRefusePseudoFSDst: a kernel tunable is not a file to copy onto:
@@ -72,6 +74,88 @@ func TestRefuseNewFileInDev(t *testing.T) {
 	if got, err := os.ReadFile(dst); err != nil || !bytes.Equal(got, data) {
 		t.Errorf("--force: %s holds %d bytes (%v), want SRC's %d", dst, len(got), err, len(data))
 	}
+}
+
+// TestRefuseNoRoom: on a small ext4, a copy whose data cannot fit is
+// refused with both figures, instead of failing with ENOSPC after most of
+// it was written. What fits is copied: a sparse SRC needs only its data,
+// zeros written as data need no room (zero detection makes them holes),
+// and a DST that is truncated gives its blocks back. --force tries
+// anyway, and meets ENOSPC while copying as before.
+func TestRefuseNoRoom(t *testing.T) {
+	dev, _ := loopWith(t, 64<<20, false)
+	blocktest.Mkfs(t, dev, "ext4", "-E", "lazy_itable_init=0,lazy_journal_init=0")
+	mnt := blocktest.Mount(t, dev, "ext4", 0)
+	free := freeBytes(t, mnt)
+	dst := filepath.Join(mnt, "dst")
+	for _, c := range []struct {
+		name, how string
+		size      int64 // free plus this many bytes of random data
+	}{
+		{"read whole", " of SRC's data that is not zeros", 8 << 20},                   // up to 64 MiB is read whole
+		{"sampled", " of SRC's data that is not zeros, judged by a sample", 32 << 20}, // beyond, sampled
+	} {
+		big := filepath.Join(t.TempDir(), "big")
+		randomFile(t, big, int(free+c.size), 5)
+		about := map[bool]string{false: "", true: "about "}[c.name == "sampled"]
+		r := cli(t, big, dst)
+		r.want(t, exitRefused, fmt.Sprintf("%s: DST's filesystem has %s free, the copy needs %s%s (%d bytes)%s (--force tries anyway)",
+			dst, units.Format(free), about, units.Format(free+c.size), free+c.size, c.how))
+		singleLine(t, r)
+		mustNotExist(t, dst)
+	}
+
+	t.Run("sparse", func(t *testing.T) {
+		sparse := filepath.Join(t.TempDir(), "sparse")
+		randomFile(t, sparse, 1<<20, 6)
+		if err := os.Truncate(sparse, 1<<30); err != nil {
+			t.Fatal(err)
+		}
+		cli(t, sparse, dst).want(t, exitOK)
+		os.Remove(dst)
+		r := cli(t, "--sparse", "never", sparse, dst)
+		r.want(t, exitRefused, "the copy needs 1.00 GiB (1073741824 bytes) (--force tries anyway)")
+		mustNotExist(t, dst)
+	})
+	t.Run("zeros", func(t *testing.T) {
+		zeros := filepath.Join(t.TempDir(), "zeros")
+		if err := os.WriteFile(zeros, make([]byte, free+32<<20), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cli(t, zeros, dst).want(t, exitOK)
+		if digest(t, dst) != digest(t, zeros) {
+			t.Error("DST does not hold SRC's zeros")
+		}
+		os.Remove(dst)
+	})
+	t.Run("truncated DST gives back", func(t *testing.T) {
+		randomFile(t, dst, 32<<20, 7)
+		syscall.Sync()
+		src := filepath.Join(t.TempDir(), "src")
+		randomFile(t, src, int(freeBytes(t, mnt)+16<<20), 8)
+		cli(t, src, dst).want(t, exitOK)
+		if digest(t, dst) != digest(t, src) {
+			t.Error("DST does not hold SRC")
+		}
+		os.Remove(dst)
+	})
+	t.Run("force", func(t *testing.T) {
+		big := filepath.Join(t.TempDir(), "big")
+		randomFile(t, big, int(free+8<<20), 9)
+		r := cli(t, "--force", big, dst)
+		r.want(t, exitFailed, "ringcp: --force: writing "+dst+" although DST's filesystem has", "no space left on device (ENOSPC)")
+		mustNotExist(t, dst)
+	})
+}
+
+// freeBytes is what root may still allocate on the filesystem at dir.
+func freeBytes(t *testing.T, dir string) int64 {
+	t.Helper()
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	return int64(st.Bfree) * st.Frsize
 }
 
 // hugeSparseOnXFS makes a sparse file of size bytes (XFS allows up to

@@ -81,9 +81,9 @@ type Options struct {
 	TargetIsZero bool
 	Offload      OffloadMode
 	// Force writes a DST that is in use (held by device-mapper or md, open
-	// exclusively by another program, behind a loop device) and creates a
-	// new file on devtmpfs. It never allows writing over a mounted file
-	// system or swap.
+	// exclusively by another program, behind a loop device), creates a new
+	// file on devtmpfs, and tries a copy its filesystem seems to lack room
+	// for. It never allows writing over a mounted file system or swap.
 	Force bool
 	// SrcFormat "raw" (SrcFormatRaw) copies SRC's bytes even when they are
 	// a disk image container (qcow2, vmdk...); "" refuses such a SRC.
