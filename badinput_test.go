@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,6 +70,21 @@ var badInputs = []badInput{
 	{"conflicting engines", []string{"--engine", "pool", "--engine", "uring", "{src}", "{new}"}, `given twice with different values ("pool", then "uring")`},
 	{"conflicting direct modes", []string{"--direct", "always", "--direct=never", "{src}", "{new}"}, `given twice with different values ("always", then "never")`},
 	{"conflicting block sizes", []string{"-b", "4k", "--block-size", "8k", "{src}", "{new}"}, `given twice with different values ("4k", then "8k")`},
+	{"SRC on proc", []string{"/proc/cpuinfo", "{new}"}, "/proc/cpuinfo: SRC is on proc, a pseudo filesystem"},
+	{"SRC on sysfs", []string{"/sys/kernel/uevent_seqnum", "{dst}"}, "SRC is on sysfs, a pseudo filesystem"},
+	{"SRC is -", []string{"-", "{new}"}, "streams are not supported: SRC and DST are files or block devices (use ./- for a file named -)"},
+	{"DST is -", []string{"{src}", "-"}, "streams are not supported"},
+	{"unknown source format", []string{"--src-format", "qcow2", "{src}", "{new}"}, `unknown source format "qcow2"`},
+	{"SRC is qcow2", []string{"{img:qcow2}", "{new}"}, "SRC is a qcow2 disk image (QFI\\xfb header), not raw disk bytes: convert it with qemu-img convert -f qcow2 -O raw"},
+	{"SRC is qcow v1", []string{"{img:qcow}", "{new}"}, "SRC is a qcow disk image"},
+	{"SRC is vmdk", []string{"{img:vmdk}", "{dst}"}, "SRC is a vmdk disk image (sparse extent header KDMV)"},
+	{"SRC is a vmdk descriptor", []string{"{img:vmdk-flat}", "{new}"}, "SRC is a vmdk disk image (descriptor file)"},
+	{"SRC is vhdx", []string{"{img:vhdx}", "{new}"}, "SRC is a vhdx disk image"},
+	{"SRC is vdi", []string{"{img:vdi}", "{new}"}, "SRC is a vdi disk image (signature 0xbeda107f at offset 0x40)"},
+	{"SRC is dynamic vhd", []string{"{img:vpc}", "{new}"}, "SRC is a vpc disk image (dynamic VHD header conectix)"},
+	{"SRC is fixed vhd", []string{"{img:vpc-fixed}", "{dst}"}, "SRC is a vpc disk image (fixed VHD footer conectix in the last 512 bytes)"},
+	{"SRC is qed", []string{"{img:qed}", "{new}"}, "SRC is a qed disk image"},
+	{"DST is ringcp's stdout", []string{"--json", "{src}", "/dev/stdout"}, "/dev/stdout: DST is ringcp's own stdout"},
 }
 
 // TestBadInput runs every bad command line through the real CLI entry
@@ -81,7 +97,7 @@ func TestBadInput(t *testing.T) {
 	for _, tc := range badInputs {
 		t.Run(tc.name, func(t *testing.T) {
 			fx := newFixture(t)
-			r := cli(t, fx.expand(tc.args)...)
+			r := fx.run(t, fx.expand(t, tc.args))
 			r.want(t, exitRefused, tc.want)
 			if lines := strings.Count(r.stderr, "\n"); lines != 1 || !strings.HasPrefix(r.stderr, "ringcp: ") {
 				t.Errorf("stderr has %d lines, want one starting with \"ringcp: \":\n%s", lines, r.stderr)
@@ -98,7 +114,8 @@ func TestBadInput(t *testing.T) {
 // FIFO, a symlink to SRC and a symlink to nothing.
 type fixture struct {
 	dir, src, dst, new, sub, fifo, link, dangling string
-	srcSum, dstSum                                [32]byte
+	srcSum                                        [32]byte
+	dstSnap                                       snapshot
 }
 
 // danglingTarget is where the fixture's dangling symlink points: a name
@@ -125,18 +142,33 @@ func newFixture(t *testing.T) *fixture {
 	if err := os.Symlink(danglingTarget, fx.dangling); err != nil {
 		t.Fatal(err)
 	}
-	fx.srcSum, fx.dstSum = digest(t, fx.src), digest(t, fx.dst)
+	fx.srcSum, fx.dstSnap = digest(t, fx.src), snap(t, fx.dst)
 	return fx
 }
 
-func (fx *fixture) expand(args []string) []string {
+// expand fills in the fixture's paths; {img:FORMAT} makes a disk image
+// with qemu-img (see image).
+func (fx *fixture) expand(t *testing.T, args []string) []string {
 	r := strings.NewReplacer("{src}", fx.src, "{dst}", fx.dst, "{new}", fx.new,
 		"{dir}", fx.sub, "{fifo}", fx.fifo, "{link}", fx.link, "{dangling}", fx.dangling)
 	out := make([]string, len(args))
 	for i, a := range args {
 		out[i] = r.Replace(a)
+		if kind, ok := strings.CutPrefix(a, "{img:"); ok {
+			out[i] = diskImage(t, fx.dir, strings.TrimSuffix(kind, "}"))
+		}
 	}
 	return out
+}
+
+// run runs the command in-process, or, when DST is /dev/stdout, as a real
+// process whose stdout is appended to the fixture's DST: that is the file
+// /dev/stdout then names.
+func (fx *fixture) run(t *testing.T, args []string) result {
+	if !slices.Contains(args, "/dev/stdout") {
+		return cli(t, args...)
+	}
+	return cliStdoutTo(t, fx.dst, args...)
 }
 
 // unchanged checks that nothing was written: SRC and DST as they were, no
@@ -146,10 +178,9 @@ func (fx *fixture) unchanged(t *testing.T) {
 	if digest(t, fx.src) != fx.srcSum {
 		t.Error("SRC changed")
 	}
-	if digest(t, fx.dst) != fx.dstSum {
-		t.Error("DST changed")
-	}
+	fx.dstSnap.same(t)
 	mustNotExist(t, fx.new)
+	mustNotExist(t, "-") // a DST named - in the working folder
 	if ents, _ := os.ReadDir(fx.sub); len(ents) != 0 {
 		t.Errorf("the folder DST named holds %d new entries", len(ents))
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ringcp/ringcp/engine/enginetest"
 )
@@ -95,6 +96,34 @@ func digest(t testing.TB, path string) [32]byte {
 		t.Fatal(err)
 	}
 	return sha256.Sum256(b)
+}
+
+// snapshot is a file's content and mtime, to prove nothing was written;
+// same fails the test if either changed.
+type snapshot struct {
+	path  string
+	sum   [32]byte
+	mtime time.Time
+}
+
+func snap(t testing.TB, path string) snapshot {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snapshot{path, digest(t, path), fi.ModTime()}
+}
+
+func (s snapshot) same(t testing.TB) {
+	t.Helper()
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if digest(t, s.path) != s.sum || !fi.ModTime().Equal(s.mtime) {
+		t.Errorf("%s changed (mtime %v, was %v) although the copy was refused", s.path, fi.ModTime(), s.mtime)
+	}
 }
 
 // readRange reads n bytes at off from a file or device.

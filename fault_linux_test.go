@@ -135,12 +135,13 @@ func TestENOSPC(t *testing.T) {
 		src := filepath.Join(t.TempDir(), "src")
 		randomFile(t, src, int(free+4<<20), 5)
 		dst := filepath.Join(mnt, "dst")
-		r := cli(t, "--sparse", "never", src, dst)
+		// --force: past the up-front room check, to the ENOSPC of a copy.
+		r := cli(t, "--force", "--sparse", "never", src, dst)
 		r.want(t, exitFailed, fmt.Sprintf("ringcp: fallocate %s at offset 0: no space left on device (ENOSPC)", dst),
 			"DST "+dst+" discarded")
 		mustNotExist(t, dst)
 
-		r = cli(t, src, dst)
+		r = cli(t, "--force", src, dst)
 		r.want(t, exitFailed, "no space left on device (ENOSPC)", "DST "+dst+" discarded")
 		if op, path, off := failedAt(t, r.stderr); op != "write" || path != dst || off <= 0 || off >= free+4<<20 {
 			t.Errorf("error: %s %s at offset %d; want a write of %s in (0, %d)", op, path, off, dst, free+4<<20)
@@ -157,7 +158,7 @@ func TestENOSPC(t *testing.T) {
 			if existing {
 				randomFile(t, dst, 1<<20, 7)
 			}
-			r := cli(t, "-q", "4", srcPath, dst)
+			r := cli(t, "--force", "-q", "4", srcPath, dst)
 			r.want(t, exitFailed, "no space left on device (ENOSPC)")
 			op, path, off := failedAt(t, r.stderr)
 			if op != "write" || path != dst || off <= 0 || off >= size {

@@ -55,7 +55,7 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	var cfg config
 	var bs, srcOff, dstOff, length sizeFlag
 	var qd int
-	var engine, direct, syncMode, sparse, offload string
+	var engine, direct, syncMode, sparse, offload, srcFormat string
 	var zeroBlock sizeFlag
 	fs := pflag.NewFlagSet("ringcp", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -75,7 +75,8 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.BoolVar(&cfg.json, "json", false, "print one JSON object with the results on stdout")
 	fs.StringVar(&cfg.progress, "progress", "auto", "auto|always|none: live progress line on stderr (auto: when it is a terminal)")
 	fs.BoolVarP(&cfg.verbose, "verbose", "v", false, "explain alignment, block size, direct I/O and engine choices")
-	force := fs.Bool("force", false, "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device); never a mounted one")
+	fs.StringVar(&srcFormat, "src-format", "", "raw: copy SRC's bytes as they are although they form a disk image (qcow2, vmdk, vhdx, vdi, vpc, qed), which is refused otherwise")
+	force := fs.Bool("force", false, "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device), create a file in /dev, try a copy that seems not to fit; never a mounted DST")
 	help := fs.BoolP("help", "h", false, "show this help")
 	onlyOnce(fs)
 	if err := fs.Parse(args); err != nil {
@@ -120,7 +121,7 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 		}
 		cfg.opts.ZeroBlock = int(zeroBlock.v)
 	}
-	cfg.opts.Force = *force
+	cfg.opts.Force, cfg.opts.SrcFormat = *force, srcFormat
 	return cfg, nil
 }
 

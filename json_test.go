@@ -101,7 +101,7 @@ func TestJSONOnFailure(t *testing.T) {
 	t.Cleanup(func() { syscall.Unmount(full, 0) })
 	dst = filepath.Join(full, "dst")
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"--json", "--sparse", "never", src, dst}, &stdout, &stderr)
+	code := run([]string{"--json", "--force", "--sparse", "never", src, dst}, &stdout, &stderr) // --force: past the room check
 	if code != exitFailed {
 		t.Fatalf("exit %d, want 1; stderr %s", code, stderr.String())
 	}

@@ -44,9 +44,9 @@ func ringcp(t *testing.T, args ...string) result {
 	return result{code: code, stdout: out.String(), stderr: errOut.String()}
 }
 
-// image is a file of n random bytes with an mtime an hour ago, so that any
-// write shows in it.
-func image(t *testing.T, name string, n int, seed uint64) string {
+// rawImage is a file of n random bytes with an mtime an hour ago, so that
+// any write shows in it.
+func rawImage(t *testing.T, name string, n int, seed uint64) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
 	randomFile(t, path, n, seed)
@@ -55,34 +55,6 @@ func image(t *testing.T, name string, n int, seed uint64) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// snapshot is a file's content and mtime; same fails the test if either
-// changed.
-type snapshot struct {
-	path  string
-	sum   [32]byte
-	mtime time.Time
-}
-
-func snap(t *testing.T, path string) snapshot {
-	t.Helper()
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return snapshot{path, digest(t, path), fi.ModTime()}
-}
-
-func (s snapshot) same(t *testing.T) {
-	t.Helper()
-	fi, err := os.Stat(s.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if digest(t, s.path) != s.sum || !fi.ModTime().Equal(s.mtime) {
-		t.Errorf("%s changed (mtime %v, was %v) although the copy was refused", s.path, fi.ModTime(), s.mtime)
-	}
 }
 
 // serve starts qemu-nbd on image (raw, a socket of its own; extra args
@@ -165,7 +137,7 @@ func TestLockDstServedByQemuNbd(t *testing.T) {
 	for _, ro := range []bool{false, true} {
 		for _, force := range []bool{false, true} {
 			t.Run(fmt.Sprintf("readonly=%v/force=%v", ro, force), func(t *testing.T) {
-				dst := image(t, "vm.img", 4<<20, 21)
+				dst := rawImage(t, "vm.img", 4<<20, 21)
 				var nbdArgs, args []string
 				if ro {
 					nbdArgs = []string{"-r"}
@@ -187,7 +159,7 @@ func TestLockDstServedByQemuNbd(t *testing.T) {
 // it serves writable is refused, and copied with --force, saying so.
 func TestLockSrcServedByQemuNbd(t *testing.T) {
 	needQemu(t)
-	src := image(t, "src.img", 3<<20+511, 22)
+	src := rawImage(t, "src.img", 3<<20+511, 22)
 	serve(t, src, "-r")
 	dst := filepath.Join(t.TempDir(), "dst")
 	ringcp(t, src, dst).want(t, exitOK)
@@ -195,7 +167,7 @@ func TestLockSrcServedByQemuNbd(t *testing.T) {
 		t.Errorf("DST differs from SRC")
 	}
 
-	src2 := image(t, "src2.img", 3<<20+511, 23)
+	src2 := rawImage(t, "src2.img", 3<<20+511, 23)
 	pid := serve(t, src2)
 	dst2 := filepath.Join(t.TempDir(), "dst")
 	ringcp(t, src2, dst2).want(t, exitRefused,
@@ -215,8 +187,8 @@ func TestLockSrcServedByQemuNbd(t *testing.T) {
 // completes byte-exact.
 func TestLockDuringCopy(t *testing.T) {
 	needQemu(t, "qemu-io", "qemu-img", "flock")
-	src := image(t, "src.img", 32<<20, 24)
-	dst := image(t, "dst.img", 1<<20, 25)
+	src := rawImage(t, "src.img", 32<<20, 24)
+	dst := rawImage(t, "dst.img", 1<<20, 25)
 	first := startLocked(t, src, dst)
 	pid := first.cmd.Process.Pid
 
@@ -233,7 +205,7 @@ func TestLockDuringCopy(t *testing.T) {
 		t.Errorf("flock -n %s got the lock while ringcp copies onto it", dst)
 	}
 	held := fmt.Sprintf("ringcp: %s: in use: ringcp (pid %d) holds QEMU image locks on it; --force does not override a lock\n", dst, pid)
-	other := image(t, "other", 8192, 26)
+	other := rawImage(t, "other", 8192, 26)
 	ringcp(t, other, dst).want(t, exitRefused, held)
 	ringcp(t, "--force", other, dst).want(t, exitRefused, held)
 
@@ -331,7 +303,7 @@ func TestLockFlockedDst(t *testing.T) {
 	src, _ := srcFile(t, 64<<10)
 	for _, mode := range []string{"-s", "-x"} {
 		t.Run(mode, func(t *testing.T) {
-			dst := image(t, "dst", 1<<20, 27)
+			dst := rawImage(t, "dst", 1<<20, 27)
 			pid := flocked(t, dst, mode)
 			before := snap(t, dst)
 			want := fmt.Sprintf("ringcp: %s: in use: flock (pid %d) holds a flock(2) lock on it; --force does not override a lock\n", dst, pid)

@@ -56,6 +56,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 func copyCommand(cfg config, stdout, stderr io.Writer) int {
 	progress := &engine.Progress{}
 	cfg.opts.Progress = progress
+	if err := refuseOwnStream(cfg.opts.Dst, stdout, stderr); err != nil {
+		return report(stderr, err)
+	}
 	plan, err := copier.Prepare(cfg.opts)
 	if err != nil {
 		return report(stderr, err)

@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/ringcp/ringcp/internal/blocktest"
 	"golang.org/x/sys/unix"
@@ -39,18 +42,16 @@ func frozen(t *testing.T, mnt string) {
 }
 
 // refused runs ringcp and checks it refused with all of want on stderr and
-// that none of files changed.
+// that none of files changed (bytes and mtime).
 func refused(t *testing.T, args []string, files []string, want ...string) {
 	t.Helper()
-	sums := make([][32]byte, len(files))
+	before := make([]snapshot, len(files))
 	for i, f := range files {
-		sums[i] = digest(t, f)
+		before[i] = snap(t, f)
 	}
 	cli(t, args...).want(t, exitRefused, want...)
-	for i, f := range files {
-		if digest(t, f) != sums[i] {
-			t.Errorf("%s changed although the copy was refused", f)
-		}
+	for _, s := range before {
+		s.same(t)
 	}
 }
 
@@ -109,6 +110,51 @@ func TestRefusePartitionOfMountedDisk(t *testing.T) {
 	src, _ := srcFile(t, 1<<20)
 	frozen(t, mnt)
 	refused(t, []string{"--force", src, part}, []string{file}, disk+" is mounted on "+mnt, mountedNever)
+}
+
+// TestRefuseMountedInOtherNamespace: a device mounted only in another
+// mount namespace (a container, `unshare -m`) showed here only as "open
+// exclusively", and --force then wrote onto the mounted filesystem. It is
+// mounted: refused, with --force too, naming the namespace's process.
+func TestRefuseMountedInOtherNamespace(t *testing.T) {
+	blocktest.NeedTool(t, "unshare")
+	dev, file := loopWith(t, 32<<20, false)
+	blocktest.Mkfs(t, dev, "ext4")
+	mnt := t.TempDir()
+	// Read-only: the mount writes nothing, so the backing file only
+	// changes if ringcp writes.
+	holder := exec.Command("unshare", "--mount", "--propagation", "private",
+		"sh", "-c", `mount -o ro "$1" "$2" && echo mounted && exec sleep 600`, "sh", dev, mnt)
+	out, err := holder.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stop := func() { holder.Process.Kill(); holder.Wait() }
+	t.Cleanup(stop)
+	line := make([]byte, 8)
+	if n, err := io.ReadFull(out, line); err != nil || string(line[:n]) != "mounted\n" {
+		t.Fatalf("unshare: mount %s on %s in a new namespace: %q, %v", dev, mnt, line[:n], err)
+	}
+	src, _ := srcFile(t, 1<<20)
+	where := fmt.Sprintf("%s is mounted on %s (ext4) in the mount namespace of pid %d (sleep)", dev, mnt, holder.Process.Pid)
+	refused(t, []string{src, dev}, []string{file}, where, mountedNever)
+	refused(t, []string{"--force", src, dev}, []string{file}, where, mountedNever)
+
+	stop()
+	for i := 0; ; i++ { // the namespace, and its mount, go with their last process
+		f, err := os.OpenFile(dev, os.O_RDONLY|os.O_EXCL, 0)
+		if err == nil {
+			f.Close()
+			break
+		}
+		if i == 100 {
+			t.Fatalf("%s still in use after the namespace's process ended: %v", dev, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // TestRefuseSwap: active swap is refused, with --force too.

@@ -111,7 +111,7 @@ func roundBlockSize(src Geometry, unit, align, opt int64, why *[]string) int {
 		// because optimal I/O sizes that would do so were dropped.
 		*why = append(*why, fmt.Sprintf("block size %s: over %s because the alignments force it",
 			sizeString(bs), sizeString(MaxChosenBlockSize)))
-	case src.Size > 0 && RoundUp(src.Size, unit) < bs:
+	case src.Size > 0 && src.Size <= bs-unit: // RoundUp(src.Size, unit) < bs, without rounding a size near 2^63
 		bs = RoundUp(src.Size, unit)
 		*why = append(*why, fmt.Sprintf("block size %s: the source is only %s, rounded up to %s",
 			sizeString(bs), sizeString(src.Size), because))
@@ -136,7 +136,8 @@ func chooseQueueDepth(src Geometry, bs, want int, why *[]string) int {
 		line = fmt.Sprintf("queue depth %d: %s %d capped at the maximum", qd, from, want)
 	}
 	if src.Size > 0 {
-		if blocks := (src.Size + int64(bs) - 1) / int64(bs); int64(qd) > blocks {
+		// Not (size+bs-1)/bs: that wraps negative for a size near 2^63.
+		if blocks := src.Size/int64(bs) + min(src.Size%int64(bs), 1); int64(qd) > blocks {
 			qd = int(blocks)
 			line = fmt.Sprintf("queue depth %d: the source has only %s of %s",
 				qd, plural(blocks, "block"), sizeString(int64(bs)))

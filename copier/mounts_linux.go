@@ -23,14 +23,15 @@ type mountUse struct {
 // mountTable is every mounted block device and swap area of the system.
 type mountTable []mountUse
 
-// readMountTable reads /proc/self/mountinfo, /proc/swaps and the devices of
-// mounted btrfs file systems.
+// readMountTable reads /proc/self/mountinfo, the mount tables of the other
+// mount namespaces, /proc/swaps and the devices of mounted btrfs file
+// systems.
 func readMountTable() (mountTable, error) {
 	data, err := os.ReadFile(procMountinfo)
 	if err != nil {
 		return nil, err
 	}
-	t := parseMountinfo(string(data))
+	t := append(parseMountinfo(string(data)), otherNamespaceMounts()...)
 	if swaps, err := os.ReadFile(procSwaps); err == nil {
 		t = append(t, parseSwaps(string(swaps))...)
 	}

@@ -103,9 +103,13 @@ type Options struct {
 	TargetIsZero bool
 	Offload      OffloadMode
 	// Force writes a DST that is in use (held by device-mapper or md, open
-	// exclusively by another program, behind a loop device). It never
-	// allows writing over a mounted file system or swap.
+	// exclusively by another program, behind a loop device), creates a new
+	// file on devtmpfs, and tries a copy its filesystem seems to lack room
+	// for. It never allows writing over a mounted file system or swap.
 	Force bool
+	// SrcFormat "raw" (SrcFormatRaw) copies SRC's bytes even when they are
+	// a disk image container (qcow2, vmdk...); "" refuses such a SRC.
+	SrcFormat string
 	// Progress, when not nil, counts completed reads and writes.
 	Progress *engine.Progress
 }
@@ -137,6 +141,10 @@ func (o *Options) normalize() error {
 	switch {
 	case o.Src == "" || o.Dst == "":
 		return refuse("", "SRC and DST must both be given")
+	case o.Src == "-" || o.Dst == "-":
+		return refuse("", "streams are not supported: SRC and DST are files or block devices (use ./- for a file named -)")
+	case o.SrcFormat != "" && o.SrcFormat != SrcFormatRaw:
+		return refuse("", fmt.Sprintf("unknown source format %q: ringcp copies raw bytes (--src-format raw copies an image file as it is; convert others with qemu-img convert -O raw)", o.SrcFormat))
 	case o.Engine != EngineAuto && o.Engine != EngineUring && o.Engine != EnginePool:
 		return refuse("", fmt.Sprintf("unknown engine %q (auto, uring or pool)", o.Engine))
 	case o.Direct != DirectAuto && o.Direct != DirectAlways && o.Direct != DirectNever:

@@ -25,7 +25,7 @@ type Plan struct {
 	sparse         engine.Sparse
 	offloadMode    OffloadMode // OffloadNever, OffloadReflink or OffloadCopyRange: what Run tries first
 	Notes          []string
-	Forced         string // what Options.Force overrode (DST in use), or ""
+	Forced         string // what Options.Force overrode (DST in use, a new file in /dev, too little room), or ""
 }
 
 // Prepare checks opts against both ends and decides how to copy. It writes
@@ -42,7 +42,9 @@ func Prepare(opts Options) (*Plan, error) {
 	if p.dst, err = inspectDest(opts.Dst); err != nil {
 		return nil, err
 	}
-	steps := []func() error{p.checkRange, p.checkSameObject, p.guard, p.checkLocks, p.checkDestSize, p.chooseDirect, p.chooseSizes, p.chooseSparse, p.chooseOffload, p.chooseEngine}
+	steps := []func() error{p.checkPseudoFS, p.checkRange, p.checkSameObject, p.guard, p.checkLocks, p.checkDestSize,
+		p.checkNewInDev, p.checkWritable, p.checkFileLimit, p.checkImageFormat,
+		p.chooseDirect, p.chooseSizes, p.chooseSparse, p.chooseOffload, p.checkRoom, p.chooseEngine}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"math"
 
 	"github.com/ringcp/ringcp/align"
 	"golang.org/x/sys/unix"
@@ -58,7 +59,7 @@ func (p *planner) next() (chunk, error) {
 		}
 	}
 	if p.pos < p.dataStart {
-		end := min(p.dataStart, p.pos+maxHoleChunk)
+		end := p.pos + min(p.dataStart-p.pos, maxHoleChunk) // no pos+maxHoleChunk: it wraps near 2^63
 		c := chunk{rel: p.pos, n: int(end - p.pos), hole: true}
 		p.pos = end
 		return c, nil
@@ -102,7 +103,7 @@ func (p *planner) mapFrom(off int64) error {
 		}
 	}
 	p.dataStart = max(off, align.RoundDown(ds-base, p.holeAlign))
-	p.dataEnd = min(end, align.RoundUp(de-base, p.holeAlign))
+	p.dataEnd = roundUpWithin(de-base, p.holeAlign, end)
 	if p.dataStart >= end && end%p.holeAlign != 0 {
 		p.dataStart = max(off, align.RoundDown(end, p.holeAlign))
 		p.dataEnd = end
@@ -130,6 +131,16 @@ func (p *planner) sizeFirst() error {
 	return nil
 }
 
+// roundUpWithin rounds n up to a multiple of a, but not past limit. Near
+// math.MaxInt64 (a sparse SRC of 8 EiB on XFS or btrfs) the rounding itself
+// would wrap negative; what lies beyond limit does not matter then.
+func roundUpWithin(n, a, limit int64) int64 {
+	if n > math.MaxInt64-(a-1) {
+		return limit
+	}
+	return min(limit, align.RoundUp(n, a))
+}
+
 func (p *planner) checkSize() error {
 	src := p.job.Files[FileSrc]
 	var st unix.Stat_t
@@ -150,7 +161,7 @@ func (p *planner) reserve(upTo int64) error {
 		return nil
 	}
 	from := max(p.reserved, p.pos)
-	to := min(max(upTo, from+preallocWindow), p.dataEnd)
+	to := max(upTo, from+min(preallocWindow, p.dataEnd-from)) // <= dataEnd, and cannot wrap
 	mode := uint32(0)
 	if !p.job.CutBackOnStop {
 		mode = unix.FALLOC_FL_KEEP_SIZE

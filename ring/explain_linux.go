@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Files that say why io_uring_setup refused. Variables so tests can point
@@ -22,7 +25,7 @@ func explain(errno syscall.Errno) string {
 	case syscall.EPERM:
 		return explainEPERM()
 	case syscall.ENOMEM:
-		return "raise RLIMIT_MEMLOCK (ulimit -l) or use a kernel >= 5.12"
+		return explainENOMEM(kernelRelease(), memlockLimit())
 	case syscall.ENOSYS:
 		if mode := seccompMode(); mode != "" && mode != "0" {
 			return "a seccomp filter may hide it (Seccomp: " + mode + ")"
@@ -66,4 +69,71 @@ func seccompMode() string {
 		}
 	}
 	return ""
+}
+
+// What the kernel charges io_uring_setup's rings to decides what its
+// ENOMEM means:
+//
+//   - before 5.12, to RLIMIT_MEMLOCK (locked memory, ulimit -l);
+//   - from 5.12, to the memory cgroup instead ("io_uring: account memory
+//     to memcg"): RLIMIT_MEMLOCK plays no part, and ENOMEM means the
+//     cgroup or the system is short of memory;
+//   - from 6.14, when the rings moved to io_uring's memory regions
+//     (io_create_region), to RLIMIT_MEMLOCK again, unless the process has
+//     CAP_IPC_LOCK: with `ulimit -l 0` setup fails on 6.18.
+//
+// Variables so tests can pose as any kernel and limit.
+var (
+	kernelRelease = unameRelease
+	memlockLimit  = currentMemlock
+)
+
+// explainENOMEM says why io_uring_setup found no memory on the kernel
+// release given (uname -r), with the current RLIMIT_MEMLOCK.
+func explainENOMEM(release, limit string) string {
+	major, minor, ok := parseRelease(release)
+	switch {
+	case !ok:
+		return fmt.Sprintf("raise RLIMIT_MEMLOCK (ulimit -l, now %s) or run with CAP_IPC_LOCK; else memory is short", limit)
+	case major < 5 || major == 5 && minor < 12:
+		return fmt.Sprintf("kernel %d.%d charges the rings to RLIMIT_MEMLOCK (ulimit -l, now %s): raise it or run with CAP_IPC_LOCK", major, minor, limit)
+	case major < 6 || major == 6 && minor < 14:
+		return fmt.Sprintf("kernel %d.%d charges the rings to the memory cgroup, not to RLIMIT_MEMLOCK: the cgroup's memory limit, or the system, has no room for them", major, minor)
+	}
+	return fmt.Sprintf("kernel %d.%d charges the rings to RLIMIT_MEMLOCK (ulimit -l, now %s), as kernels since 6.14 do: raise it or run with CAP_IPC_LOCK", major, minor, limit)
+}
+
+// parseRelease reads "6.18.44-fc-v669" as 6, 18.
+func parseRelease(release string) (major, minor int, ok bool) {
+	parts := strings.SplitN(release, ".", 3)
+	if len(parts) < 2 {
+		return 0, 0, false
+	}
+	digits := parts[1]
+	if i := strings.IndexFunc(digits, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
+		digits = digits[:i] // "18-rc3" on a two-part release
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	minor, err2 := strconv.Atoi(digits)
+	return major, minor, err1 == nil && err2 == nil
+}
+
+func unameRelease() string {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return ""
+	}
+	return unix.ByteSliceToString(u.Release[:])
+}
+
+// currentMemlock renders the soft RLIMIT_MEMLOCK in ulimit -l's terms.
+func currentMemlock() string {
+	var r unix.Rlimit
+	switch {
+	case unix.Getrlimit(unix.RLIMIT_MEMLOCK, &r) != nil:
+		return "unknown"
+	case r.Cur == unix.RLIM_INFINITY:
+		return "unlimited"
+	}
+	return strconv.FormatUint(r.Cur>>10, 10) + " KiB"
 }

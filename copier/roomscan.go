@@ -1,0 +1,105 @@
+package copier
+
+import (
+	"bytes"
+	"io"
+	"os"
+)
+
+// Limits of the read nonZero does, only ever for a copy whose data does
+// not fit DST's filesystem unless zero detection saves it.
+const (
+	scanAll     = 64 << 20  // data up to this is read whole
+	sampleCount = 256       // beyond, this many samples,
+	sampleSize  = 256 << 10 // of this many bytes each, spread evenly: 64 MiB read at most
+	scanBuf     = 1 << 20
+)
+
+// nonZero estimates how much of SRC's data extents zero detection will
+// write: the bytes outside blocks of zb bytes that are all zeros. Data up
+// to scanAll is read whole; the estimate is then off by a few blocks
+// only where the engine's block grid differs, hence a small margin.
+// Larger data is sampled, and its estimate gets a margin of 1/32.
+func nonZero(f *os.File, ext extents, data int64, zb int) (room, error) {
+	buf := make([]byte, scanBuf)
+	if data <= scanAll {
+		var nz int64
+		for _, x := range ext {
+			n, err := nonZeroIn(f, buf, x.off, x.n, zb)
+			if err != nil {
+				return room{}, err
+			}
+			nz += n
+		}
+		return room{need: nz, margin: data/256 + int64(zb), how: " of SRC's data that is not zeros"}, nil
+	}
+	var seen, nz int64
+	c := cursor{ext: ext}
+	for i := range int64(sampleCount) {
+		off, n := c.at(i*(data/sampleCount), sampleSize)
+		got, err := nonZeroIn(f, buf, off, n, zb)
+		if err != nil {
+			return room{}, err
+		}
+		seen, nz = seen+n, nz+got
+	}
+	need := int64(float64(data) * (float64(nz) / float64(seen)))
+	return room{need: need, margin: data / 32, sampled: true,
+		how: " of SRC's data that is not zeros, judged by a sample"}, nil
+}
+
+// nonZeroIn reads n bytes of f at off and counts those not in all-zero
+// blocks of zb bytes (counted from off).
+func nonZeroIn(f *os.File, buf []byte, off, n int64, zb int) (int64, error) {
+	var nz int64
+	for done := int64(0); done < n; {
+		want := min(int64(len(buf)), n-done)
+		got, err := f.ReadAt(buf[:want], off+done)
+		if err != nil && err != io.EOF {
+			return 0, err
+		}
+		if got == 0 {
+			break // SRC shrank: the copy will say so
+		}
+		for b := 0; b < got; b += zb {
+			block := buf[b:min(b+zb, got)]
+			if !allZero(block) {
+				nz += int64(len(block))
+			}
+		}
+		done += int64(got)
+	}
+	return nz, nil
+}
+
+var zeros = make([]byte, 64<<10)
+
+func allZero(b []byte) bool {
+	for len(b) > 0 {
+		n := min(len(b), len(zeros))
+		if !bytes.Equal(b[:n], zeros[:n]) {
+			return false
+		}
+		b = b[n:]
+	}
+	return true
+}
+
+// cursor walks extents in data order: at(pos, limit) is where the byte
+// pos of the data lies in the file, and how much of its extent follows,
+// at most limit. Positions must not decrease.
+type cursor struct {
+	ext  extents
+	i    int
+	base int64 // data bytes before ext[i]
+}
+
+func (c *cursor) at(pos, limit int64) (off, n int64) {
+	for c.i < len(c.ext)-1 && pos >= c.base+c.ext[c.i].n {
+		c.base += c.ext[c.i].n
+		c.i++
+	}
+	x := c.ext[c.i]
+	in := pos - c.base
+	return x.off + in, min(limit, x.n-in)
+}
