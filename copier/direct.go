@@ -31,7 +31,19 @@ func (p *Plan) chooseDirect() error {
 		}
 		p.note("%s %s: %s", s.tag, s.ep.path, s.ep.why)
 	}
+	p.noteBufferedTail()
 	return nil
+}
+
+// noteBufferedTail says when the last bytes of the range are written
+// without O_DIRECT: a length that is not a multiple of DST's alignment
+// ends in a tail O_DIRECT cannot write (the engine's bufferTail).
+func (p *Plan) noteBufferedTail() {
+	a := int64(p.dst.geo.DirectAlign())
+	if !p.dst.direct || p.Length == 0 || align.IsAligned(p.Length, a) {
+		return
+	}
+	p.note("DST: the last %d bytes (the length is not a multiple of %d) are written buffered, after every other write", p.Length%a, a)
 }
 
 // directObstacle says what keeps ep from O_DIRECT, or "".
