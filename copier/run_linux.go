@@ -58,7 +58,17 @@ func (p *Plan) Run(ctx context.Context) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	defer closeAll(files)
+	// undrained: the engine's backend failed with requests still in flight
+	// that it could not reap (engine.ErrUndrained). The kernel may still
+	// read into the buffers and write through the descriptors, so both are
+	// leaked on purpose: freed, the next mapping at the same address could
+	// be overwritten, and DST could change after its file was closed.
+	undrained := false
+	defer func() {
+		if !undrained {
+			closeAll(files)
+		}
+	}()
 	if p.offload != OffloadNever {
 		if done, err := p.runOffload(ctx, files, d, &rep); done {
 			if err != nil {
@@ -72,10 +82,15 @@ func (p *Plan) Run(ctx context.Context) (Report, error) {
 	if err != nil {
 		return rep, p.stopped(&rep, d, fmt.Errorf("buffers of %d x %d bytes: %w", p.QueueDepth, p.BlockSize, err))
 	}
-	defer bufs.Free()
+	defer func() {
+		if !undrained {
+			bufs.Free()
+		}
+	}()
 	job := p.job(files, bufs.Slots)
 	start, cpu0 := time.Now(), cpuTime()
 	st, err := engine.Run(ctx, job, p.newBackend(&rep))
+	undrained = errors.Is(err, engine.ErrUndrained)
 	rep.Seconds, rep.CPUSeconds = time.Since(start).Seconds(), cpuTime()-cpu0
 	rep.Engine, rep.Caps = st.Backend, st.Caps
 	rep.Bytes, rep.BytesRead, rep.Synced = st.BytesWritten, st.BytesRead, st.Synced

@@ -38,6 +38,11 @@ func (p *prefix) add(rel, n int64) {
 // finish sets DST's size and runs the fdatasync barrier after the last
 // write completed, and picks the error to return.
 func (r *run) finish() error {
+	if r.broken {
+		// The backend failed (and was drained): neither the barrier nor
+		// anything else goes through it. DST is still cut back.
+		return errors.Join(r.failed, r.setSize())
+	}
 	if err := r.setSize(); err != nil {
 		return errors.Join(r.failed, err)
 	}
@@ -85,13 +90,8 @@ func (r *run) sync() error {
 		r.pending = append(r.pending, syncRequest(SyncTailSlot))
 	}
 	r.syncsLeft = len(r.pending)
-	if err := r.submit(); err != nil {
+	if err := r.pump(false); err != nil {
 		return err
-	}
-	for r.inflight > 0 {
-		if err := r.reap(); err != nil {
-			return err
-		}
 	}
 	return r.failed
 }
@@ -107,17 +107,16 @@ func syncRequest(slot int) Request {
 func (r *run) syncDone(c Completion) {
 	switch c.Errno {
 	case 0:
+		r.progressed(c.Slot)
 		r.syncsLeft--
-		r.stats.Synced = r.syncsLeft == 0 && r.failed == nil
+		r.stats.Synced = r.syncsLeft == 0 && !r.syncLost && r.failed == nil
 	case syscall.EAGAIN, syscall.EINTR:
 		// Not expected from io_uring's fsync workers, but it means "again",
-		// never "failed".
-		r.pending = append(r.pending, syncRequest(c.Slot))
-		if err := r.submit(); err != nil {
-			r.fail(err)
-		}
+		// never "failed": sent again after a backoff, within limits.
+		r.retry(c.Slot, c.Errno)
 	default:
-		r.fail(&OpError{Op: "fdatasync", Path: r.job.Files[FileDst].Name(), Offset: r.job.DstOff, Err: c.Errno})
+		r.syncsLeft--
+		r.fail(r.slotError(c.Slot, c.Errno))
 	}
 }
 

@@ -80,6 +80,11 @@ type Stats struct {
 	// no gap: where a stopped copy can be resumed.
 	Contiguous int64
 	Synced     bool // the fdatasync barrier completed
+	// InFlight is how many requests were still in flight when Run
+	// returned: 0, except with an error matching ErrUndrained. Then DST may
+	// still change beyond Contiguous (never within it: a chunk counts
+	// there only once all its writes completed).
+	InFlight int
 }
 
 // validate catches a Job the engine cannot run correctly; the caller (the

@@ -3,6 +3,7 @@ package enginetest
 import (
 	"math/rand/v2"
 	"syscall"
+	"time"
 
 	"github.com/ringcp/ringcp/engine"
 	"golang.org/x/sys/unix"
@@ -63,9 +64,13 @@ func (b *chaosBackend) Name() string      { return b.inner.Name() }
 func (b *chaosBackend) Caps() engine.Caps { return b.inner.Caps() }
 func (b *chaosBackend) Close() error      { return b.inner.Close() }
 
-func (b *chaosBackend) Submit(reqs []engine.Request) error {
+// Submit takes every request: those it answers itself at once, the rest
+// through inner. When inner takes only some, the requests after them are
+// reported as not taken, with the answers made up for them withdrawn.
+func (b *chaosBackend) Submit(reqs []engine.Request) (int, error) {
 	var pass []engine.Request
-	for _, q := range reqs {
+	var at []int // index in reqs of each request in pass
+	for i, q := range reqs {
 		b.count++
 		switch {
 		case b.count == b.FailAt:
@@ -81,21 +86,43 @@ func (b *chaosBackend) Submit(reqs []engine.Request) error {
 			b.ready = append(b.ready, engine.Completion{Slot: q.Slot, Errno: errno})
 		default:
 			b.reqs[q.Slot] = q
-			pass = append(pass, q)
+			pass, at = append(pass, q), append(at, i)
 		}
 	}
 	if len(pass) == 0 {
-		return nil
+		return len(reqs), nil
 	}
-	return b.inner.Submit(pass)
+	n, err := b.inner.Submit(pass)
+	if err == nil {
+		return len(reqs), nil
+	}
+	taken := len(reqs)
+	if n < len(pass) {
+		taken = at[n]
+	}
+	b.withdraw(reqs[taken:])
+	return taken, err
 }
 
-func (b *chaosBackend) Reap(out []engine.Completion, atLeast int) (int, error) {
+// withdraw forgets the made-up answers of requests that were not taken.
+func (b *chaosBackend) withdraw(gone []engine.Request) {
+	for _, q := range gone {
+		delete(b.reqs, q.Slot)
+		for i := len(b.ready) - 1; i >= 0; i-- {
+			if b.ready[i].Slot == q.Slot {
+				b.ready = append(b.ready[:i], b.ready[i+1:]...)
+				break
+			}
+		}
+	}
+}
+
+func (b *chaosBackend) Reap(out []engine.Completion, atLeast int, timeout time.Duration) (int, error) {
 	want := 0
 	if len(b.ready) < atLeast {
 		want = atLeast - len(b.ready)
 	}
-	n, err := b.inner.Reap(b.buf, want)
+	n, err := b.inner.Reap(b.buf, want, timeout)
 	if err != nil {
 		return 0, err
 	}
