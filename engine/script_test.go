@@ -32,6 +32,7 @@ type scripted struct {
 	// makes that Reap fail without handing anything out.
 	failReap func(n int) error
 	reaps    int
+	timeouts []time.Duration // of every Reap
 	closed   bool
 }
 
@@ -101,6 +102,7 @@ func (b *scripted) do(q Request) Completion {
 
 func (b *scripted) Reap(out []Completion, atLeast int, timeout time.Duration) (int, error) {
 	b.reaps++
+	b.timeouts = append(b.timeouts, timeout)
 	if b.failReap != nil {
 		if err := b.failReap(b.reaps); err != nil {
 			return 0, err
