@@ -1,6 +1,7 @@
 package enginetest
 
 import (
+	"errors"
 	"math/rand/v2"
 	"syscall"
 	"time"
@@ -31,7 +32,18 @@ type Chaos struct {
 	// EIO (without running it) and records it in Failed.
 	FailAt int
 	Failed *engine.Request
+	// ReapFailAt, when positive, makes the ReapFailAt-th Reap fail once
+	// with ErrReapFailed, handing nothing out, with requests in flight: a
+	// backend that failed and recovered, which the engine must drain.
+	ReapFailAt int
+	// Outstanding, when not nil, is set at Close to how many requests the
+	// backend took and never handed out; the engine closes only a drained
+	// backend, so it must be 0.
+	Outstanding *int
 }
+
+// ErrReapFailed is the error of Chaos.ReapFailAt.
+var ErrReapFailed = errors.New("chaos: Reap failed")
 
 // Wrap returns a NewBackend that builds nb's backend inside the chaos.
 func (c Chaos) Wrap(nb engine.NewBackend) engine.NewBackend {
@@ -58,11 +70,18 @@ type chaosBackend struct {
 	buf   []engine.Completion
 	given int // completions handed out
 	count int // requests submitted
+	taken int // requests taken
+	reaps int
 }
 
 func (b *chaosBackend) Name() string      { return b.inner.Name() }
 func (b *chaosBackend) Caps() engine.Caps { return b.inner.Caps() }
-func (b *chaosBackend) Close() error      { return b.inner.Close() }
+func (b *chaosBackend) Close() error {
+	if b.Outstanding != nil {
+		*b.Outstanding = b.taken - b.given
+	}
+	return b.inner.Close()
+}
 
 // Submit takes every request: those it answers itself at once, the rest
 // through inner. When inner takes only some, the requests after them are
@@ -89,18 +108,16 @@ func (b *chaosBackend) Submit(reqs []engine.Request) (int, error) {
 			pass, at = append(pass, q), append(at, i)
 		}
 	}
-	if len(pass) == 0 {
-		return len(reqs), nil
-	}
-	n, err := b.inner.Submit(pass)
-	if err == nil {
-		return len(reqs), nil
+	n, err := len(pass), error(nil)
+	if len(pass) > 0 {
+		n, err = b.inner.Submit(pass)
 	}
 	taken := len(reqs)
-	if n < len(pass) {
+	if err != nil && n < len(pass) {
 		taken = at[n]
+		b.withdraw(reqs[taken:])
 	}
-	b.withdraw(reqs[taken:])
+	b.taken += taken
 	return taken, err
 }
 
@@ -121,6 +138,9 @@ func (b *chaosBackend) Reap(out []engine.Completion, atLeast int, timeout time.D
 	want := 0
 	if len(b.ready) < atLeast {
 		want = atLeast - len(b.ready)
+	}
+	if b.reaps++; b.reaps == b.ReapFailAt {
+		return 0, ErrReapFailed
 	}
 	n, err := b.inner.Reap(b.buf, want, timeout)
 	if err != nil {
