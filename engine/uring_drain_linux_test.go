@@ -93,11 +93,13 @@ func TestDeadRingIsUndrained(t *testing.T) {
 	if st.InFlight != 2 || !c.Undrained() {
 		t.Fatalf("stats %+v, Undrained %v: want 2 in flight (the waiting read, the write not sent)", st, c.Undrained())
 	}
+	// Locked once more, so the goroutine stays on the issuer's thread
+	// after Close unlocks Open's lock.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := c.Close(); !errors.Is(err, ErrUndrained) {
 		t.Fatalf("Close = %v, want the undrained error again", err)
 	}
-	runtime.LockOSThread() // Close unlocked it; this goroutine is still the issuer's
-	defer runtime.UnlockOSThread()
 	info := ringInfo(t, ub.r.Fd())
 	if !strings.Contains(info, "UserBufs:\t2") || !strings.Contains(info, "UserFiles:\t2") {
 		t.Fatalf("the ring's buffers or files were released while a read was in flight:\n%s", info)

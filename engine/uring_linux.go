@@ -256,15 +256,19 @@ func (b *uringBackend) died(err error) error {
 	return err
 }
 
-// Close unregisters the fixed files before it closes the ring. A closed
-// ring is torn down later by a kernel worker (io_ring_exit_work), and the
-// files it holds until then keep DST's and SRC's file systems busy: an
-// umount right after the copy failed with EBUSY. Unregistering puts them
-// before it returns; nothing is in flight any more (Backend contract).
+// Close leaves nothing of the copy in the kernel that references SRC's or
+// DST's file system: a closed ring is torn down later by a kernel worker
+// (io_ring_exit_work), and whatever it still holds then keeps those file
+// systems busy (umount right after the copy failed with EBUSY). So first
+// the requests are freed (see iowq_linux.go: the io-wq workers are let go
+// idle, then the work they deferred to this thread is run), then the fixed
+// files are unregistered, on this thread, before the ring is closed.
+// Nothing is in flight any more (Backend contract).
 func (b *uringBackend) Close() error {
-	var err error
+	waitIOWQIdle()
+	err := b.r.RunDeferred()
 	if b.fixedFiles {
-		err = b.r.UnregisterFiles()
+		err = errors.Join(err, b.r.UnregisterFiles())
 	}
 	return errors.Join(err, b.r.Close())
 }

@@ -151,3 +151,17 @@ func (r *Ring) ForEachCQE(fn func(CQE)) (int, error) {
 		total += n
 	}
 }
+
+// RunDeferred runs the completion work the kernel has queued for this
+// ring's thread without waiting for a completion. Besides posting CQEs,
+// that work frees requests: an io-wq worker that finished a request after
+// its CQE was reaped leaves the last reference to it (and so to its file)
+// as such work, and only an io_uring_enter from the issuer (DEFER_TASKRUN)
+// or the ring's teardown in a kernel worker runs it.
+func (r *Ring) RunDeferred() error {
+	if r.closed {
+		return errClosed
+	}
+	_, err := r.enter(0, 0, enterGetEvents, nil)
+	return err
+}
