@@ -191,3 +191,39 @@ func TestBackoffDoublesToCap(t *testing.T) {
 		}
 	}
 }
+
+// TestTailWaitsForRetries: the unaligned tail, written without O_DIRECT,
+// starts only once no other write is left, counting the ones waiting for
+// a retry: otherwise the page cache would hold a page an O_DIRECT write is
+// still to change, and turning O_DIRECT off on DST would turn it off for
+// that write too.
+func TestTailWaitsForRetries(t *testing.T) {
+	src := pattern(3*4096+100, 8)
+	job, dstPath, cleanup := scriptJob(t, src, nil, 4096, 4)
+	defer cleanup()
+	job.DstAlign, job.FinalSize, job.CutBackOnStop = 512, int64(len(src)), true
+	again := 0
+	b := &scripted{script: func(q Request) (Completion, bool, bool) {
+		if q.Op == OpWrite && q.Off == 0 && again < 4 {
+			again++
+			return Completion{Slot: q.Slot, Errno: syscall.EAGAIN}, true, false
+		}
+		return Completion{}, false, false
+	}}
+	if _, err := runScripted(context.Background(), job, b); err != nil {
+		t.Fatal(err)
+	}
+	lastRetry, tail := -1, -1
+	for i, q := range b.reqs {
+		switch {
+		case q.Op == OpWrite && q.Off == 0:
+			lastRetry = i
+		case q.Op == OpWrite && q.Off == 3*4096:
+			tail = i
+		}
+	}
+	if tail < lastRetry {
+		t.Fatalf("the tail was written (request %d) before the retried write at 0 went through (request %d)", tail, lastRetry)
+	}
+	enginetestCompare(t, dstPath, src)
+}

@@ -181,10 +181,11 @@ func (r *run) plan() {
 	}
 }
 
-// startTail writes the unaligned last chunk once nothing else is in flight,
-// so the page cache never holds a page an O_DIRECT write is changing.
+// startTail writes the unaligned last chunk once nothing else is in flight
+// or waiting for a retry, so the page cache never holds a page an O_DIRECT
+// write is changing.
 func (r *run) startTail() {
-	if r.tail < 0 || r.inflight > 0 || len(r.pending) > 0 {
+	if r.tail < 0 || r.inflight > 0 || len(r.pending) > 0 || len(r.delayed) > 0 {
 		return
 	}
 	idx := r.tail
