@@ -144,3 +144,23 @@ func ringInfo(t *testing.T, fd int) string {
 	}
 	return string(b)
 }
+
+// TestLostCompletionsKillTheRing: after EBADR (completions dropped) the
+// backend cannot count what is in flight, and a wait for completions that
+// will never come would last forever: every later call fails at once, so
+// the engine reports the copy undrained instead of hanging.
+func TestLostCompletionsKillTheRing(t *testing.T) {
+	b := &uringBackend{} // no ring: any use of it would panic
+	b.died(fmt.Errorf("io_uring_enter: %w", ring.ErrCQLost))
+	if _, err := b.Reap(make([]Completion, 1), 1, 0); !errors.Is(err, ring.ErrCQLost) {
+		t.Fatalf("Reap after EBADR = %v, want ErrCQLost at once", err)
+	}
+	if n, err := b.Submit([]Request{{Op: OpSync}}); n != 0 || !errors.Is(err, ring.ErrCQLost) {
+		t.Fatalf("Submit after EBADR = %d, %v, want 0 taken and ErrCQLost", n, err)
+	}
+	b2 := &uringBackend{}
+	b2.died(ring.ErrWrongThread) // passes: the right thread can still drain
+	if b2.dead != nil {
+		t.Fatal("a wrong-thread error marked the ring dead")
+	}
+}
