@@ -49,6 +49,9 @@ func dstState(opts copier.Options, rep copier.Report) string {
 			byteCount(rep.Contiguous), opts.DstOffset)
 	case copier.DstComplete:
 		return "is complete"
+	case copier.DstChanging:
+		return fmt.Sprintf("holds the first %s of the copy from offset %d; requests still in flight may change the rest until ringcp has exited",
+			byteCount(rep.Contiguous), opts.DstOffset)
 	case copier.DstUnknown:
 		return "holds data that cannot be vouched for: flushing what was written failed too; do not use it"
 	}

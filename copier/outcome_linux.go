@@ -27,6 +27,11 @@ const (
 	// failure failed too (a write that had completed failed in
 	// writeback): nothing DST holds can be vouched for.
 	DstUnknown
+	// DstChanging: the engine lost track of requests still in flight
+	// (engine.ErrUndrained): DST holds the first Report.Contiguous bytes
+	// of the copy, and the rest of the range may still change until the
+	// process exits.
+	DstChanging
 )
 
 // String names the state for logs and JSON.
@@ -42,6 +47,8 @@ func (s DstState) String() string {
 		return "partial"
 	case DstUnknown:
 		return "unknown"
+	case DstChanging:
+		return "changing"
 	}
 	return "untouched"
 }

@@ -72,6 +72,7 @@ func (p *Plan) Run(ctx context.Context) (Report, error) {
 	defer a.release()
 	start, cpu0 := time.Now(), cpuTime()
 	st, err := p.move(ctx, a, &rep)
+	a.undrained = errors.Is(err, engine.ErrUndrained)
 	rep.Seconds, rep.CPUSeconds = time.Since(start).Seconds(), cpuTime()-cpu0
 	rep.Engine, rep.Caps = st.Backend, st.Caps
 	if rep.Offload != "" {
@@ -82,6 +83,12 @@ func (p *Plan) Run(ctx context.Context) (Report, error) {
 	rep.Contiguous = st.Contiguous
 	if err == nil {
 		err = a.dst.publish(p, !p.opts.NoSync)
+	}
+	if a.undrained {
+		// Requests the backend could not reap may still write DST: it is
+		// neither cut back nor discarded, and nothing is freed (release).
+		rep.DstState = DstChanging
+		return rep, err
 	}
 	if err != nil {
 		return rep, p.stopped(&rep, a.dst, err)
@@ -116,6 +123,13 @@ type acquired struct {
 	dst   *dest
 	bufs  *align.Buffers
 	copy  *engine.Copy
+	// undrained: the engine's backend failed with requests in flight that
+	// it could not reap (engine.ErrUndrained). The kernel may still read
+	// into the buffers and write through the descriptors, so both are
+	// leaked on purpose: freed, the next mapping at the same address could
+	// be overwritten, and DST could change after its file was closed. The
+	// locks stay too, for the life of the process.
+	undrained bool
 }
 
 // acquire opens both ends, maps the buffers and sets the engine up, in
@@ -167,6 +181,9 @@ func (p *Plan) acquireAll(a *acquired, rep *Report) error {
 
 // release closes what acquire got, last first.
 func (a *acquired) release() {
+	if a.undrained {
+		return
+	}
 	if a.copy != nil {
 		a.copy.Close()
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"os"
 	"syscall"
+	"time"
 )
 
 // FileID names the descriptors a copy uses.
@@ -80,13 +81,20 @@ type Backend interface {
 	Name() string
 	// Caps reports how the backend runs.
 	Caps() Caps
-	// Submit queues requests. The engine never has more than Setup.Depth
-	// data requests plus one sync in flight, so Submit need not block.
-	Submit(reqs []Request) error
-	// Reap waits until at least atLeast completions are available and copies
-	// up to len(out) of them into out.
-	Reap(out []Completion, atLeast int) (int, error)
-	// Close releases the backend. Everything in flight has been reaped.
+	// Submit queues requests and returns how many it took: the first n of
+	// reqs will complete; the rest, when err is not nil, were never sent.
+	// The engine never has more than Setup.Depth data requests plus two
+	// syncs in flight, so Submit need not block.
+	Submit(reqs []Request) (n int, err error)
+	// Reap waits until at least atLeast completions are available and
+	// copies up to len(out) of them into out. A positive timeout bounds
+	// the wait: when it passes, Reap returns what is there, maybe nothing.
+	// After an error the engine keeps reaping to drain what is in flight;
+	// a backend that can never complete its requests again (a dead ring)
+	// keeps failing.
+	Reap(out []Completion, atLeast int, timeout time.Duration) (int, error)
+	// Close releases the backend. Everything in flight has been reaped:
+	// the engine never closes a backend it could not drain.
 	Close() error
 }
 

@@ -7,8 +7,11 @@
 // cycles every slot read -> write -> free, with completions in any order.
 // Short reads and writes are resubmitted for their remainder (aligned down
 // when the file is opened with O_DIRECT); -EAGAIN and -EINTR are resubmitted
-// as they are; a read that finds end of file inside the planned range means
-// the source shrank, and fails the copy. A last block whose length is not a
+// as they are after a backoff (1 ms doubling to 100 ms, waited in Reap's
+// timeout, never by sleeping over other completions), and fail the copy
+// with a *RetryError after 100 in a row or 30 s without progress; a read
+// that finds end of file inside the planned range means the source shrank,
+// and fails the copy. A last block whose length is not a
 // multiple of DST's direct I/O alignment is written through Job.DstTail, a
 // descriptor without O_DIRECT, after every other write has completed, so
 // the page cache never holds a page that an O_DIRECT write is changing.
@@ -17,8 +20,21 @@
 // DST was fdatasync'ed after the last write completion. The first error
 // stops new submissions; what is in flight is drained before Run returns an
 // *OpError naming the op, path, offset and errno. A cancelled context stops
-// new reads, lets writes in flight finish, syncs them, and returns an error
-// wrapping ctx.Err().
+// new reads at once (a read being retried is dropped), lets writes in
+// flight finish (one being retried gets two seconds of grace, then its
+// chunk is abandoned), syncs them, and returns a *CanceledError wrapping
+// ctx.Err().
+//
+// When the backend itself fails (Submit or Reap returns an error), Run
+// keeps reaping until nothing is in flight, so that DST stops changing and
+// the buffers are no longer used once it returns. A backend that keeps
+// failing (a ring that lost completions, or one driven from the wrong
+// thread) cannot be drained: Run then returns an *UndrainedError
+// (errors.Is(err, ErrUndrained)), Stats.InFlight says how many requests
+// may still run, DST is left as it is (not cut back), and Close leaves the
+// backend open. The caller must then leak the buffers and the files rather
+// than free or close them, and report DST as partial and possibly still
+// changing.
 //
 // Run locks its goroutine to one OS thread for the whole copy and creates
 // the backend on it, as io_uring SINGLE_ISSUER rings require. Buffers are

@@ -43,6 +43,11 @@ func (p *prefix) add(rel, n int64) {
 // complete and then fail in writeback; only fdatasync tells, and then
 // Stats.Synced stays false.
 func (r *run) finish() error {
+	if r.broken {
+		// The backend failed (and was drained): neither the barrier nor
+		// anything else goes through it. DST is still cut back.
+		return errors.Join(r.failed, r.setSize())
+	}
 	sizeErr := r.setSize()
 	if r.job.Sync {
 		if err := r.sync(); err != nil {
@@ -88,13 +93,8 @@ func (r *run) sync() error {
 		r.pending = append(r.pending, syncRequest(SyncTailSlot))
 	}
 	r.syncsLeft = len(r.pending)
-	if err := r.submit(); err != nil {
+	if err := r.pump(false); err != nil {
 		return err
-	}
-	for r.inflight > 0 {
-		if err := r.reap(); err != nil {
-			return err
-		}
 	}
 	return nil
 }
@@ -110,19 +110,18 @@ func syncRequest(slot int) Request {
 func (r *run) syncDone(c Completion) {
 	switch c.Errno {
 	case 0:
+		r.progressed(c.Slot)
 		r.syncsLeft--
-		r.stats.Synced = r.syncsLeft == 0 && r.syncErr == nil
+		r.stats.Synced = r.syncsLeft == 0 && !r.syncLost && r.syncErr == nil
 	case syscall.EAGAIN, syscall.EINTR:
 		// Not expected from io_uring's fsync workers, but it means "again",
-		// never "failed".
-		r.pending = append(r.pending, syncRequest(c.Slot))
-		if err := r.submit(); err != nil {
-			r.fail(err)
-		}
+		// never "failed": sent again after a backoff, within limits.
+		r.retry(c.Slot, c.Errno)
 	default:
+		r.syncsLeft--
 		r.stats.Synced = false
 		if r.syncErr == nil {
-			r.syncErr = &OpError{Op: "fdatasync", Path: r.job.Files[FileDst].Name(), Offset: r.job.DstOff, Err: c.Errno}
+			r.syncErr = r.slotError(c.Slot, c.Errno)
 		}
 	}
 }

@@ -82,6 +82,11 @@ type Stats struct {
 	// Synced: the fdatasync barrier completed. It also runs after a
 	// failure or a stop, so that Contiguous is durable when it is true.
 	Synced bool
+	// InFlight is how many requests were still in flight when Run
+	// returned: 0, except with an error matching ErrUndrained. Then DST may
+	// still change beyond Contiguous (never within it: a chunk counts
+	// there only once all its writes completed).
+	InFlight int
 }
 
 // validate catches a Job the engine cannot run correctly; the caller (the

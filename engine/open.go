@@ -20,6 +20,9 @@ type Copy struct {
 	be     Backend
 	used   bool // Run or Finish was called: a Copy runs once
 	closed bool
+	// undrained: Run or Finish returned an error matching ErrUndrained;
+	// the backend is left open (see Close).
+	undrained error
 }
 
 // Open validates job and builds its backend with newBackend on this
@@ -52,8 +55,21 @@ func (c *Copy) Run(ctx context.Context) (Stats, error) {
 	flushBeforeMapping(&c.job)
 	r := newRun(&c.job, c.be)
 	err := r.copy(ctx)
+	c.noteUndrained(err)
 	return r.stats, err
 }
+
+func (c *Copy) noteUndrained(err error) {
+	if errors.Is(err, ErrUndrained) {
+		c.undrained = err
+	}
+}
+
+// Undrained reports whether requests of the copy may still be in flight:
+// Run or Finish returned an error matching ErrUndrained. The caller must
+// then keep the job's buffers mapped and its files open for the rest of
+// the process, and report DST as partial and possibly still changing.
+func (c *Copy) Undrained() bool { return c.undrained != nil }
 
 // Finish ends a copy whose first moved bytes were written by other means
 // (the filesystem's copy offload) instead of Run: like the end of Run, it
@@ -77,16 +93,24 @@ func (c *Copy) Finish(moved int64, moveErr error) (Stats, error) {
 		r.fail(moveErr)
 	}
 	err := r.finish()
+	c.noteUndrained(err)
 	return r.stats, err
 }
 
 // Close releases the backend and unlocks the OS thread. Close is safe to
-// call twice.
+// call twice. After an undrained copy (see Undrained) it releases nothing:
+// closing the ring would unregister buffers the kernel may still fill, and
+// the pool's workers may still be inside their system calls. It returns
+// the undrained error again then, so a caller that only checks Close
+// learns it too.
 func (c *Copy) Close() error {
 	if c.closed {
-		return nil
+		return c.undrained
 	}
 	c.closed = true
 	defer runtime.UnlockOSThread()
+	if c.undrained != nil {
+		return c.undrained
+	}
 	return c.be.Close()
 }

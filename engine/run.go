@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -51,22 +52,31 @@ type run struct {
 	failed   error // first I/O error; stops everything
 	syncErr  error // the barrier failed: nothing written can be vouched for
 	canceled error // ctx.Err() once seen; stops new reads only
-	stats    Stats
-	cqes     []Completion
-	prefix   prefix
-	zero     zeroer
+	stopAt   time.Time
+	ctx      context.Context // nil when nothing can stop the run
+	// broken: the backend failed; nothing more is sent to it.
+	broken bool
+	// delayed are retries waiting for their backoff (retry.go).
+	delayed   []delayedReq
+	syncRetry [2]retryState // of SyncSlot and SyncTailSlot
+	policy    retryPolicy
+	stats     Stats
+	cqes      []Completion
+	prefix    prefix
+	zero      zeroer
 	// tailWritten: the unaligned tail went through a separate FileDstTail,
 	// which the barrier syncs too. syncsLeft counts barrier syncs in
-	// flight.
+	// flight; syncLost says one was given up.
 	tailWritten bool
 	syncsLeft   int
+	syncLost    bool
 }
 
 func newRun(job *Job, be Backend) *run {
 	depth := len(job.Buffers)
-	r := &run{job: job, be: be, tail: -1,
+	r := &run{job: job, be: be, tail: -1, policy: defaultRetry,
 		slots: make([]slot, depth), free: make([]int, 0, depth),
-		pending: make([]Request, 0, depth+1), cqes: make([]Completion, depth+1)}
+		pending: make([]Request, 0, depth+2), cqes: make([]Completion, depth+2)}
 	for i := depth - 1; i >= 0; i-- {
 		r.slots[i].buf = job.Buffers[i][:job.BlockSize]
 		r.free = append(r.free, i)
@@ -81,34 +91,64 @@ func newRun(job *Job, be Backend) *run {
 func (r *run) stopping() bool { return r.failed != nil || r.canceled != nil }
 
 func (r *run) copy(ctx context.Context) error {
-	done := ctx.Done()
-	for {
-		if r.canceled == nil {
-			select {
-			case <-done:
-				r.canceled = ctx.Err()
-			default:
-			}
-		}
-		r.plan()
-		r.startTail()
-		if err := r.submit(); err != nil {
-			return err
-		}
-		if r.inflight == 0 {
-			break
-		}
-		if err := r.reap(); err != nil {
-			// The backend lost track of its requests: nothing more can be
-			// trusted, and nothing is drained.
-			return err
-		}
+	r.ctx = ctx
+	if err := r.pump(true); err != nil {
+		return err
 	}
 	return r.finish()
 }
 
-func (r *run) reap() error {
-	n, err := r.be.Reap(r.cqes, 1)
+// pump runs the copy (with work, starting chunks and the tail) until
+// nothing is in flight or delayed. It returns an error only when the
+// backend failed and could not be drained; every other error is r.failed.
+func (r *run) pump(work bool) error {
+	for {
+		r.checkStop()
+		if work {
+			r.plan()
+			r.startTail()
+		}
+		r.due()
+		if err := r.submit(); err != nil {
+			return r.abort(err)
+		}
+		if r.inflight == 0 && len(r.delayed) == 0 {
+			return nil
+		}
+		if r.inflight == 0 {
+			// Only retries waiting: nothing can complete meanwhile.
+			time.Sleep(r.nextDue())
+			continue
+		}
+		if err := r.reapOnce(r.nextDue()); err != nil {
+			return r.abort(err)
+		}
+	}
+}
+
+// checkStop notes a cancelled context once.
+func (r *run) checkStop() {
+	if r.canceled != nil || r.ctx == nil {
+		return
+	}
+	if err := r.ctx.Err(); err != nil {
+		r.canceled = err
+		r.noteStop()
+	}
+}
+
+// noteStop remembers when the copy began stopping: retries of writes get
+// a grace from then on.
+func (r *run) noteStop() {
+	if r.stopAt.IsZero() {
+		r.stopAt = time.Now()
+	}
+}
+
+// reapOnce waits for at least one completion (or for timeout, when
+// positive) and handles what came.
+func (r *run) reapOnce(timeout time.Duration) error {
+	n, err := r.be.Reap(r.cqes, 1, timeout)
 	if err != nil {
 		return err
 	}
@@ -142,10 +182,11 @@ func (r *run) plan() {
 	}
 }
 
-// startTail writes the unaligned last chunk once nothing else is in flight,
-// so the page cache never holds a page an O_DIRECT write is changing.
+// startTail writes the unaligned last chunk once nothing else is in flight
+// or waiting for a retry, so the page cache never holds a page an O_DIRECT
+// write is changing.
 func (r *run) startTail() {
-	if r.tail < 0 || r.inflight > 0 || len(r.pending) > 0 {
+	if r.tail < 0 || r.inflight > 0 || len(r.pending) > 0 || len(r.delayed) > 0 {
 		return
 	}
 	idx := r.tail
@@ -166,16 +207,26 @@ func (r *run) startTail() {
 }
 
 func (r *run) queue(idx int) {
+	if r.broken {
+		r.release(idx) // nothing more is sent to a failed backend
+		return
+	}
 	r.pending = append(r.pending, r.job.request(idx, &r.slots[idx]))
 }
 
+// submit sends what is queued. The backend says how many it took: those
+// are in flight even when it failed part-way, and the rest are abandoned
+// (abort drains and stops the copy).
 func (r *run) submit() error {
 	if len(r.pending) == 0 {
 		return nil
 	}
-	err := r.be.Submit(r.pending)
-	if err == nil {
-		r.inflight += len(r.pending)
+	n, err := r.be.Submit(r.pending)
+	r.inflight += n
+	if err != nil {
+		for _, q := range r.pending[n:] {
+			r.abandon(q.Slot)
+		}
 	}
 	r.pending = r.pending[:0]
 	return err
@@ -194,13 +245,17 @@ func (r *run) complete(c Completion) {
 		return
 	}
 	s := &r.slots[c.Slot]
-	retry := c.Errno == syscall.EAGAIN || c.Errno == syscall.EINTR
+	again := c.Errno == syscall.EAGAIN || c.Errno == syscall.EINTR
+	if !again {
+		r.progressed(c.Slot)
+	}
 	switch {
-	case retry && r.stopping() && s.phase == phaseRead:
+	case again && r.stopping() && s.phase == phaseRead:
 		r.release(c.Slot) // a read nobody will write any more
-	case retry:
-		// Resubmit as is: the kernel had no room or was interrupted.
-		r.queue(c.Slot)
+	case again:
+		// The kernel had no room or was interrupted: send the same
+		// request again after a backoff, within limits (retry.go).
+		r.retry(c.Slot, c.Errno)
 	case s.phase == phaseZeroOp:
 		r.zeroOpDone(c.Slot, s, c.Errno)
 	case c.Errno != 0:
@@ -295,6 +350,7 @@ func advance(s *slot, total, n, alignment int) bool {
 func (r *run) fail(err error) {
 	if r.failed == nil {
 		r.failed = err
+		r.noteStop()
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ringcp/ringcp/align"
 	"golang.org/x/sys/unix"
@@ -24,6 +25,15 @@ type scripted struct {
 	ready  []Completion
 	held   []Completion
 	reqs   []Request // every request submitted, in order
+	// failSubmit, when it returns an error for a request, makes Submit
+	// stop there and report the requests before it as taken.
+	failSubmit func(q Request) error
+	// failReap, when it returns an error for the n-th call (from 1),
+	// makes that Reap fail without handing anything out.
+	failReap func(n int) error
+	reaps    int
+	timeouts []time.Duration // of every Reap
+	closed   bool
 }
 
 func newScripted(script func(q Request) (Completion, bool, bool)) NewBackend {
@@ -41,10 +51,18 @@ func newScripted(script func(q Request) (Completion, bool, bool)) NewBackend {
 
 func (b *scripted) Name() string { return "scripted" }
 func (b *scripted) Caps() Caps   { return Caps{} }
-func (b *scripted) Close() error { return nil }
+func (b *scripted) Close() error { b.closed = true; return nil }
 
-func (b *scripted) Submit(reqs []Request) error {
-	for _, q := range reqs {
+// inFlight is how many requests were taken and not handed out.
+func (b *scripted) inFlight() int { return len(b.ready) + len(b.held) }
+
+func (b *scripted) Submit(reqs []Request) (int, error) {
+	for i, q := range reqs {
+		if b.failSubmit != nil {
+			if err := b.failSubmit(q); err != nil {
+				return i, err
+			}
+		}
 		b.reqs = append(b.reqs, q)
 		if b.script != nil {
 			if c, ok, hold := b.script(q); ok {
@@ -58,7 +76,7 @@ func (b *scripted) Submit(reqs []Request) error {
 		}
 		b.ready = append(b.ready, b.do(q))
 	}
-	return nil
+	return len(reqs), nil
 }
 
 func (b *scripted) do(q Request) Completion {
@@ -82,7 +100,14 @@ func (b *scripted) do(q Request) Completion {
 	return c
 }
 
-func (b *scripted) Reap(out []Completion, atLeast int) (int, error) {
+func (b *scripted) Reap(out []Completion, atLeast int, timeout time.Duration) (int, error) {
+	b.reaps++
+	b.timeouts = append(b.timeouts, timeout)
+	if b.failReap != nil {
+		if err := b.failReap(b.reaps); err != nil {
+			return 0, err
+		}
+	}
 	if len(b.ready) == 0 && len(b.held) > 0 {
 		b.ready, b.held = b.held[:1], b.held[1:]
 	}

@@ -35,6 +35,7 @@ type slot struct {
 	// start is where the request in flight began, to tell progress from a
 	// short transfer that cannot advance.
 	start, done int
+	retry       retryState // -EAGAIN/-EINTR in a row for its request
 }
 
 // request builds the request that moves the rest of the slot's current

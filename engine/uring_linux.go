@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"syscall"
+	"time"
 
 	"github.com/ringcp/ringcp/ring"
 	"golang.org/x/sys/unix"
@@ -21,6 +22,7 @@ type uringBackend struct {
 	iovs       []unix.Iovec // one per slot when vectored; alive until reaped
 	cqes       []ring.CQE
 	notes      []string
+	dead       error // see died
 }
 
 var _ Backend = (*uringBackend)(nil)
@@ -30,25 +32,57 @@ var _ Backend = (*uringBackend)(nil)
 // own io_uring_enter, on our thread: no interrupts of the submitter.
 const ringFlags = ring.FlagSingleIssuer | ring.FlagDeferTaskrun | ring.FlagTaskrunFlag | ring.FlagCoopTaskrun
 
-// NewUring builds the io_uring backend. It returns an error matching
-// ring.ErrUnavailable when io_uring cannot be used here, so the caller can
-// fall back to the pool.
-func NewUring(s Setup) (Backend, error) {
-	// Depth data requests plus one fdatasync are in flight at most; the CQ
-	// is twice the SQ, so completions never overflow.
+// UringOptions choose how the io_uring backend drives its ring. NewUring
+// uses DefaultUringOptions, which picks the fastest path the kernel has;
+// the other settings run the paths older kernels take (tests run the
+// shared suite over all of them).
+type UringOptions struct {
+	// Flags are the ring setup flags asked for; ring.Setup drops those the
+	// kernel lacks. 0 asks for none, as on kernels before 5.19.
+	Flags ring.SetupFlags
+	// NoFixedBuffers leaves the buffers unregistered (plain READ/WRITE),
+	// as when RLIMIT_MEMLOCK refuses the registration.
+	NoFixedBuffers bool
+	// NoFixedFiles passes plain descriptors instead of registered ones.
+	NoFixedFiles bool
+	// Vectored uses READV/WRITEV, as on kernels before 5.6; there are no
+	// fixed buffers then.
+	Vectored bool
+}
+
+// DefaultUringOptions are NewUring's: every setup flag that helps, fixed
+// buffers and files where the kernel takes them, READ/WRITE where it has
+// them.
+func DefaultUringOptions() UringOptions { return UringOptions{Flags: ringFlags} }
+
+// NewUring builds the io_uring backend with DefaultUringOptions. It returns
+// an error matching ring.ErrUnavailable when io_uring cannot be used here,
+// so the caller can fall back to the pool.
+func NewUring(s Setup) (Backend, error) { return newUring(s, DefaultUringOptions()) }
+
+// NewUringWith returns a NewBackend that builds the io_uring backend with
+// o, for tests and comparisons of the paths older kernels take.
+func NewUringWith(o UringOptions) NewBackend {
+	return func(s Setup) (Backend, error) { return newUring(s, o) }
+}
+
+func newUring(s Setup, o UringOptions) (Backend, error) {
+	// Depth data requests plus two fdatasyncs are in flight at most; the
+	// SQ is the next power of two above Depth, the CQ twice the SQ, so
+	// completions never overflow.
 	entries := uint32(1) << bits.Len32(uint32(s.Depth))
-	r, err := ring.Setup(entries, &ring.Options{Flags: ringFlags})
+	r, err := ring.Setup(entries, &ring.Options{Flags: o.Flags})
 	if err != nil {
 		return nil, err
 	}
-	b := &uringBackend{r: r, cqes: make([]ring.CQE, s.Depth+1)}
+	b := &uringBackend{r: r, cqes: make([]ring.CQE, s.Depth+2), vectored: o.Vectored}
 	b.notes = append(b.notes, "ring flags "+r.Flags().String())
 	if err := b.chooseOps(); err != nil {
 		r.Close()
 		return nil, err
 	}
-	b.registerFiles(s.Files)
-	b.registerBuffers(s.Buffers)
+	b.registerFiles(s.Files, !o.NoFixedFiles)
+	b.registerBuffers(s.Buffers, !o.NoFixedBuffers)
 	if b.fixedBufs {
 		b.notes = append(b.notes, "fixed buffers")
 	}
@@ -62,6 +96,7 @@ func NewUring(s Setup) (Backend, error) {
 func (b *uringBackend) chooseOps() error {
 	p, err := b.r.Probe()
 	switch {
+	case b.vectored: // asked for
 	case errors.Is(err, syscall.EINVAL):
 		b.vectored = true // no REGISTER_PROBE: a kernel older than 5.6
 	case err != nil:
@@ -70,13 +105,13 @@ func (b *uringBackend) chooseOps() error {
 		b.vectored = !p.Supports(ring.OpRead) || !p.Supports(ring.OpWrite)
 	}
 	if b.vectored {
-		b.notes = append(b.notes, "READV/WRITEV (no READ/WRITE opcodes)")
+		b.notes = append(b.notes, "READV/WRITEV")
 	}
 	return nil
 }
 
 // registerFiles saves an fget/fput per request; failure only costs that.
-func (b *uringBackend) registerFiles(files Files) {
+func (b *uringBackend) registerFiles(files Files, try bool) {
 	var fds []int32
 	for i, f := range files {
 		b.fds[i] = -1
@@ -84,6 +119,9 @@ func (b *uringBackend) registerFiles(files Files) {
 			b.fds[i] = int32(f.Fd())
 			fds = append(fds, b.fds[i])
 		}
+	}
+	if !try {
+		return
 	}
 	if err := b.r.RegisterFiles(fds); err != nil {
 		b.notes = append(b.notes, fmt.Sprintf("plain fds (%v)", err))
@@ -101,9 +139,12 @@ func (b *uringBackend) registerFiles(files Files) {
 
 // registerBuffers pins the slots once instead of per request. ENOMEM
 // (RLIMIT_MEMLOCK without CAP_IPC_LOCK) leaves plain READ/WRITE.
-func (b *uringBackend) registerBuffers(bufs [][]byte) {
+func (b *uringBackend) registerBuffers(bufs [][]byte, try bool) {
 	if b.vectored {
 		b.iovs = make([]unix.Iovec, len(bufs))
+		return
+	}
+	if !try {
 		return
 	}
 	if err := b.r.RegisterBuffers(bufs); err != nil {
@@ -126,15 +167,21 @@ func (b *uringBackend) Caps() Caps {
 	return Caps{FixedBuffers: b.fixedBufs, FixedFiles: b.fixedFiles, Detail: detail}
 }
 
-func (b *uringBackend) Submit(reqs []Request) error {
+// Submit only fills SQEs; Reap's io_uring_enter sends them. The SQ holds
+// more than the engine ever has in flight, so a full SQ is a bug, reported
+// with the count of requests that did get an SQE.
+func (b *uringBackend) Submit(reqs []Request) (int, error) {
+	if b.dead != nil {
+		return 0, b.dead
+	}
 	for i := range reqs {
 		sqe := b.r.GetSQE()
 		if sqe == nil {
-			return fmt.Errorf("io_uring: SQ full with %d entries", b.r.SQEntries())
+			return i, fmt.Errorf("io_uring: SQ full with %d entries", b.r.SQEntries())
 		}
 		b.prep(sqe, &reqs[i])
 	}
-	return nil
+	return len(reqs), nil
 }
 
 func (b *uringBackend) prep(sqe *ring.SQE, q *Request) {
@@ -169,13 +216,22 @@ func (b *uringBackend) prep(sqe *ring.SQE, q *Request) {
 	sqe.UserData = uint64(int64(q.Slot))
 }
 
-func (b *uringBackend) Reap(out []Completion, atLeast int) (int, error) {
-	if _, err := b.r.SubmitAndWait(uint32(atLeast)); err != nil {
-		return 0, err
+func (b *uringBackend) Reap(out []Completion, atLeast int, timeout time.Duration) (int, error) {
+	if b.dead != nil {
+		return 0, b.dead
+	}
+	var err error
+	if timeout > 0 {
+		_, err = b.r.SubmitAndWaitTimeout(uint32(atLeast), timeout)
+	} else {
+		_, err = b.r.SubmitAndWait(uint32(atLeast))
+	}
+	if err != nil {
+		return 0, b.died(err)
 	}
 	n, err := b.r.PeekBatch(b.cqes[:min(len(out), len(b.cqes))])
 	if err != nil {
-		return 0, err
+		return 0, b.died(err)
 	}
 	for i, c := range b.cqes[:n] {
 		out[i] = Completion{Slot: int(int64(c.UserData))}
@@ -189,15 +245,30 @@ func (b *uringBackend) Reap(out []Completion, atLeast int) (int, error) {
 	return n, nil
 }
 
-// Close unregisters the fixed files before it closes the ring. A closed
-// ring is torn down later by a kernel worker (io_ring_exit_work), and the
-// files it holds until then keep DST's and SRC's file systems busy: an
-// umount right after the copy failed with EBUSY. Unregistering puts them
-// before it returns; nothing is in flight any more (Backend contract).
+// died keeps an error after which the ring can no longer account for its
+// requests: with completions lost (EBADR), a wait for them could last
+// forever, so every later call fails at once and the engine reports the
+// copy undrained. Other errors may pass and are only returned.
+func (b *uringBackend) died(err error) error {
+	if errors.Is(err, ring.ErrCQLost) {
+		b.dead = err
+	}
+	return err
+}
+
+// Close leaves nothing of the copy in the kernel that references SRC's or
+// DST's file system: a closed ring is torn down later by a kernel worker
+// (io_ring_exit_work), and whatever it still holds then keeps those file
+// systems busy (umount right after the copy failed with EBUSY). So first
+// the requests are freed (see iowq_linux.go: the io-wq workers are let go
+// idle, then the work they deferred to this thread is run), then the fixed
+// files are unregistered, on this thread, before the ring is closed.
+// Nothing is in flight any more (Backend contract).
 func (b *uringBackend) Close() error {
-	var err error
+	waitIOWQIdle()
+	err := b.r.RunDeferred()
 	if b.fixedFiles {
-		err = b.r.UnregisterFiles()
+		err = errors.Join(err, b.r.UnregisterFiles())
 	}
 	return errors.Join(err, b.r.Close())
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/ringcp/ringcp/engine"
 	"golang.org/x/sys/unix"
@@ -51,18 +52,29 @@ func (p *Pool) Caps() engine.Caps {
 	return engine.Caps{Detail: fmt.Sprintf("%d pread/pwrite workers", p.workers)}
 }
 
-func (p *Pool) Submit(reqs []engine.Request) error {
+func (p *Pool) Submit(reqs []engine.Request) (int, error) {
 	for _, q := range reqs {
 		p.reqs <- q
 	}
-	return nil
+	return len(reqs), nil
 }
 
-// Reap blocks for min completions, then takes whatever else is ready.
-func (p *Pool) Reap(out []engine.Completion, atLeast int) (int, error) {
+// Reap blocks for atLeast completions (until timeout, when positive), then
+// takes whatever else is ready.
+func (p *Pool) Reap(out []engine.Completion, atLeast int, timeout time.Duration) (int, error) {
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
 	n := 0
 	for ; n < atLeast && n < len(out); n++ {
-		out[n] = <-p.done
+		select {
+		case out[n] = <-p.done:
+		case <-expired:
+			return n, nil
+		}
 	}
 	for ; n < len(out); n++ {
 		select {

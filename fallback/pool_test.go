@@ -10,3 +10,7 @@ import (
 func TestPoolSuite(t *testing.T) {
 	enginetest.Run(t, fallback.New)
 }
+
+func BenchmarkPool(b *testing.B) {
+	enginetest.Bench(b, fallback.New)
+}

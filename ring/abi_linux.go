@@ -32,9 +32,10 @@ const (
 // SetupFlags are io_uring_setup flags.
 type SetupFlags uint32
 
-// Setup flags.
+// Setup flags. SQPOLL is not offered: a kernel thread polling the SQ
+// needs IORING_ENTER_SQ_WAKEUP handling and spends a core, and the engine
+// submits a batch per io_uring_enter anyway.
 const (
-	FlagSQPoll        SetupFlags = 1 << 1
 	FlagCQSize        SetupFlags = 1 << 3  // 5.5
 	FlagClamp         SetupFlags = 1 << 4  // 5.6
 	FlagCoopTaskrun   SetupFlags = 1 << 8  // 5.19
@@ -55,11 +56,22 @@ const (
 )
 
 // io_uring_enter flags.
-const enterGetEvents = 1 << 0
+const (
+	enterGetEvents = 1 << 0
+	enterExtArg    = 1 << 3 // 5.11: the argument is a getEventsArg
+)
+
+// getEventsArg is struct io_uring_getevents_arg, passed with enterExtArg
+// to bound a wait with a timeout.
+type getEventsArg struct {
+	Sigmask   uint64
+	SigmaskSz uint32
+	MinWaitUs uint32 // 6.12; 0 leaves it off
+	Ts        uint64 // address of a timespec
+}
 
 // SQ ring flags, written by the kernel.
 const (
-	sqNeedWakeup = 1 << 0
 	sqCQOverflow = 1 << 1 // CQEs wait in the kernel's overflow list
 	sqTaskrun    = 1 << 2 // task work is pending (COOP_TASKRUN|TASKRUN_FLAG)
 )
@@ -151,4 +163,6 @@ var (
 	_ [unsafe.Sizeof(CQE{}) - cqeSize]struct{}
 	_ [paramsSize - unsafe.Sizeof(params{})]struct{}
 	_ [unsafe.Sizeof(params{}) - paramsSize]struct{}
+	_ [24 - unsafe.Sizeof(getEventsArg{})]struct{}
+	_ [unsafe.Sizeof(getEventsArg{}) - 24]struct{}
 )

@@ -24,12 +24,12 @@ func TestBusySubmitStashesAndRetries(t *testing.T) {
 			real := enterSyscall
 			t.Cleanup(func() { enterSyscall = real })
 			refusals := 0
-			enterSyscall = func(fd int, sub, min, flags uint32) (int, syscall.Errno) {
+			enterSyscall = func(fd int, sub, min, flags uint32, arg *getEventsArg) (int, syscall.Errno) {
 				if sub > 0 && refusals == 0 {
 					refusals++
 					return -1, errno
 				}
-				return real(fd, sub, min, flags)
+				return real(fd, sub, min, flags, arg)
 			}
 			sqe := r.GetSQE()
 			sqe.PrepNop()

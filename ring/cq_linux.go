@@ -94,9 +94,6 @@ func (r *Ring) cqNeedsFlush() bool {
 	return r.sq.flagsNow()&(sqCQOverflow|sqTaskrun) != 0
 }
 
-// Ready is the number of completions that can be peeked without waiting.
-func (r *Ring) Ready() int { return int(r.cq.ready()) }
-
 // PeekBatch copies up to len(dst) ready completions into dst without
 // consuming them; CQAdvance consumes them. When none are ready but the
 // kernel holds some back (CQ overflow, deferred task work), it flushes them
@@ -106,7 +103,7 @@ func (r *Ring) PeekBatch(dst []CQE) (int, error) {
 		return 0, errClosed
 	}
 	if r.cq.ready() == 0 && r.cqNeedsFlush() {
-		if _, err := r.enter(0, 0, enterGetEvents); err != nil {
+		if _, err := r.enter(0, 0, enterGetEvents, nil); err != nil {
 			return 0, err
 		}
 	}
@@ -153,4 +150,18 @@ func (r *Ring) ForEachCQE(fn func(CQE)) (int, error) {
 		r.CQAdvance(n)
 		total += n
 	}
+}
+
+// RunDeferred runs the completion work the kernel has queued for this
+// ring's thread without waiting for a completion. Besides posting CQEs,
+// that work frees requests: an io-wq worker that finished a request after
+// its CQE was reaped leaves the last reference to it (and so to its file)
+// as such work, and only an io_uring_enter from the issuer (DEFER_TASKRUN)
+// or the ring's teardown in a kernel worker runs it.
+func (r *Ring) RunDeferred() error {
+	if r.closed {
+		return errClosed
+	}
+	_, err := r.enter(0, 0, enterGetEvents, nil)
+	return err
 }

@@ -14,17 +14,23 @@ const (
 )
 
 // enter calls io_uring_enter and handles the errnos that are not faults.
-// want counts every ready completion, our backlog included.
-func (r *Ring) enter(toSubmit, want, flags uint32) (int, error) {
+// want counts every ready completion, our backlog included. A wait bounded
+// by arg (enterExtArg) that times out is not an error: the caller looks at
+// the CQ.
+func (r *Ring) enter(toSubmit, want, flags uint32, arg *getEventsArg) (int, error) {
 	for attempt := 0; ; attempt++ {
 		// The kernel counts only CQEs in the ring toward min_complete, and
 		// relieve may have moved some to the backlog since the last try.
 		kernelWant := want - min(want, uint32(len(r.cq.backlog)))
-		n, errno := enterSyscall(r.fd, toSubmit, kernelWant, flags)
+		n, errno := enterSyscall(r.fd, toSubmit, kernelWant, flags, arg)
 		switch errno {
 		case 0:
 			r.stats.submitted += uint64(n)
 			return n, nil
+		case syscall.ETIME:
+			// The timeout of a bounded wait passed with no completion;
+			// a call that also submitted returns its count instead.
+			return 0, nil
 		case syscall.EINTR:
 			// Go preempts threads with SIGURG. EINTR means nothing was
 			// submitted (a call that submitted returns the count), so
@@ -61,7 +67,7 @@ func (r *Ring) relieve() error {
 		time.Sleep(retryPause)
 		return nil
 	}
-	_, errno := enterSyscall(r.fd, 0, 1, enterGetEvents)
+	_, errno := enterSyscall(r.fd, 0, 1, enterGetEvents, nil)
 	switch errno {
 	case 0, syscall.EINTR, syscall.EAGAIN, syscall.EBUSY:
 		r.cq.stash()

@@ -32,6 +32,7 @@ type Ring struct {
 	cq       completionQueue
 	maps     []mapping
 	stats    counters
+	wait     waitArg
 	closed   bool
 }
 
@@ -220,7 +221,7 @@ func (f SetupFlags) String() string {
 		f SetupFlags
 		n string
 	}{
-		{FlagSQPoll, "SQPOLL"}, {FlagCQSize, "CQSIZE"}, {FlagClamp, "CLAMP"},
+		{FlagCQSize, "CQSIZE"}, {FlagClamp, "CLAMP"},
 		{FlagCoopTaskrun, "COOP_TASKRUN"}, {FlagTaskrunFlag, "TASKRUN_FLAG"},
 		{FlagSingleIssuer, "SINGLE_ISSUER"}, {FlagDeferTaskrun, "DEFER_TASKRUN"},
 	}
@@ -233,7 +234,7 @@ func (f SetupFlags) String() string {
 			s += n.n
 		}
 	}
-	if rest := f &^ flagKnownOptional &^ FlagSQPoll; rest != 0 {
+	if rest := f &^ flagKnownOptional; rest != 0 {
 		if s != "" {
 			s += "|"
 		}

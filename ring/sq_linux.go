@@ -2,6 +2,7 @@ package ring
 
 import (
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -62,11 +63,6 @@ func (r *Ring) GetSQE() *SQE {
 	return sqe
 }
 
-// SQSpace is how many SQEs GetSQE can hand out before a Submit.
-func (r *Ring) SQSpace() uint32 {
-	return r.sq.entries - (r.sq.sqeTail - atomic.LoadUint32(r.sq.khead))
-}
-
 // flush publishes the SQEs handed out since the last flush and returns how
 // many entries the kernel has yet to consume.
 func (sq *submissionQueue) flush() uint32 {
@@ -98,6 +94,12 @@ func (r *Ring) Submit() (int, error) {
 // submitted. Asking for more completions than can ever arrive is an error
 // rather than a hang.
 func (r *Ring) SubmitAndWait(want uint32) (int, error) {
+	return r.submitAndWait(want, time.Time{})
+}
+
+// submitAndWait is SubmitAndWait that stops waiting at deadline when it is
+// not zero (see wait_linux.go).
+func (r *Ring) submitAndWait(want uint32, deadline time.Time) (int, error) {
 	if r.closed {
 		return 0, errClosed
 	}
@@ -115,14 +117,20 @@ func (r *Ring) SubmitAndWait(want uint32) (int, error) {
 		if toSubmit == 0 && flags == 0 {
 			return submitted, nil
 		}
-		n, err := r.enter(toSubmit, want, flags)
+		wait, arg := want, (*getEventsArg)(nil)
+		if !deadline.IsZero() {
+			if wait, arg = r.bound(want, deadline); arg != nil {
+				flags |= enterExtArg
+			}
+		}
+		n, err := r.enter(toSubmit, wait, flags, arg)
 		submitted += n
 		if err != nil {
 			return submitted, err
 		}
 		// An interrupted wait returns the submitted count with no error:
 		// loop to re-check the CQ rather than trust the wait.
-		if want == 0 {
+		if want == 0 || (!deadline.IsZero() && r.timedOut(want, deadline, arg)) {
 			return submitted, nil
 		}
 	}

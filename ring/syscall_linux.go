@@ -17,10 +17,16 @@ var setupSyscall = func(entries uint32, p *params) (int, syscall.Errno) {
 	return int(fd), errno
 }
 
-// enterSyscall is a variable so tests can play the kernel's EBUSY/EAGAIN.
-var enterSyscall = func(fd int, toSubmit, minComplete uint32, flags uint32) (int, syscall.Errno) {
+// enterSyscall is a variable so tests can play the kernel's EBUSY/EAGAIN
+// and a ring that fails. arg is a getEventsArg when flags has enterExtArg,
+// else nil.
+var enterSyscall = func(fd int, toSubmit, minComplete uint32, flags uint32, arg *getEventsArg) (int, syscall.Errno) {
+	size := uintptr(0)
+	if arg != nil {
+		size = unsafe.Sizeof(*arg)
+	}
 	n, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(fd), uintptr(toSubmit),
-		uintptr(minComplete), uintptr(flags), 0, 0)
+		uintptr(minComplete), uintptr(flags), uintptr(unsafe.Pointer(arg)), size)
 	return int(n), errno
 }
 

@@ -1,8 +1,10 @@
 package enginetest
 
 import (
+	"errors"
 	"math/rand/v2"
 	"syscall"
+	"time"
 
 	"github.com/ringcp/ringcp/engine"
 	"golang.org/x/sys/unix"
@@ -30,7 +32,18 @@ type Chaos struct {
 	// EIO (without running it) and records it in Failed.
 	FailAt int
 	Failed *engine.Request
+	// ReapFailAt, when positive, makes the ReapFailAt-th Reap fail once
+	// with ErrReapFailed, handing nothing out, with requests in flight: a
+	// backend that failed and recovered, which the engine must drain.
+	ReapFailAt int
+	// Outstanding, when not nil, is set at Close to how many requests the
+	// backend took and never handed out; the engine closes only a drained
+	// backend, so it must be 0.
+	Outstanding *int
 }
+
+// ErrReapFailed is the error of Chaos.ReapFailAt.
+var ErrReapFailed = errors.New("chaos: Reap failed")
 
 // Wrap returns a NewBackend that builds nb's backend inside the chaos.
 func (c Chaos) Wrap(nb engine.NewBackend) engine.NewBackend {
@@ -57,15 +70,26 @@ type chaosBackend struct {
 	buf   []engine.Completion
 	given int // completions handed out
 	count int // requests submitted
+	taken int // requests taken
+	reaps int
 }
 
 func (b *chaosBackend) Name() string      { return b.inner.Name() }
 func (b *chaosBackend) Caps() engine.Caps { return b.inner.Caps() }
-func (b *chaosBackend) Close() error      { return b.inner.Close() }
+func (b *chaosBackend) Close() error {
+	if b.Outstanding != nil {
+		*b.Outstanding = b.taken - b.given
+	}
+	return b.inner.Close()
+}
 
-func (b *chaosBackend) Submit(reqs []engine.Request) error {
+// Submit takes every request: those it answers itself at once, the rest
+// through inner. When inner takes only some, the requests after them are
+// reported as not taken, with the answers made up for them withdrawn.
+func (b *chaosBackend) Submit(reqs []engine.Request) (int, error) {
 	var pass []engine.Request
-	for _, q := range reqs {
+	var at []int // index in reqs of each request in pass
+	for i, q := range reqs {
 		b.count++
 		switch {
 		case b.count == b.FailAt:
@@ -81,21 +105,44 @@ func (b *chaosBackend) Submit(reqs []engine.Request) error {
 			b.ready = append(b.ready, engine.Completion{Slot: q.Slot, Errno: errno})
 		default:
 			b.reqs[q.Slot] = q
-			pass = append(pass, q)
+			pass, at = append(pass, q), append(at, i)
 		}
 	}
-	if len(pass) == 0 {
-		return nil
+	n, err := len(pass), error(nil)
+	if len(pass) > 0 {
+		n, err = b.inner.Submit(pass)
 	}
-	return b.inner.Submit(pass)
+	taken := len(reqs)
+	if err != nil && n < len(pass) {
+		taken = at[n]
+		b.withdraw(reqs[taken:])
+	}
+	b.taken += taken
+	return taken, err
 }
 
-func (b *chaosBackend) Reap(out []engine.Completion, atLeast int) (int, error) {
+// withdraw forgets the made-up answers of requests that were not taken.
+func (b *chaosBackend) withdraw(gone []engine.Request) {
+	for _, q := range gone {
+		delete(b.reqs, q.Slot)
+		for i := len(b.ready) - 1; i >= 0; i-- {
+			if b.ready[i].Slot == q.Slot {
+				b.ready = append(b.ready[:i], b.ready[i+1:]...)
+				break
+			}
+		}
+	}
+}
+
+func (b *chaosBackend) Reap(out []engine.Completion, atLeast int, timeout time.Duration) (int, error) {
 	want := 0
 	if len(b.ready) < atLeast {
 		want = atLeast - len(b.ready)
 	}
-	n, err := b.inner.Reap(b.buf, want)
+	if b.reaps++; b.reaps == b.ReapFailAt {
+		return 0, ErrReapFailed
+	}
+	n, err := b.inner.Reap(b.buf, want, timeout)
 	if err != nil {
 		return 0, err
 	}

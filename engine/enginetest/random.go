@@ -131,6 +131,21 @@ func FailedCopies(t *testing.T, nb engine.NewBackend) {
 	}
 }
 
+// BackendFailures runs specs like RandomCopies' through a backend whose
+// Reap fails once, with requests in flight, after a random number of
+// calls. The engine must drain before Run returns (the backend is closed
+// with nothing outstanding), fail with that error, not report the copy
+// undrained, and leave DST as a stopped copy: the old bytes outside the
+// range, SRC's bytes in the prefix, a file it owns cut to the prefix.
+func BackendFailures(t *testing.T, nb engine.NewBackend) {
+	for seed := uint64(1); seed <= randomSeeds(); seed++ {
+		rng := rand.New(rand.NewPCG(seed, 4646))
+		sp := randomCopySpec(rng)
+		c := &Chaos{Seed: seed, ReapFailAt: rng.IntN(6) + 1, Outstanding: new(int)}
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { randomCopy(t, nb, sp, seed, c) })
+	}
+}
+
 func randomCopy(t *testing.T, nb engine.NewBackend, sp randomSpec, seed uint64, chaos *Chaos) {
 	dir := t.TempDir()
 	srcPath, dstPath := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
@@ -187,6 +202,11 @@ func randomCopy(t *testing.T, nb engine.NewBackend, sp randomSpec, seed uint64, 
 		checkStopped(t, sp, st, old, src, got, owned)
 		return
 	}
+	if chaos != nil && chaos.Outstanding != nil && err != nil {
+		checkDrained(t, sp, st, err, *chaos.Outstanding)
+		checkStopped(t, sp, st, old, src, got, owned)
+		return
+	}
 	if chaos != nil && chaos.Failed != nil && chaos.Failed.Op != 0 {
 		checkFailed(t, sp, job, *chaos.Failed, err)
 		checkStopped(t, sp, st, old, src, got, owned)
@@ -215,6 +235,16 @@ func randomSeeds() uint64 {
 		fmt.Sscan(s, &n)
 	}
 	return n
+}
+
+func checkDrained(t *testing.T, sp randomSpec, st engine.Stats, err error, outstanding int) {
+	t.Helper()
+	if !errors.Is(err, ErrReapFailed) || errors.Is(err, engine.ErrUndrained) {
+		t.Fatalf("%v: err = %v, want the backend's error, drained", sp, err)
+	}
+	if outstanding != 0 || st.InFlight != 0 {
+		t.Fatalf("%v: %d requests outstanding when the backend was closed, %d in flight per stats: want none", sp, outstanding, st.InFlight)
+	}
 }
 
 func checkCanceled(t *testing.T, sp randomSpec, st engine.Stats, err error) {

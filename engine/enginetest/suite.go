@@ -36,18 +36,7 @@ type Spec struct {
 
 // Run runs the whole suite against a backend.
 func Run(t *testing.T, nb engine.NewBackend) {
-	t.Run("sizes", func(t *testing.T) {
-		for _, size := range Sizes {
-			for _, direct := range []bool{false, true} {
-				bs := 64 << 10
-				if size > 8<<20 {
-					bs = align.DefaultBlockSize
-				}
-				spec := Spec{Size: size, Direct: direct, BlockSize: bs, Depth: 4, Length: -1, Truncate: true}
-				t.Run(fmt.Sprintf("%d/direct=%v", size, direct), func(t *testing.T) { Copy(t, nb, spec) })
-			}
-		}
-	})
+	t.Run("sizes", func(t *testing.T) { sizes(t, nb) })
 	t.Run("ranges", func(t *testing.T) {
 		for _, direct := range []bool{false, true} {
 			for _, sp := range rangeSpecs(direct) {
@@ -67,9 +56,36 @@ func Run(t *testing.T, nb engine.NewBackend) {
 	t.Run("random", func(t *testing.T) { RandomCopies(t, nb) })
 	t.Run("chaos", func(t *testing.T) { ChaosCopies(t, nb) })
 	t.Run("stopped", func(t *testing.T) { StoppedCopies(t, nb) })
+	faults(t, nb)
+}
+
+// RunReduced is the part of the suite that runs a backend's other
+// settings (the io_uring backend without fixed buffers, vectored...): the
+// sizes, the faults and the stopped copies.
+func RunReduced(t *testing.T, nb engine.NewBackend) {
+	t.Run("sizes", func(t *testing.T) { sizes(t, nb) })
+	t.Run("stopped", func(t *testing.T) { StoppedCopies(t, nb) })
+	faults(t, nb)
+}
+
+func faults(t *testing.T, nb engine.NewBackend) {
 	t.Run("failed", func(t *testing.T) { FailedCopies(t, nb) })
+	t.Run("backend-failed", func(t *testing.T) { BackendFailures(t, nb) })
 	t.Run("source-shrank", func(t *testing.T) { SourceShrank(t, nb) })
 	t.Run("canceled", func(t *testing.T) { Canceled(t, nb) })
+}
+
+func sizes(t *testing.T, nb engine.NewBackend) {
+	for _, size := range Sizes {
+		for _, direct := range []bool{false, true} {
+			bs := 64 << 10
+			if size > 8<<20 {
+				bs = align.DefaultBlockSize
+			}
+			spec := Spec{Size: size, Direct: direct, BlockSize: bs, Depth: 4, Length: -1, Truncate: true}
+			t.Run(fmt.Sprintf("%d/direct=%v", size, direct), func(t *testing.T) { Copy(t, nb, spec) })
+		}
+	}
 }
 
 // rangeSpecs copy a middle part of SRC into the middle of an existing DST,
