@@ -42,11 +42,13 @@ func (op Op) String() string {
 	return "op?"
 }
 
-// Slots of the sync requests, which have no buffer: DST's, and that of
-// the descriptor that wrote an unaligned tail.
+// Slots of the sync requests, which have no buffer: DST's, that of the
+// descriptor that wrote an unaligned tail, and DST's periodic barrier
+// (Job.SyncEvery) while the copy goes on.
 const (
-	SyncSlot     = -1
-	SyncTailSlot = -2
+	SyncSlot         = -1
+	SyncTailSlot     = -2
+	SyncPeriodicSlot = -3
 )
 
 // Request is one I/O for a backend. Buf lies inside buffer Slot; Len and

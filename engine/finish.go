@@ -108,11 +108,18 @@ func syncRequest(slot int) Request {
 }
 
 func (r *run) syncDone(c Completion) {
+	if c.Slot == SyncPeriodicSlot && c.Errno != syscall.EAGAIN && c.Errno != syscall.EINTR {
+		r.periodicDone(c)
+		return
+	}
 	switch c.Errno {
 	case 0:
 		r.progressed(c.Slot)
 		r.syncsLeft--
 		r.stats.Synced = r.syncsLeft == 0 && !r.syncLost && r.syncErr == nil
+		if r.stats.Synced {
+			r.madeDurable(r.prefix.end)
+		}
 	case syscall.EAGAIN, syscall.EINTR:
 		// Not expected from io_uring's fsync workers, but it means "again",
 		// never "failed": sent again after a backoff, within limits.

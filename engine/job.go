@@ -2,6 +2,9 @@ package engine
 
 import (
 	"fmt"
+	"time"
+
+	"golang.org/x/time/rate"
 	"sync/atomic"
 
 	"github.com/ringcp/ringcp/align"
@@ -17,8 +20,13 @@ type Job struct {
 	// DstAlign. Each buffer holds one block.
 	BlockSize int
 	// Buffers are the slots, one block each; their number is the queue
-	// depth. From align.AllocBuffers: outside the Go heap.
+	// depth. From align.AllocBuffers: outside the Go heap. Ignored when
+	// Budget is set.
 	Buffers [][]byte
+	// Budget, when not nil, is the slot pool this copy shares with others
+	// running at the same time (its buffers then stand for Buffers); nil
+	// makes one of Buffers for this copy alone.
+	Budget *Budget
 	// SrcAlign and DstAlign are the O_DIRECT alignment of offsets and
 	// lengths on each side, 1 when that side is buffered.
 	SrcAlign int
@@ -37,6 +45,23 @@ type Job struct {
 	// blocks are overwrites, which ext4 and XFS run in parallel.
 	Preallocate bool
 	Sparse
+	// Observer, when not nil, sees the data as it is read, the holes, and
+	// the barriers (observe.go).
+	Observer Observer
+	// SyncEvery, when positive, runs an fdatasync barrier about this often
+	// while the copy goes, covering the chunks completed by then; the
+	// Observer hears of each (Durable).
+	SyncEvery time.Duration
+	// Grid, when positive, keeps chunks from crossing a multiple of Grid
+	// bytes from the range start, and rounds holes inward to it: each
+	// Grid-sized piece of the range is then in exactly one chunk, whole,
+	// as a block checksum needs. A multiple of both alignments.
+	Grid int64
+	// Rate, when not nil, caps the bytes of the range moved per second
+	// (rate.go says what counts). It may be shared by copies running at
+	// once, and changed while they run (SetLimit, SetBurst); its burst
+	// must hold at least one block.
+	Rate *rate.Limiter
 	// Progress, when not nil, is updated as the copy advances.
 	Progress *Progress
 }
@@ -89,13 +114,21 @@ type Stats struct {
 	InFlight int
 }
 
+// slotBuffers are the buffers of every slot the copy may use.
+func (j *Job) slotBuffers() [][]byte {
+	if j.Budget != nil {
+		return j.Budget.Buffers()
+	}
+	return j.Buffers
+}
+
 // validate catches a Job the engine cannot run correctly; the caller (the
 // CLI or copier) is expected to have refused such input already.
 func (j *Job) validate() error {
 	switch {
 	case j.Files[FileSrc] == nil || j.Files[FileDst] == nil:
 		return fmt.Errorf("engine: job needs SRC and DST files")
-	case len(j.Buffers) == 0:
+	case len(j.slotBuffers()) == 0:
 		return fmt.Errorf("engine: job needs at least one buffer")
 	case j.BlockSize <= 0 || j.SrcOff < 0 || j.DstOff < 0 || j.Length < 0:
 		return fmt.Errorf("engine: block size %d, offsets %d/%d, length %d: out of range",
@@ -108,10 +141,12 @@ func (j *Job) validate() error {
 		return fmt.Errorf("engine: offsets %d/%d are not aligned to %d/%d", j.SrcOff, j.DstOff, j.SrcAlign, j.DstAlign)
 	case j.ZeroBlock < 0 || (j.ZeroBlock > 0 && !align.IsAligned(int64(j.ZeroBlock), int64(j.DstAlign))):
 		return fmt.Errorf("engine: zero block %d is not a multiple of DST's alignment %d", j.ZeroBlock, j.DstAlign)
+	case j.Grid < 0 || (j.Grid > 0 && (j.Grid%int64(j.SrcAlign) != 0 || j.Grid%int64(j.DstAlign) != 0)):
+		return fmt.Errorf("engine: grid %d is not a multiple of alignments %d/%d", j.Grid, j.SrcAlign, j.DstAlign)
 	case j.HoleAlign < 0:
 		return fmt.Errorf("engine: hole alignment %d", j.HoleAlign)
 	}
-	for i, b := range j.Buffers {
+	for i, b := range j.slotBuffers() {
 		if len(b) < j.BlockSize {
 			return fmt.Errorf("engine: buffer %d holds %d bytes, less than a block (%d)", i, len(b), j.BlockSize)
 		}

@@ -33,8 +33,12 @@ func Open(job Job, newBackend NewBackend) (*Copy, error) {
 	if err := job.validate(); err != nil {
 		return nil, err
 	}
+	if job.Budget == nil {
+		job.Budget = NewBudget(job.Buffers)
+	}
+	bufs := job.Budget.Buffers()
 	runtime.LockOSThread()
-	be, err := newBackend(Setup{Files: job.Files, Buffers: job.Buffers, Depth: len(job.Buffers)})
+	be, err := newBackend(Setup{Files: job.Files, Buffers: bufs, Depth: len(bufs)})
 	if err != nil {
 		runtime.UnlockOSThread()
 		return nil, err
@@ -54,7 +58,7 @@ func (c *Copy) Run(ctx context.Context) (Stats, error) {
 	c.used = true
 	flushBeforeMapping(&c.job)
 	r := newRun(&c.job, c.be)
-	err := r.copy(ctx)
+	err := r.leave(r.copy(ctx))
 	c.noteUndrained(err)
 	return r.stats, err
 }
@@ -92,7 +96,7 @@ func (c *Copy) Finish(moved int64, moveErr error) (Stats, error) {
 	default:
 		r.fail(moveErr)
 	}
-	err := r.finish()
+	err := r.leave(r.finish())
 	c.noteUndrained(err)
 	return r.stats, err
 }

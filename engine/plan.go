@@ -46,7 +46,7 @@ func newPlanner(job *Job) planner {
 	if p.mapping {
 		p.dataEnd = 0 // nothing mapped yet
 	}
-	p.holeAlign = int64(max(job.SrcAlign, job.DstAlign, job.HoleAlign, 1))
+	p.holeAlign = max(int64(max(job.SrcAlign, job.DstAlign, job.HoleAlign, 1)), job.Grid)
 	return p
 }
 
@@ -65,6 +65,9 @@ func (p *planner) next() (chunk, error) {
 		return c, nil
 	}
 	n := min(int64(p.job.BlockSize), p.dataEnd-p.pos)
+	if g := p.job.Grid; g > 0 {
+		n = min(n, g-p.pos%g) // up to the next multiple of the grid
+	}
 	if err := p.reserve(p.pos + n); err != nil {
 		return chunk{}, err
 	}

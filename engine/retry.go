@@ -43,7 +43,7 @@ type retryState struct {
 
 // delayedReq is a request waiting for its backoff to pass.
 type delayedReq struct {
-	slot int // a data slot, or SyncSlot/SyncTailSlot
+	slot int // a data slot, or a sync slot (SyncSlot...)
 	due  time.Time
 }
 
@@ -125,6 +125,10 @@ func (r *run) requeue(slot int) {
 
 // abandon gives up a slot's request without finishing it.
 func (r *run) abandon(slot int) {
+	if slot == SyncPeriodicSlot {
+		r.periodic.inFlight = false // the final barrier still comes
+		return
+	}
 	if slot < 0 {
 		r.syncsLeft--
 		r.syncLost = true

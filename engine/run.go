@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"syscall"
 	"time"
 
@@ -43,8 +44,8 @@ func flushBeforeMapping(job *Job) {
 type run struct {
 	job      *Job
 	be       Backend
-	slots    []slot
-	free     []int // indexes of free slots
+	slots    []slot  // indexed like the budget's buffers; this copy's are those it holds
+	member   *member // this copy's hold on the budget
 	planner  planner
 	pending  []Request
 	inflight int
@@ -58,7 +59,8 @@ type run struct {
 	broken bool
 	// delayed are retries waiting for their backoff (retry.go).
 	delayed   []delayedReq
-	syncRetry [2]retryState // of SyncSlot and SyncTailSlot
+	syncRetry [3]retryState // of SyncSlot, SyncTailSlot and SyncPeriodicSlot
+	periodic  periodic      // barriers while the copy goes (observe.go)
 	policy    retryPolicy
 	stats     Stats
 	cqes      []Completion
@@ -73,13 +75,12 @@ type run struct {
 }
 
 func newRun(job *Job, be Backend) *run {
-	depth := len(job.Buffers)
-	r := &run{job: job, be: be, tail: -1, policy: defaultRetry,
-		slots: make([]slot, depth), free: make([]int, 0, depth),
-		pending: make([]Request, 0, depth+2), cqes: make([]Completion, depth+2)}
-	for i := depth - 1; i >= 0; i-- {
-		r.slots[i].buf = job.Buffers[i][:job.BlockSize]
-		r.free = append(r.free, i)
+	bufs := job.Budget.Buffers()
+	depth := len(bufs)
+	r := &run{job: job, be: be, tail: -1, policy: defaultRetry, member: job.Budget.join(),
+		slots: make([]slot, depth), pending: make([]Request, 0, depth+2), cqes: make([]Completion, depth+2)}
+	for i := range bufs {
+		r.slots[i].buf = bufs[i][:job.BlockSize]
 	}
 	r.planner = newPlanner(job)
 	r.zero = newZeroer(job)
@@ -104,16 +105,26 @@ func (r *run) copy(ctx context.Context) error {
 func (r *run) pump(work bool) error {
 	for {
 		r.checkStop()
+		starved := false
 		if work {
-			r.plan()
+			starved = r.plan()
 			r.startTail()
 		}
 		r.due()
+		if work {
+			r.maybeSync()
+		}
 		if err := r.submit(); err != nil {
 			return r.abort(err)
 		}
 		if r.inflight == 0 && len(r.delayed) == 0 {
-			return nil
+			if !starved {
+				return nil
+			}
+			// Work left, nothing of ours in flight, and the budget's
+			// slots all with other copies: wait for one to come back.
+			r.member.wait(r.context())
+			continue
 		}
 		if r.inflight == 0 {
 			// Only retries waiting: nothing can complete meanwhile.
@@ -124,6 +135,23 @@ func (r *run) pump(work bool) error {
 			return r.abort(err)
 		}
 	}
+}
+
+// leave ends the run's hold on the budget, unless requests may still be in
+// flight (ErrUndrained): their slots stay taken for good.
+func (r *run) leave(err error) error {
+	if errors.Is(err, ErrUndrained) {
+		return err
+	}
+	return errors.Join(err, r.member.leave())
+}
+
+// context is what can stop the run; never nil.
+func (r *run) context() context.Context {
+	if r.ctx == nil {
+		return context.Background()
+	}
+	return r.ctx
 }
 
 // checkStop notes a cancelled context once.
@@ -159,27 +187,45 @@ func (r *run) reapOnce(timeout time.Duration) error {
 	return nil
 }
 
-// plan gives each free slot the next chunk of the range.
-func (r *run) plan() {
-	for len(r.free) > 0 && !r.planner.done() && !r.stopping() {
+// plan gives the next chunks of the range to the slots the budget hands
+// out. It reports whether it stopped for want of a slot.
+func (r *run) plan() (starved bool) {
+	for !r.planned() {
+		idx, ok := r.member.take()
+		if !ok {
+			return true
+		}
 		c, err := r.planner.next()
 		if err != nil {
+			r.member.give(idx)
 			r.fail(err)
-			return
+			return false
 		}
-		idx := r.free[len(r.free)-1]
-		r.free = r.free[:len(r.free)-1]
 		s := &r.slots[idx]
 		s.rel, s.n, s.hole = c.rel, c.n, c.hole
 		s.seg, s.segEnd, s.done = 0, 0, 0
+		if o := r.job.Observer; o != nil && c.hole {
+			o.Hole(c.rel, int64(c.n))
+		}
 		if c.hole {
 			s.segEnd, s.segZero = c.n, true
 			r.startSegment(idx)
 			continue
 		}
 		s.phase = phaseRead
-		r.queue(idx)
+		r.queueCharged(idx, c.n)
 	}
+	return false
+}
+
+// planned: no chunk is left to start (the range is planned, or the copy
+// is stopping). The budget then stops counting this copy for fair shares.
+func (r *run) planned() bool {
+	done := r.planner.done() || r.stopping()
+	if done {
+		r.member.want(false)
+	}
+	return done
 }
 
 // startTail writes the unaligned last chunk once nothing else is in flight
@@ -234,7 +280,7 @@ func (r *run) submit() error {
 
 func (r *run) release(idx int) {
 	r.slots[idx].phase = phaseFree
-	r.free = append(r.free, idx)
+	r.member.give(idx)
 }
 
 // complete maps one completion to the slot's next step. Every case is
@@ -288,6 +334,9 @@ func (r *run) readDone(idx int, s *slot, n int) {
 	if p := r.job.Progress; p != nil {
 		p.Read.Add(int64(s.n))
 	}
+	if o := r.job.Observer; o != nil {
+		o.Data(s.rel, s.buf[:s.n])
+	}
 	if r.job.isTail(s) {
 		s.seg, s.segEnd, s.segZero = 0, s.n, false
 		s.phase = phaseTailReady
@@ -317,7 +366,12 @@ func (r *run) writeDone(idx int, s *slot, n int) {
 			return
 		}
 		// A short write with the rest still to go is retried even when
-		// stopping: what was handed to DST is finished, not torn.
+		// stopping: what was handed to DST is finished, not torn. A hole
+		// written as zeros goes on a buffer at a time: each is charged.
+		if s.phase == phaseZeroWrite && s.hole {
+			r.queueCharged(idx, len(s.zeros(s.done)))
+			return
+		}
 		r.queue(idx)
 		return
 	}

@@ -35,10 +35,12 @@ func (r *run) startSegment(idx int) {
 		s.phase, s.mode = phaseZeroOp, r.zero.mode()
 		r.queue(idx)
 	case zeroWrite:
+		s.phase = phaseZeroWrite
 		if s.hole {
 			clear(s.buf) // a hole chunk's buffer holds an earlier chunk's data
+			r.queueCharged(idx, len(s.zeros(0)))
+			return
 		}
-		s.phase = phaseZeroWrite
 		r.queue(idx)
 	}
 }

@@ -56,6 +56,10 @@ func Run(t *testing.T, nb engine.NewBackend) {
 	t.Run("random", func(t *testing.T) { RandomCopies(t, nb) })
 	t.Run("chaos", func(t *testing.T) { ChaosCopies(t, nb) })
 	t.Run("stopped", func(t *testing.T) { StoppedCopies(t, nb) })
+	t.Run("shared-budget", func(t *testing.T) { SharedBudget(t, nb) })
+	t.Run("rate-cap", func(t *testing.T) { RateCap(t, nb) })
+	t.Run("observed", func(t *testing.T) { Observed(t, nb) })
+	t.Run("periodic-barriers", func(t *testing.T) { PeriodicBarriers(t, nb) })
 	faults(t, nb)
 }
 
