@@ -122,18 +122,33 @@ func TestSectorToolsCutPadding(t *testing.T) {
 	}
 }
 
+// TestParseSize: the bench reads sizes as ringcp does (KB is 1000, K and
+// KiB 1024), sums an odd tail after a plus, and sizeLabel spells every
+// size so that parseSize reads it back.
 func TestParseSize(t *testing.T) {
 	for in, want := range map[string]int64{
 		"4G": 4 << 30, "1GiB": 1 << 30, "512k": 512 << 10, "64M+12345": 64<<20 + 12345,
-		"1048576": 1 << 20, "2MB": 2 << 20, "1T": 1 << 40,
+		"1048576": 1 << 20, "2MB": 2e6, "1KB": 1000, "1T": 1 << 40, "4KiB+1": 4097,
 	} {
 		if got, err := parseSize(in); err != nil || got != want {
 			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "G", "4X", "1.5G", "4G+"} {
+	for _, in := range []string{"", "G", "4X", "1.5G", "4G+", "4g", " 4G", "8191P+8191P"} {
 		if _, err := parseSize(in); err == nil {
 			t.Errorf("parseSize(%q): want an error", in)
+		}
+	}
+	for n, want := range map[int64]string{
+		0: "0", 511: "511", 4096: "4KiB", 4097: "4KiB+1", 1536 << 10: "1536KiB", 64<<20 + 12345: "64MiB+12345",
+		256<<20 + 4321: "256MiB+4321", 4 << 30: "4GiB", 1<<30 + 512: "1GiB+512", 16 << 30: "16GiB",
+	} {
+		got := sizeLabel(n)
+		if got != want {
+			t.Errorf("sizeLabel(%d) = %q, want %q", n, got, want)
+		}
+		if back, err := parseSize(got); err != nil || back != n {
+			t.Errorf("parseSize(sizeLabel(%d) = %q) = %d, %v", n, got, back, err)
 		}
 	}
 }

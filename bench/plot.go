@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ringcp/ringcp/internal/units"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -136,7 +137,7 @@ func sweepPanel(runs []*Run) (*plot.Plot, error) {
 	p.Legend.Top = true
 	var ticks plot.ConstantTicks
 	for _, bs := range bss {
-		ticks = append(ticks, plot.Tick{Value: math.Log2(float64(bs)), Label: shortSize(bs)})
+		ticks = append(ticks, plot.Tick{Value: math.Log2(float64(bs)), Label: units.Exact(bs)})
 	}
 	p.X.Tick.Marker = ticks
 	for i, qd := range qds {
@@ -175,11 +176,4 @@ func sweepPanel(runs []*Run) (*plot.Plot, error) {
 	p.Y.Min = 0
 	p.Y.Max *= 1.8
 	return p, nil
-}
-
-func shortSize(n int64) string {
-	if n >= 1<<20 {
-		return strconv.FormatInt(n>>20, 10) + "M"
-	}
-	return strconv.FormatInt(n>>10, 10) + "K"
 }

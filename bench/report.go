@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ringcp/ringcp/internal/units"
 )
 
 // report prints the markdown report on out and, with an output directory,
@@ -168,7 +170,7 @@ func (b *bench) writeWorkload(w io.Writer, wl *Workload, runs []*Run) {
 	for _, s := range rows {
 		if s.OverAlloc() && s.OK > 0 && !s.Wrong {
 			fmt.Fprintf(w, "- %s: DST allocates %s, more than SRC's %s (+%s); the target is at most SRC's.\n",
-				s.Tool, byteLabel(s.DstAlloc), byteLabel(s.SrcAlloc), byteLabel(s.DstAlloc-s.SrcAlloc))
+				s.Tool, units.Format(s.DstAlloc), units.Format(s.SrcAlloc), units.Format(s.DstAlloc-s.SrcAlloc))
 		}
 	}
 	for _, s := range rows {
@@ -196,7 +198,7 @@ func ringcpChoice(info map[string]string) string {
 		data, _ := strconv.ParseInt(info["bytes_data"], 10, 64)
 		read, _ := strconv.ParseInt(info["bytes_read"], 10, 64)
 		s += fmt.Sprintf("; read %s, wrote %s of data, left %s as holes, zeroed %s",
-			byteLabel(read), byteLabel(data), byteLabel(holes), byteLabel(zeroed))
+			units.Format(read), units.Format(data), units.Format(holes), units.Format(zeroed))
 	}
 	return s
 }
@@ -227,26 +229,6 @@ func fmtPct(x float64) string {
 }
 
 func mib(n int64) float64 { return float64(n) / (1 << 20) }
-
-func gib(n int64) float64 { return float64(n) / (1 << 30) }
-
-// sizeLabel writes n with a binary unit when it has one, and an odd tail
-// after a plus: 4GiB, 64MiB+12345.
-func sizeLabel(n int64) string {
-	for _, u := range []struct {
-		s string
-		v int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if n >= u.v {
-			s := strconv.FormatInt(n/u.v, 10) + u.s
-			if n%u.v != 0 {
-				s += "+" + strconv.FormatInt(n%u.v, 10)
-			}
-			return s
-		}
-	}
-	return strconv.FormatInt(n, 10) + "B"
-}
 
 func writeRunsCSV(path string, runs []*Run) error {
 	rows := [][]string{{"workload", "tool", "round", "order", "bytes", "wall_s", "mb_per_s",

@@ -2,10 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"strconv"
+
+	"github.com/ringcp/ringcp/internal/units"
 )
 
 // sweepConfig is the -sweep grid: ringcp's block size against its queue
@@ -33,18 +34,7 @@ func (p sweepPoint) flags() []string {
 	if p.BS == 0 {
 		return nil
 	}
-	return []string{"--block-size", ringcpSize(p.BS), "--queue-depth", strconv.Itoa(p.QD)}
-}
-
-// ringcpSize spells a size with the binary suffixes ringcp parses.
-func ringcpSize(n int64) string {
-	switch {
-	case n%(1<<20) == 0:
-		return fmt.Sprintf("%dMi", n>>20)
-	case n%(1<<10) == 0:
-		return fmt.Sprintf("%dKi", n>>10)
-	}
-	return strconv.FormatInt(n, 10)
+	return []string{"--block-size", units.Exact(p.BS), "--queue-depth", strconv.Itoa(p.QD)}
 }
 
 // runSweep copies the sweep source once per grid point per round, in a
