@@ -159,17 +159,14 @@ func sweepPanel(runs []*Run) (*plot.Plot, error) {
 		p.Add(line, pts)
 		p.Legend.Add("qd "+strconv.Itoa(qd), line, pts)
 	}
-	if def, info := sweepDefault(runs); def > 0 {
-		bs, _ := strconv.ParseFloat(info["block_size"], 64)
-		if bs > 0 {
-			s, err := plotter.NewScatter(plotter.XYs{{X: math.Log2(bs), Y: def}})
-			if err != nil {
-				return nil, err
-			}
-			s.Shape, s.Radius, s.Color = draw.CrossGlyph{}, vg.Points(6), color.Black
-			p.Add(s)
-			p.Legend.Add("ringcp default (qd "+info["queue_depth"]+")", s)
+	if def, rep := sweepDefault(runs); def > 0 && rep != nil && rep.BlockSize > 0 {
+		s, err := plotter.NewScatter(plotter.XYs{{X: math.Log2(float64(rep.BlockSize)), Y: def}})
+		if err != nil {
+			return nil, err
 		}
+		s.Shape, s.Radius, s.Color = draw.CrossGlyph{}, vg.Points(6), color.Black
+		p.Add(s)
+		p.Legend.Add("ringcp default (qd "+strconv.Itoa(rep.QueueDepth)+")", s)
 	}
 	// Zero-based, so that noise does not look like a cliff, with headroom
 	// above the curves for the legend.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -151,12 +152,13 @@ func (b *bench) writeWorkload(w io.Writer, wl *Workload, runs []*Run) {
 	}
 	fmt.Fprintln(w)
 	for _, s := range rows {
-		if s.Tool == baseline && s.Info != nil {
-			fmt.Fprintf(w, "ringcp chose: %s.\n", ringcpChoice(s.Info))
+		if s.Tool == baseline && s.Ringcp != nil {
+			fmt.Fprintf(w, "ringcp chose: %s.\n", ringcpChoice(s.Ringcp))
 		}
-		if s.Ceiling && s.Info != nil {
+		if s.Ceiling && s.OK > 0 {
+			read, write := s.fioRates()
 			fmt.Fprintf(w, "Ceiling: fio %s, read %.0f MB/s and write %.0f MB/s at once (medians).\n",
-				b.shapes[wl.Name], s.infoMedian("read_MBps"), s.infoMedian("write_MBps"))
+				b.shapes[wl.Name], read, write)
 		}
 	}
 	for _, s := range rows {
@@ -185,20 +187,18 @@ func (b *bench) writeWorkload(w io.Writer, wl *Workload, runs []*Run) {
 	fmt.Fprintf(w, "```\n</details>\n\n")
 }
 
-func ringcpChoice(info map[string]string) string {
-	bs, _ := strconv.ParseInt(info["block_size"], 10, 64)
-	s := fmt.Sprintf("engine %s, block size %s, queue depth %s, O_DIRECT %s",
-		info["engine"], sizeLabel(bs), info["queue_depth"], info["direct"])
-	if r := info["fallback_reason"]; r != "" {
-		s += ", fallback: " + r
+// ringcpChoice says what ringcp chose and, for a sparse-aware copy, how
+// it accounted for the bytes.
+func ringcpChoice(rep *ringcpReport) string {
+	s := fmt.Sprintf("engine %s, block size %s, queue depth %d, O_DIRECT src=%v dst=%v",
+		rep.Engine, sizeLabel(rep.BlockSize), rep.QueueDepth, rep.DirectSrc, rep.DirectDst)
+	if rep.FallbackReason != "" {
+		s += ", fallback: " + rep.FallbackReason
 	}
-	holes, _ := strconv.ParseInt(info["bytes_holes"], 10, 64)
-	zeroed, _ := strconv.ParseInt(info["bytes_zeroed"], 10, 64)
-	if holes > 0 || zeroed > 0 {
-		data, _ := strconv.ParseInt(info["bytes_data"], 10, 64)
-		read, _ := strconv.ParseInt(info["bytes_read"], 10, 64)
+	if rep.BytesHoles > 0 || rep.BytesZeroed > 0 {
 		s += fmt.Sprintf("; read %s, wrote %s of data, left %s as holes, zeroed %s",
-			units.Format(read), units.Format(data), units.Format(holes), units.Format(zeroed))
+			units.Format(rep.BytesRead), units.Format(rep.Bytes), units.Format(rep.BytesHoles),
+			units.Format(rep.BytesZeroed))
 	}
 	return s
 }
@@ -230,32 +230,35 @@ func fmtPct(x float64) string {
 
 func mib(n int64) float64 { return float64(n) / (1 << 20) }
 
+// writeRunsCSV writes one row per run: the times, the verdict, a few
+// columns for spreadsheets (ringcp's engine, block size and depth; the
+// sweep's grid point) and every typed detail as JSON in the last cell.
 func writeRunsCSV(path string, runs []*Run) error {
 	rows := [][]string{{"workload", "tool", "round", "order", "bytes", "wall_s", "mb_per_s",
 		"user_s", "sys_s", "max_rss_kib", "verdict", "error", "engine", "block_size",
-		"queue_depth", "sweep_bs", "sweep_qd", "command", "info"}}
+		"queue_depth", "sweep_bs", "sweep_qd", "command", "details"}}
 	for _, r := range runs {
 		errs := ""
 		if r.Err != nil {
 			errs = r.Err.Error()
 		}
+		var engine, bs, qd, sweepBS, sweepQD string
+		if rep := r.Ringcp; rep != nil {
+			engine, bs, qd = rep.Engine, strconv.FormatInt(rep.BlockSize, 10), strconv.Itoa(rep.QueueDepth)
+		}
+		if pt := r.Sweep; pt != nil {
+			sweepBS, sweepQD = strconv.FormatInt(pt.BS, 10), strconv.Itoa(pt.QD)
+		}
+		js, err := json.Marshal(r.details)
+		if err != nil {
+			return err
+		}
 		rows = append(rows, []string{r.Workload, r.Tool, strconv.Itoa(r.Round), strconv.Itoa(r.Order),
 			strconv.FormatInt(r.Size, 10), secs(r.Wall), fmt.Sprintf("%.1f", mbps(r.Size, r.Wall)),
 			secs(r.User), secs(r.Sys), strconv.FormatInt(r.MaxRSS>>10, 10), r.Verdict(), errs,
-			r.Info["engine"], r.Info["block_size"], r.Info["queue_depth"],
-			r.Info["sweep_bs"], r.Info["sweep_qd"], r.Cmd, infoJSON(r.Info)})
+			engine, bs, qd, sweepBS, sweepQD, r.Cmd, string(js)})
 	}
 	return writeCSV(path, rows)
-}
-
-// infoJSON keeps every Info field of a run in one CSV cell, so that
-// -replot can rebuild the runs from runs.csv alone.
-func infoJSON(info map[string]string) string {
-	if len(info) == 0 {
-		return ""
-	}
-	b, _ := json.Marshal(info)
-	return string(b)
 }
 
 func (b *bench) writeSummaryCSV(path string) error {
@@ -327,8 +330,8 @@ func writeSweepTable(w io.Writer, runs []*Run) {
 		}
 		fmt.Fprintln(w)
 	}
-	if def, info := sweepDefault(runs); def > 0 {
-		fmt.Fprintf(w, "\nringcp's defaults (%s): %.0f MB/s.\n", ringcpChoice(info), def)
+	if def, rep := sweepDefault(runs); def > 0 && rep != nil {
+		fmt.Fprintf(w, "\nringcp's defaults (%s): %.0f MB/s.\n", ringcpChoice(rep), def)
 	}
 	fmt.Fprintln(w)
 }
@@ -340,19 +343,17 @@ func sweepGrid(runs []*Run) (map[sweepPoint]float64, []int64, []int) {
 	var bss []int64
 	var qds []int
 	for _, r := range runs {
-		bs, _ := strconv.ParseInt(r.Info["sweep_bs"], 10, 64)
-		qd, _ := strconv.Atoi(r.Info["sweep_qd"])
-		if bs == 0 {
+		if r.Sweep == nil || r.Sweep.BS == 0 {
 			continue
 		}
-		pt := sweepPoint{bs, qd}
+		pt := *r.Sweep
 		if _, seen := walls[pt]; !seen {
 			walls[pt] = nil
-			if !slices.Contains(bss, bs) {
-				bss = append(bss, bs)
+			if !slices.Contains(bss, pt.BS) {
+				bss = append(bss, pt.BS)
 			}
-			if !slices.Contains(qds, qd) {
-				qds = append(qds, qd)
+			if !slices.Contains(qds, pt.QD) {
+				qds = append(qds, pt.QD)
 			}
 		}
 		if r.Err == nil {
@@ -373,20 +374,20 @@ func sweepGrid(runs []*Run) (map[sweepPoint]float64, []int64, []int) {
 }
 
 // sweepDefault is the median MB/s of the sweep's default runs and what
-// ringcp chose in them.
-func sweepDefault(runs []*Run) (float64, map[string]string) {
+// ringcp chose in them (nil if it did not say).
+func sweepDefault(runs []*Run) (float64, *ringcpReport) {
 	var ws []time.Duration
-	var info map[string]string
+	var rep *ringcpReport
 	for _, r := range runs {
-		if r.Info["sweep_bs"] == "0" && r.Err == nil {
+		if r.Sweep != nil && r.Sweep.BS == 0 && r.Err == nil {
 			ws = append(ws, r.Wall)
-			info = r.Info
+			rep = cmp.Or(r.Ringcp, rep)
 		}
 	}
 	if len(ws) == 0 {
 		return 0, nil
 	}
-	return mbps(runs[0].Size, median(ws)), info
+	return mbps(runs[0].Size, median(ws)), rep
 }
 
 // runsOf is every run of one workload, in the order they ran.

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
@@ -134,7 +133,8 @@ func moduleRoot() (string, error) {
 	return filepath.Dir(gomod), nil
 }
 
-// ringcpReport is the part of `ringcp --json` the bench records.
+// ringcpReport is the part of `ringcp --json` the bench records, under
+// ringcp's own names.
 type ringcpReport struct {
 	Engine         string  `json:"engine"`
 	FallbackReason string  `json:"fallback_reason"`
@@ -172,21 +172,7 @@ func parseRingcp(out [][]byte, r *Run) error {
 	if err := json.Unmarshal(last, &rep); err != nil {
 		return fmt.Errorf("ringcp --json: %w", err)
 	}
-	r.setInfo("engine", rep.Engine)
-	if rep.FallbackReason != "" {
-		r.setInfo("fallback_reason", rep.FallbackReason)
-	}
-	r.setInfo("block_size", strconv.FormatInt(rep.BlockSize, 10))
-	r.setInfo("queue_depth", strconv.Itoa(rep.QueueDepth))
-	r.setInfo("direct", fmt.Sprintf("src=%v dst=%v", rep.DirectSrc, rep.DirectDst))
-	r.setInfo("self_seconds", strconv.FormatFloat(rep.Seconds, 'f', 3, 64))
-	r.setInfo("bytes_data", strconv.FormatInt(rep.Bytes, 10))
-	r.setInfo("bytes_read", strconv.FormatInt(rep.BytesRead, 10))
-	r.setInfo("bytes_holes", strconv.FormatInt(rep.BytesHoles, 10))
-	r.setInfo("bytes_zeroed", strconv.FormatInt(rep.BytesZeroed, 10))
-	if rep.Offload != "" {
-		r.setInfo("offload", rep.Offload)
-	}
+	r.Ringcp = &rep
 	if sum := rep.Bytes + rep.BytesHoles + rep.BytesZeroed; sum != r.Size {
 		return fmt.Errorf("ringcp --json accounts for %d bytes (%d data, %d holes, %d zeroed), want %d",
 			sum, rep.Bytes, rep.BytesHoles, rep.BytesZeroed, r.Size)

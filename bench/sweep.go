@@ -26,8 +26,8 @@ var (
 
 // sweepPoint is one grid point; BS == 0 is ringcp's own choice.
 type sweepPoint struct {
-	BS int64
-	QD int
+	BS int64 `json:"bs"`
+	QD int   `json:"qd"`
 }
 
 func (p sweepPoint) flags() []string {
@@ -76,8 +76,7 @@ func (b *bench) runSweep(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			r.setInfo("sweep_bs", strconv.FormatInt(pt.BS, 10))
-			r.setInfo("sweep_qd", strconv.Itoa(pt.QD))
+			r.Sweep = &pt
 			b.sweep = append(b.sweep, r)
 			b.logRun(r, len(points))
 		}
