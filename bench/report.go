@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -307,87 +306,6 @@ func writeCSV(path string, rows [][]string) error {
 		return err
 	}
 	return f.Close()
-}
-
-// writeSweepTable prints MB/s per block size (rows) and queue depth
-// (columns), medians over the sweep's rounds, and ringcp's own choice.
-func writeSweepTable(w io.Writer, runs []*Run) {
-	grid, bss, qds := sweepGrid(runs)
-	fmt.Fprintf(w, "### sweep: ringcp block size × queue depth, file workload (%s), MB/s\n\n", sizeLabel(runs[0].Size))
-	fmt.Fprint(w, "| block size |")
-	for _, q := range qds {
-		fmt.Fprintf(w, " qd %d |", q)
-	}
-	fmt.Fprint(w, "\n|---|"+strings.Repeat("---:|", len(qds))+"\n")
-	for _, bs := range bss {
-		fmt.Fprintf(w, "| %s |", sizeLabel(bs))
-		for _, q := range qds {
-			if v, ok := grid[sweepPoint{bs, q}]; ok && v > 0 {
-				fmt.Fprintf(w, " %.0f |", v)
-			} else {
-				fmt.Fprint(w, " – |")
-			}
-		}
-		fmt.Fprintln(w)
-	}
-	if def, rep := sweepDefault(runs); def > 0 && rep != nil {
-		fmt.Fprintf(w, "\nringcp's defaults (%s): %.0f MB/s.\n", ringcpChoice(rep), def)
-	}
-	fmt.Fprintln(w)
-}
-
-// sweepGrid returns the median MB/s of each grid point (0 where every run
-// failed), and the sorted block sizes and depths.
-func sweepGrid(runs []*Run) (map[sweepPoint]float64, []int64, []int) {
-	walls := map[sweepPoint][]time.Duration{}
-	var bss []int64
-	var qds []int
-	for _, r := range runs {
-		if r.Sweep == nil || r.Sweep.BS == 0 {
-			continue
-		}
-		pt := *r.Sweep
-		if _, seen := walls[pt]; !seen {
-			walls[pt] = nil
-			if !slices.Contains(bss, pt.BS) {
-				bss = append(bss, pt.BS)
-			}
-			if !slices.Contains(qds, pt.QD) {
-				qds = append(qds, pt.QD)
-			}
-		}
-		if r.Err == nil {
-			walls[pt] = append(walls[pt], r.Wall)
-		}
-	}
-	slices.Sort(bss)
-	slices.Sort(qds)
-	grid := map[sweepPoint]float64{}
-	for pt, ws := range walls {
-		if len(ws) > 0 {
-			grid[pt] = mbps(runs[0].Size, median(ws))
-		} else {
-			grid[pt] = 0
-		}
-	}
-	return grid, bss, qds
-}
-
-// sweepDefault is the median MB/s of the sweep's default runs and what
-// ringcp chose in them (nil if it did not say).
-func sweepDefault(runs []*Run) (float64, *ringcpReport) {
-	var ws []time.Duration
-	var rep *ringcpReport
-	for _, r := range runs {
-		if r.Sweep != nil && r.Sweep.BS == 0 && r.Err == nil {
-			ws = append(ws, r.Wall)
-			rep = cmp.Or(r.Ringcp, rep)
-		}
-	}
-	if len(ws) == 0 {
-		return 0, nil
-	}
-	return mbps(runs[0].Size, median(ws)), rep
 }
 
 // runsOf is every run of one workload, in the order they ran.
