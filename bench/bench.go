@@ -25,7 +25,7 @@ type Config struct {
 	OutDir     string // "" writes no CSV or charts
 	Workloads  []string
 	Tools      []string // empty: every tool
-	Ringcp     string   // binary to bench; "" builds it from this module
+	Ringcp     string   // binary to bench; "" builds the repository's
 	RingcpRev  string   // with Ringcp "", build from this commit instead of the work tree
 	Quick      bool     // correctness only: no ceiling, no sweep
 	Ceiling    bool

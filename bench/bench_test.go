@@ -260,3 +260,22 @@ func TestReadRunsCSVBeforeDetails(t *testing.T) {
 		t.Errorf("sweep default: %.0f MB/s, %+v", def, rep)
 	}
 }
+
+// TestModuleRoot: the bench, a module of its own, finds ringcp's module
+// (the directory above bench/) with and without the repository's go.work,
+// so that TestQuick and `go run ./bench` build the ringcp beside them.
+func TestModuleRoot(t *testing.T) {
+	want, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gowork := range []string{"", "off"} {
+		t.Run("GOWORK="+gowork, func(t *testing.T) {
+			t.Setenv("GOWORK", gowork)
+			got, err := moduleRoot()
+			if err != nil || got != want {
+				t.Fatalf("moduleRoot() = %q, %v; want %q", got, err, want)
+			}
+		})
+	}
+}

@@ -8,6 +8,12 @@
 //	go run ./bench -quick                # CI: one small round, copies checked
 //	go run ./bench -sweep                # plus ringcp's block size x depth grid
 //
+// The bench is a Go module of its own (bench/go.mod): its charts need
+// gonum.org/v1/plot, which a program importing the library must not have in
+// its module graph. The go.work at the repository root joins the two, so
+// the commands above work from the root, and `go test ./... ./bench/...`
+// tests both. It builds the ringcp of the checkout it sits in.
+//
 // It runs as root (loop devices, drop_caches), needs no network, and says
 // which peers are missing and which Debian package brings each. Exit status:
 // 0 every copy was right, 1 some copy failed or was wrong (or, with -quick,
@@ -72,10 +78,10 @@ func parseFlags(args []string) (Config, error) {
 	sparseSize := fs.String("sparse-size", "16G", "apparent size of the sparse workload's image (1/16 of it data)")
 	rounds := fs.Int("rounds", 5, "rounds; each runs every tool once, in a rotated order")
 	workDir := fs.String("workdir", "/var/tmp/ringcp-bench", "scratch directory on the filesystem under test (not tmpfs)")
-	out := fs.String("out", "", "results directory for CSV, chart and table (default: bench/results of this module; none in -quick)")
+	out := fs.String("out", "", "results directory for CSV, chart and table (default: bench/results of the repository; none in -quick)")
 	wls := fs.String("workloads", strings.Join(workloadNames(), ","), "comma-separated workloads")
 	tls := fs.String("tools", "", "comma-separated tools to run (default: all); see -list")
-	ringcp := fs.String("ringcp", "", "ringcp binary to bench (default: go build this module)")
+	ringcp := fs.String("ringcp", "", "ringcp binary to bench (default: go build ringcp's module, the repository root)")
 	ringcpRev := fs.String("ringcp-rev", "", "build ringcp from this commit of the repository instead of the work tree")
 	quick := fs.Bool("quick", false, "CI mode: -size 64M+12345, -sparse-size 256M+4321, one round, no ceiling; fails if any copy is wrong")
 	ceiling := fs.Bool("ceiling", true, "measure fio's concurrent read+write ceiling")
@@ -163,7 +169,7 @@ func parseFlags(args []string) (Config, error) {
 	return cfg, nil
 }
 
-// defaultOutDir is bench/results of the module when run inside it.
+// defaultOutDir is bench/results of the repository when run inside it.
 func defaultOutDir() string {
 	if root, err := moduleRoot(); err == nil {
 		return filepath.Join(root, "bench", "results")
@@ -183,7 +189,7 @@ func listTools(cfg Config) {
 		for _, prog := range t.Needs {
 			if prog == "ringcp" {
 				if cfg.Ringcp == "" {
-					state = "built from this module at run time"
+					state = "built from this checkout at run time"
 				}
 				continue
 			}

@@ -16,9 +16,9 @@ import (
 const modulePath = "github.com/ringcp/ringcp"
 
 // findRingcp returns the ringcp binary to bench: the -ringcp path when
-// given, else one built into dir from the enclosing module, or from commit
-// rev of it (-ringcp-rev: a checkout that others edit may not build, and a
-// commit names what was measured). Either way the binary must answer --help
+// given, else one built into dir from ringcp's module (moduleRoot), or
+// from commit rev of it (-ringcp-rev: a checkout that others edit may not
+// build, and a commit names what was measured). Either way the binary must answer --help
 // with its real usage; the placeholder main of an unfinished checkout does
 // not, and is reported as missing.
 func findRingcp(path, rev, dir string) (string, error) {
@@ -35,6 +35,9 @@ func findRingcp(path, rev, dir string) (string, error) {
 		path = filepath.Join(dir, "ringcp")
 		cmd := exec.Command("go", "build", "-o", path, ".")
 		cmd.Dir = root
+		// ringcp's module alone, as `go install` builds it for a user: not
+		// the workspace that adds the bench's module.
+		cmd.Env = append(os.Environ(), "GOWORK=off")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			msg := strings.ReplaceAll(firstLines(out, 4), "\n", " | ")
 			return "", fmt.Errorf("go build in %s: %v: %s", root, err, msg)
@@ -112,25 +115,17 @@ func writeFileFrom(name string, r io.Reader, perm os.FileMode) error {
 	return f.Close()
 }
 
-// moduleRoot finds the directory of ringcp's go.mod from the working
-// directory (the repository root for `go run ./bench`, bench/ for go test).
+// moduleRoot is the directory of ringcp's module, as the go command
+// resolves it from the working directory: the repository root under the
+// go.work there (`go run ./bench` at the root, go test in bench/), and the
+// same directory through bench/go.mod's replace without it (GOWORK=off).
 func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", modulePath).CombinedOutput()
+	dir := strings.TrimSpace(string(out))
+	if err != nil || dir == "" {
+		return "", fmt.Errorf("go list -m %s: %v: %s; pass -ringcp PATH", modulePath, err, firstLines(out, 1))
 	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return "", fmt.Errorf("not inside the %s module; pass -ringcp PATH", modulePath)
-	}
-	b, err := os.ReadFile(gomod)
-	if err != nil {
-		return "", err
-	}
-	if !bytes.Contains(b, []byte("module "+modulePath+"\n")) {
-		return "", fmt.Errorf("%s is not %s's; pass -ringcp PATH", gomod, modulePath)
-	}
-	return filepath.Dir(gomod), nil
+	return dir, nil
 }
 
 // ringcpReport is the part of `ringcp --json` the bench records, under
