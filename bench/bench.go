@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ringcp/ringcp/internal/units"
 )
 
 // Config is one bench run's settings, filled from flags (main.go) or by a
@@ -23,7 +25,7 @@ type Config struct {
 	OutDir     string // "" writes no CSV or charts
 	Workloads  []string
 	Tools      []string // empty: every tool
-	Ringcp     string   // binary to bench; "" builds it from this module
+	Ringcp     string   // binary to bench; "" builds the repository's
 	RingcpRev  string   // with Ringcp "", build from this commit instead of the work tree
 	Quick      bool     // correctness only: no ceiling, no sweep
 	Ceiling    bool
@@ -69,8 +71,8 @@ func runBench(ctx context.Context, cfg Config, out, log io.Writer) (*Result, err
 	defer env.Close()
 	b := &bench{cfg: cfg, env: env, shapes: map[string]fioShape{}, about: map[string]string{}, started: time.Now()}
 	if need, free := b.spaceNeeded(), freeBytes(env.Dir); free < need+need/16 {
-		return nil, fmt.Errorf("%s has %.1f GiB free, the run needs about %.1f GiB",
-			cfg.WorkDir, gib(free), gib(need))
+		return nil, fmt.Errorf("%s has %s free, the run needs about %s",
+			cfg.WorkDir, units.Format(free), units.Format(need))
 	}
 	b.discover()
 	for _, m := range b.missing {
@@ -314,9 +316,4 @@ func (b *bench) logRun(r *Run, n int) {
 	b.env.logf("%s", line)
 }
 
-func mbps(size int64, d time.Duration) float64 {
-	if d <= 0 {
-		return 0
-	}
-	return float64(size) / 1e6 / d.Seconds()
-}
+func mbps(size int64, d time.Duration) float64 { return units.MBps(size, d.Seconds()) }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -122,18 +123,33 @@ func TestSectorToolsCutPadding(t *testing.T) {
 	}
 }
 
+// TestParseSize: the bench reads sizes as ringcp does (KB is 1000, K and
+// KiB 1024), sums an odd tail after a plus, and sizeLabel spells every
+// size so that parseSize reads it back.
 func TestParseSize(t *testing.T) {
 	for in, want := range map[string]int64{
 		"4G": 4 << 30, "1GiB": 1 << 30, "512k": 512 << 10, "64M+12345": 64<<20 + 12345,
-		"1048576": 1 << 20, "2MB": 2 << 20, "1T": 1 << 40,
+		"1048576": 1 << 20, "2MB": 2e6, "1KB": 1000, "1T": 1 << 40, "4KiB+1": 4097,
 	} {
 		if got, err := parseSize(in); err != nil || got != want {
 			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "G", "4X", "1.5G", "4G+"} {
+	for _, in := range []string{"", "G", "4X", "1.5G", "4G+", "4g", " 4G", "8191P+8191P"} {
 		if _, err := parseSize(in); err == nil {
 			t.Errorf("parseSize(%q): want an error", in)
+		}
+	}
+	for n, want := range map[int64]string{
+		0: "0", 511: "511", 4096: "4KiB", 4097: "4KiB+1", 1536 << 10: "1536KiB", 64<<20 + 12345: "64MiB+12345",
+		256<<20 + 4321: "256MiB+4321", 4 << 30: "4GiB", 1<<30 + 512: "1GiB+512", 16 << 30: "16GiB",
+	} {
+		got := sizeLabel(n)
+		if got != want {
+			t.Errorf("sizeLabel(%d) = %q, want %q", n, got, want)
+		}
+		if back, err := parseSize(got); err != nil || back != n {
+			t.Errorf("parseSize(sizeLabel(%d) = %q) = %d, %v", n, got, back, err)
 		}
 	}
 }
@@ -182,14 +198,20 @@ func TestSummaryRatiosAndWrong(t *testing.T) {
 }
 
 func TestRunsCSVRoundTrip(t *testing.T) {
+	rep := &ringcpReport{Engine: "io_uring", BlockSize: 8 << 20, QueueDepth: 8, DirectSrc: true,
+		DirectDst: true, Bytes: 1<<30 - 4096, BytesHoles: 4096, BytesRead: 1 << 30, Seconds: 1.25}
 	in := []*Run{
 		{Workload: "file", Tool: "ringcp", Round: 1, Order: 2, Size: 1 << 30, Wall: 1500 * time.Millisecond,
 			User: 20 * time.Millisecond, Sys: 70 * time.Millisecond, MaxRSS: 69 << 20, Cmd: "ringcp a b",
-			Info: map[string]string{"engine": "io_uring", "block_size": "8388608", "direct": "src=true dst=true"}},
+			details: details{Ringcp: rep, DstAlloc: 1<<30 - 4096, SrcAlloc: 1 << 30}},
 		{Workload: "file", Tool: "nbdcopy", Round: 1, Order: 1, Size: 1 << 30, Wall: time.Second,
 			Err: errWrong},
+		{Workload: "file", Tool: "fio-ceiling", Round: 1, Order: 3, Size: 1 << 30, Wall: time.Second,
+			details: details{Fio: &fioResult{Shape: fioShape{32 << 20, 32}, ReadMBps: 1785.5, WriteMBps: 1100}}},
 		{Workload: "sweep", Tool: "ringcp", Round: 2, Size: 1 << 30, Wall: 2 * time.Second,
-			Err: errors.New("exit status 1"), Info: map[string]string{"sweep_bs": "0", "sweep_qd": "0"}},
+			Err: errors.New("exit status 1"), details: details{Sweep: &sweepPoint{}}},
+		{Workload: "sweep", Tool: "ringcp", Round: 2, Size: 1 << 30, Wall: 2 * time.Second,
+			details: details{Ringcp: rep, Sweep: &sweepPoint{256 << 10, 64}}},
 	}
 	path := filepath.Join(t.TempDir(), "runs.csv")
 	if err := writeRunsCSV(path, in); err != nil {
@@ -206,8 +228,54 @@ func TestRunsCSVRoundTrip(t *testing.T) {
 		w := in[i]
 		if r.Workload != w.Workload || r.Tool != w.Tool || r.Round != w.Round || r.Size != w.Size ||
 			r.Wall != w.Wall || r.CPU() != w.CPU() || r.MaxRSS != w.MaxRSS || r.Verdict() != w.Verdict() ||
-			r.Info["direct"] != w.Info["direct"] || r.Info["sweep_bs"] != w.Info["sweep_bs"] {
+			!reflect.DeepEqual(r.details, w.details) {
 			t.Errorf("run %d: read %+v, wrote %+v", i, r, w)
 		}
+	}
+}
+
+// TestReadRunsCSVBeforeDetails: a runs.csv written before the details
+// column (bench/results keeps such runs) still gives -replot ringcp's
+// choices and the sweep's grid points, from the plain columns.
+func TestReadRunsCSVBeforeDetails(t *testing.T) {
+	runs, err := readRunsCSV(filepath.Join("testdata", "runs-info.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []details{
+		{Ringcp: &ringcpReport{Engine: "io_uring", BlockSize: 8 << 20, QueueDepth: 8}},
+		{},
+		{Ringcp: &ringcpReport{Engine: "io_uring", BlockSize: 512 << 10, QueueDepth: 16}, Sweep: &sweepPoint{512 << 10, 16}},
+		{Ringcp: &ringcpReport{Engine: "io_uring", BlockSize: 8 << 20, QueueDepth: 8}, Sweep: &sweepPoint{}},
+	}
+	if len(runs) != len(want) {
+		t.Fatalf("read %d runs, want %d", len(runs), len(want))
+	}
+	for i, r := range runs {
+		if !reflect.DeepEqual(r.details, want[i]) {
+			t.Errorf("run %d (%s): %+v, want %+v", i, r.Tool, r.details, want[i])
+		}
+	}
+	if def, rep := sweepDefault(runs[2:]); def <= 0 || rep == nil || rep.BlockSize != 8<<20 {
+		t.Errorf("sweep default: %.0f MB/s, %+v", def, rep)
+	}
+}
+
+// TestModuleRoot: the bench, a module of its own, finds ringcp's module
+// (the directory above bench/) with and without the repository's go.work,
+// so that TestQuick and `go run ./bench` build the ringcp beside them.
+func TestModuleRoot(t *testing.T) {
+	want, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gowork := range []string{"", "off"} {
+		t.Run("GOWORK="+gowork, func(t *testing.T) {
+			t.Setenv("GOWORK", gowork)
+			got, err := moduleRoot()
+			if err != nil || got != want {
+				t.Fatalf("moduleRoot() = %q, %v; want %q", got, err, want)
+			}
+		})
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/ringcp/ringcp/internal/units"
 )
 
 // The ceiling is what the device can do for a copy: fio reads SRC and
@@ -18,8 +20,16 @@ import (
 
 // fioShape is one point of the grid.
 type fioShape struct {
-	BS    int64
-	Depth int
+	BS    int64 `json:"bs"`
+	Depth int   `json:"depth"`
+}
+
+// fioResult is what one ceiling run measured: the shape it ran at and the
+// rate of each stream.
+type fioResult struct {
+	Shape     fioShape `json:"shape"`
+	ReadMBps  float64  `json:"read_mbps"`
+	WriteMBps float64  `json:"write_mbps"`
 }
 
 func (s fioShape) String() string { return fmt.Sprintf("bs=%s iodepth=%d", sizeLabel(s.BS), s.Depth) }
@@ -78,6 +88,9 @@ func parseFio(out [][]byte, r *Run) error {
 	if i := bytes.IndexByte(b, '{'); i >= 0 {
 		b = b[i:]
 	}
+	if r.Fio == nil {
+		r.Fio = &fioResult{}
+	}
 	var fo fioOutput
 	if err := json.Unmarshal(b, &fo); err != nil {
 		return fmt.Errorf("fio JSON: %w", err)
@@ -89,7 +102,13 @@ func parseFio(out [][]byte, r *Run) error {
 			return fmt.Errorf("fio job %s moved nothing", jb.Name)
 		}
 		t := time.Duration(float64(jb.Runtime) * float64(time.Millisecond) * float64(r.Size) / float64(n))
-		r.setInfo(jb.Name+"_MBps", fmt.Sprintf("%.0f", float64(n)/1e6/(float64(jb.Runtime)/1e3)))
+		rate := units.MBps(n, float64(jb.Runtime)/1e3)
+		switch jb.Name {
+		case "read":
+			r.Fio.ReadMBps = rate
+		case "write":
+			r.Fio.WriteMBps = rate
+		}
 		slowest = max(slowest, t)
 	}
 	if len(fo.Jobs) != 2 {

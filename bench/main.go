@@ -8,6 +8,12 @@
 //	go run ./bench -quick                # CI: one small round, copies checked
 //	go run ./bench -sweep                # plus ringcp's block size x depth grid
 //
+// The bench is a Go module of its own (bench/go.mod): its charts need
+// gonum.org/v1/plot, which a program importing the library must not have in
+// its module graph. The go.work at the repository root joins the two, so
+// the commands above work from the root, and `go test ./... ./bench/...`
+// tests both. It builds the ringcp of the checkout it sits in.
+//
 // It runs as root (loop devices, drop_caches), needs no network, and says
 // which peers are missing and which Debian package brings each. Exit status:
 // 0 every copy was right, 1 some copy failed or was wrong (or, with -quick,
@@ -20,6 +26,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/signal"
@@ -27,6 +34,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/ringcp/ringcp/internal/units"
 )
 
 func main() {
@@ -65,14 +74,14 @@ var errDone = errors.New("done")
 
 func parseFlags(args []string) (Config, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	size := fs.String("size", "4G", "bytes per copy: K/M/G/T (binary), and +N for an odd tail, e.g. 64M+12345")
+	size := fs.String("size", "4G", "bytes per copy, as ringcp reads sizes (K/M/G/T and KiB/MiB/GiB binary, KB/MB/GB decimal), and +N for an odd tail, e.g. 64M+12345")
 	sparseSize := fs.String("sparse-size", "16G", "apparent size of the sparse workload's image (1/16 of it data)")
 	rounds := fs.Int("rounds", 5, "rounds; each runs every tool once, in a rotated order")
 	workDir := fs.String("workdir", "/var/tmp/ringcp-bench", "scratch directory on the filesystem under test (not tmpfs)")
-	out := fs.String("out", "", "results directory for CSV, chart and table (default: bench/results of this module; none in -quick)")
+	out := fs.String("out", "", "results directory for CSV, chart and table (default: bench/results of the repository; none in -quick)")
 	wls := fs.String("workloads", strings.Join(workloadNames(), ","), "comma-separated workloads")
 	tls := fs.String("tools", "", "comma-separated tools to run (default: all); see -list")
-	ringcp := fs.String("ringcp", "", "ringcp binary to bench (default: go build this module)")
+	ringcp := fs.String("ringcp", "", "ringcp binary to bench (default: go build ringcp's module, the repository root)")
 	ringcpRev := fs.String("ringcp-rev", "", "build ringcp from this commit of the repository instead of the work tree")
 	quick := fs.Bool("quick", false, "CI mode: -size 64M+12345, -sparse-size 256M+4321, one round, no ceiling; fails if any copy is wrong")
 	ceiling := fs.Bool("ceiling", true, "measure fio's concurrent read+write ceiling")
@@ -160,7 +169,7 @@ func parseFlags(args []string) (Config, error) {
 	return cfg, nil
 }
 
-// defaultOutDir is bench/results of the module when run inside it.
+// defaultOutDir is bench/results of the repository when run inside it.
 func defaultOutDir() string {
 	if root, err := moduleRoot(); err == nil {
 		return filepath.Join(root, "bench", "results")
@@ -180,7 +189,7 @@ func listTools(cfg Config) {
 		for _, prog := range t.Needs {
 			if prog == "ringcp" {
 				if cfg.Ringcp == "" {
-					state = "built from this module at run time"
+					state = "built from this checkout at run time"
 				}
 				continue
 			}
@@ -211,28 +220,34 @@ func splitList(s string) []string {
 	return out
 }
 
-// parseSize reads 4G, 1GiB, 512k, 1048576, and sums over +: 64M+12345.
-// Units are binary, as in dd.
+// parseSize reads a size as ringcp does (units.ParseSize: K, M, G and
+// KiB, MiB, GiB binary; KB, MB, GB decimal) and sums terms joined by +,
+// for an odd tail: 64M+12345.
 func parseSize(s string) (int64, error) {
 	var total int64
-	for _, part := range strings.Split(s, "+") {
-		part = strings.TrimSpace(part)
-		i := 0
-		for i < len(part) && part[i] >= '0' && part[i] <= '9' {
-			i++
-		}
-		n, err := strconv.ParseInt(part[:i], 10, 64)
+	for _, term := range strings.Split(s, "+") {
+		n, err := units.ParseSize(term)
 		if err != nil {
-			return 0, fmt.Errorf("bad size %q", part)
+			return 0, err
 		}
-		unit := strings.TrimSuffix(strings.TrimSuffix(strings.ToUpper(part[i:]), "B"), "I")
-		sh, ok := map[string]uint{"": 0, "K": 10, "M": 20, "G": 30, "T": 40}[unit]
-		if !ok {
-			return 0, fmt.Errorf("bad unit in %q", part)
+		if total > math.MaxInt64-n {
+			return 0, fmt.Errorf("%q: %w", s, units.ErrRange)
 		}
-		total += n << sh
+		total += n
 	}
 	return total, nil
+}
+
+// sizeLabel is parseSize's inverse for headings and directory names:
+// units.Exact when n has a binary unit, else the whole part in the largest
+// unit below n and the odd tail after a plus: "4GiB", "64MiB+12345".
+func sizeLabel(n int64) string {
+	for _, u := range []int64{1 << 30, 1 << 20, 1 << 10} {
+		if n >= u && n%(1<<10) != 0 {
+			return units.Exact(n/u*u) + "+" + strconv.FormatInt(n%u, 10)
+		}
+	}
+	return units.Exact(n)
 }
 
 func parseSizes(s string) ([]int64, error) {
@@ -262,7 +277,7 @@ func parseInts(s string) ([]int, error) {
 func joinSizes(ns []int64) string {
 	var ss []string
 	for _, n := range ns {
-		ss = append(ss, shortSize(n))
+		ss = append(ss, units.Exact(n))
 	}
 	return strings.Join(ss, ",")
 }

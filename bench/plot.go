@@ -3,14 +3,11 @@ package main
 import (
 	"fmt"
 	"image/color"
-	"math"
 	"os"
-	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -123,63 +120,4 @@ func barPanel(workload string, rows []*summary) (*plot.Plot, error) {
 	p.NominalY(names...)
 	p.X.Max *= 1.12 // room for the labels
 	return p, nil
-}
-
-// sweepPanel plots MB/s against block size (log2 axis) with one line per
-// queue depth; ringcp's default choice is a black cross.
-func sweepPanel(runs []*Run) (*plot.Plot, error) {
-	grid, bss, qds := sweepGrid(runs)
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("ringcp sweep, file workload (%s per copy)", sizeLabel(runs[0].Size))
-	p.X.Label.Text = "block size"
-	p.Y.Label.Text = "MB/s"
-	p.Legend.Top = true
-	var ticks plot.ConstantTicks
-	for _, bs := range bss {
-		ticks = append(ticks, plot.Tick{Value: math.Log2(float64(bs)), Label: shortSize(bs)})
-	}
-	p.X.Tick.Marker = ticks
-	for i, qd := range qds {
-		var xys plotter.XYs
-		for _, bs := range bss {
-			if v := grid[sweepPoint{bs, qd}]; v > 0 {
-				xys = append(xys, plotter.XY{X: math.Log2(float64(bs)), Y: v})
-			}
-		}
-		if len(xys) == 0 {
-			continue
-		}
-		line, pts, err := plotter.NewLinePoints(xys)
-		if err != nil {
-			return nil, err
-		}
-		line.Color, pts.Color = plotutil.Color(i), plotutil.Color(i)
-		pts.Shape = plotutil.Shape(i)
-		p.Add(line, pts)
-		p.Legend.Add("qd "+strconv.Itoa(qd), line, pts)
-	}
-	if def, info := sweepDefault(runs); def > 0 {
-		bs, _ := strconv.ParseFloat(info["block_size"], 64)
-		if bs > 0 {
-			s, err := plotter.NewScatter(plotter.XYs{{X: math.Log2(bs), Y: def}})
-			if err != nil {
-				return nil, err
-			}
-			s.Shape, s.Radius, s.Color = draw.CrossGlyph{}, vg.Points(6), color.Black
-			p.Add(s)
-			p.Legend.Add("ringcp default (qd "+info["queue_depth"]+")", s)
-		}
-	}
-	// Zero-based, so that noise does not look like a cliff, with headroom
-	// above the curves for the legend.
-	p.Y.Min = 0
-	p.Y.Max *= 1.8
-	return p, nil
-}
-
-func shortSize(n int64) string {
-	if n >= 1<<20 {
-		return strconv.FormatInt(n>>20, 10) + "M"
-	}
-	return strconv.FormatInt(n>>10, 10) + "K"
 }

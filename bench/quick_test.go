@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -68,11 +67,10 @@ func TestQuick(t *testing.T) {
 		if r.Workload != "sparse" || r.Err != nil {
 			continue
 		}
-		dst, err1 := strconv.ParseInt(r.Info["dst_alloc"], 10, 64)
-		src, err2 := strconv.ParseInt(r.Info["src_alloc"], 10, 64)
+		dst, src := r.DstAlloc, r.SrcAlloc
 		switch {
-		case err1 != nil || err2 != nil:
-			t.Errorf("%s on sparse: allocation not measured: %v", r.Tool, r.Info)
+		case dst <= 0 || src <= 0:
+			t.Errorf("%s on sparse: allocation not measured: DST %d, SRC %d", r.Tool, dst, src)
 		case (r.Tool == "ringcp" || r.Tool == "ringcp-pool") && dst > src:
 			t.Errorf("%s on sparse: DST allocates %d bytes, SRC %d", r.Tool, dst, src)
 		}

@@ -79,19 +79,32 @@ func readRunsCSV(path string) ([]*Run, error) {
 		case "FAILED":
 			r.Err = errors.New(get(row, "error"))
 		}
-		if s := get(row, "info"); s != "" {
-			if err := json.Unmarshal([]byte(s), &r.Info); err != nil {
-				return nil, fmt.Errorf("%s: info of %s round %d: %w", path, r.Tool, r.Round, err)
+		if s := get(row, "details"); s != "" {
+			if err := json.Unmarshal([]byte(s), &r.details); err != nil {
+				return nil, fmt.Errorf("%s: details of %s round %d: %w", path, r.Tool, r.Round, err)
 			}
 		}
-		for _, k := range []string{"engine", "block_size", "queue_depth", "sweep_bs", "sweep_qd"} {
-			if v := get(row, k); v != "" && r.Info[k] == "" {
-				r.setInfo(k, v)
-			}
-		}
+		fromColumns(r, func(name string) string { return get(row, name) })
 		runs = append(runs, r)
 	}
 	return runs, nil
+}
+
+// fromColumns fills what a runs.csv from before the details column (its
+// "info" was a map of strings) holds in plain columns: ringcp's engine,
+// block size and depth, and the sweep's grid point. That is all -replot
+// draws.
+func fromColumns(r *Run, get func(string) string) {
+	if r.Ringcp == nil && get("engine") != "" {
+		r.Ringcp = &ringcpReport{Engine: get("engine")}
+		r.Ringcp.BlockSize, _ = strconv.ParseInt(get("block_size"), 10, 64)
+		r.Ringcp.QueueDepth, _ = strconv.Atoi(get("queue_depth"))
+	}
+	if r.Sweep == nil && get("sweep_bs") != "" {
+		r.Sweep = &sweepPoint{}
+		r.Sweep.BS, _ = strconv.ParseInt(get("sweep_bs"), 10, 64)
+		r.Sweep.QD, _ = strconv.Atoi(get("sweep_qd"))
+	}
 }
 
 func seconds(s string) time.Duration {

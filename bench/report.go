@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ringcp/ringcp/internal/units"
 )
 
 // report prints the markdown report on out and, with an output directory,
@@ -149,12 +151,13 @@ func (b *bench) writeWorkload(w io.Writer, wl *Workload, runs []*Run) {
 	}
 	fmt.Fprintln(w)
 	for _, s := range rows {
-		if s.Tool == baseline && s.Info != nil {
-			fmt.Fprintf(w, "ringcp chose: %s.\n", ringcpChoice(s.Info))
+		if s.Tool == baseline && s.Ringcp != nil {
+			fmt.Fprintf(w, "ringcp chose: %s.\n", ringcpChoice(s.Ringcp))
 		}
-		if s.Ceiling && s.Info != nil {
+		if s.Ceiling && s.OK > 0 {
+			read, write := s.fioRates()
 			fmt.Fprintf(w, "Ceiling: fio %s, read %.0f MB/s and write %.0f MB/s at once (medians).\n",
-				b.shapes[wl.Name], s.infoMedian("read_MBps"), s.infoMedian("write_MBps"))
+				b.shapes[wl.Name], read, write)
 		}
 	}
 	for _, s := range rows {
@@ -168,7 +171,7 @@ func (b *bench) writeWorkload(w io.Writer, wl *Workload, runs []*Run) {
 	for _, s := range rows {
 		if s.OverAlloc() && s.OK > 0 && !s.Wrong {
 			fmt.Fprintf(w, "- %s: DST allocates %s, more than SRC's %s (+%s); the target is at most SRC's.\n",
-				s.Tool, byteLabel(s.DstAlloc), byteLabel(s.SrcAlloc), byteLabel(s.DstAlloc-s.SrcAlloc))
+				s.Tool, units.Format(s.DstAlloc), units.Format(s.SrcAlloc), units.Format(s.DstAlloc-s.SrcAlloc))
 		}
 	}
 	for _, s := range rows {
@@ -183,20 +186,18 @@ func (b *bench) writeWorkload(w io.Writer, wl *Workload, runs []*Run) {
 	fmt.Fprintf(w, "```\n</details>\n\n")
 }
 
-func ringcpChoice(info map[string]string) string {
-	bs, _ := strconv.ParseInt(info["block_size"], 10, 64)
-	s := fmt.Sprintf("engine %s, block size %s, queue depth %s, O_DIRECT %s",
-		info["engine"], sizeLabel(bs), info["queue_depth"], info["direct"])
-	if r := info["fallback_reason"]; r != "" {
-		s += ", fallback: " + r
+// ringcpChoice says what ringcp chose and, for a sparse-aware copy, how
+// it accounted for the bytes.
+func ringcpChoice(rep *ringcpReport) string {
+	s := fmt.Sprintf("engine %s, block size %s, queue depth %d, O_DIRECT src=%v dst=%v",
+		rep.Engine, sizeLabel(rep.BlockSize), rep.QueueDepth, rep.DirectSrc, rep.DirectDst)
+	if rep.FallbackReason != "" {
+		s += ", fallback: " + rep.FallbackReason
 	}
-	holes, _ := strconv.ParseInt(info["bytes_holes"], 10, 64)
-	zeroed, _ := strconv.ParseInt(info["bytes_zeroed"], 10, 64)
-	if holes > 0 || zeroed > 0 {
-		data, _ := strconv.ParseInt(info["bytes_data"], 10, 64)
-		read, _ := strconv.ParseInt(info["bytes_read"], 10, 64)
+	if rep.BytesHoles > 0 || rep.BytesZeroed > 0 {
 		s += fmt.Sprintf("; read %s, wrote %s of data, left %s as holes, zeroed %s",
-			byteLabel(read), byteLabel(data), byteLabel(holes), byteLabel(zeroed))
+			units.Format(rep.BytesRead), units.Format(rep.Bytes), units.Format(rep.BytesHoles),
+			units.Format(rep.BytesZeroed))
 	}
 	return s
 }
@@ -228,52 +229,35 @@ func fmtPct(x float64) string {
 
 func mib(n int64) float64 { return float64(n) / (1 << 20) }
 
-func gib(n int64) float64 { return float64(n) / (1 << 30) }
-
-// sizeLabel writes n with a binary unit when it has one, and an odd tail
-// after a plus: 4GiB, 64MiB+12345.
-func sizeLabel(n int64) string {
-	for _, u := range []struct {
-		s string
-		v int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if n >= u.v {
-			s := strconv.FormatInt(n/u.v, 10) + u.s
-			if n%u.v != 0 {
-				s += "+" + strconv.FormatInt(n%u.v, 10)
-			}
-			return s
-		}
-	}
-	return strconv.FormatInt(n, 10) + "B"
-}
-
+// writeRunsCSV writes one row per run: the times, the verdict, a few
+// columns for spreadsheets (ringcp's engine, block size and depth; the
+// sweep's grid point) and every typed detail as JSON in the last cell.
 func writeRunsCSV(path string, runs []*Run) error {
 	rows := [][]string{{"workload", "tool", "round", "order", "bytes", "wall_s", "mb_per_s",
 		"user_s", "sys_s", "max_rss_kib", "verdict", "error", "engine", "block_size",
-		"queue_depth", "sweep_bs", "sweep_qd", "command", "info"}}
+		"queue_depth", "sweep_bs", "sweep_qd", "command", "details"}}
 	for _, r := range runs {
 		errs := ""
 		if r.Err != nil {
 			errs = r.Err.Error()
 		}
+		var engine, bs, qd, sweepBS, sweepQD string
+		if rep := r.Ringcp; rep != nil {
+			engine, bs, qd = rep.Engine, strconv.FormatInt(rep.BlockSize, 10), strconv.Itoa(rep.QueueDepth)
+		}
+		if pt := r.Sweep; pt != nil {
+			sweepBS, sweepQD = strconv.FormatInt(pt.BS, 10), strconv.Itoa(pt.QD)
+		}
+		js, err := json.Marshal(r.details)
+		if err != nil {
+			return err
+		}
 		rows = append(rows, []string{r.Workload, r.Tool, strconv.Itoa(r.Round), strconv.Itoa(r.Order),
 			strconv.FormatInt(r.Size, 10), secs(r.Wall), fmt.Sprintf("%.1f", mbps(r.Size, r.Wall)),
 			secs(r.User), secs(r.Sys), strconv.FormatInt(r.MaxRSS>>10, 10), r.Verdict(), errs,
-			r.Info["engine"], r.Info["block_size"], r.Info["queue_depth"],
-			r.Info["sweep_bs"], r.Info["sweep_qd"], r.Cmd, infoJSON(r.Info)})
+			engine, bs, qd, sweepBS, sweepQD, r.Cmd, string(js)})
 	}
 	return writeCSV(path, rows)
-}
-
-// infoJSON keeps every Info field of a run in one CSV cell, so that
-// -replot can rebuild the runs from runs.csv alone.
-func infoJSON(info map[string]string) string {
-	if len(info) == 0 {
-		return ""
-	}
-	b, _ := json.Marshal(info)
-	return string(b)
 }
 
 func (b *bench) writeSummaryCSV(path string) error {
@@ -322,89 +306,6 @@ func writeCSV(path string, rows [][]string) error {
 		return err
 	}
 	return f.Close()
-}
-
-// writeSweepTable prints MB/s per block size (rows) and queue depth
-// (columns), medians over the sweep's rounds, and ringcp's own choice.
-func writeSweepTable(w io.Writer, runs []*Run) {
-	grid, bss, qds := sweepGrid(runs)
-	fmt.Fprintf(w, "### sweep: ringcp block size × queue depth, file workload (%s), MB/s\n\n", sizeLabel(runs[0].Size))
-	fmt.Fprint(w, "| block size |")
-	for _, q := range qds {
-		fmt.Fprintf(w, " qd %d |", q)
-	}
-	fmt.Fprint(w, "\n|---|"+strings.Repeat("---:|", len(qds))+"\n")
-	for _, bs := range bss {
-		fmt.Fprintf(w, "| %s |", sizeLabel(bs))
-		for _, q := range qds {
-			if v, ok := grid[sweepPoint{bs, q}]; ok && v > 0 {
-				fmt.Fprintf(w, " %.0f |", v)
-			} else {
-				fmt.Fprint(w, " – |")
-			}
-		}
-		fmt.Fprintln(w)
-	}
-	if def, info := sweepDefault(runs); def > 0 {
-		fmt.Fprintf(w, "\nringcp's defaults (%s): %.0f MB/s.\n", ringcpChoice(info), def)
-	}
-	fmt.Fprintln(w)
-}
-
-// sweepGrid returns the median MB/s of each grid point (0 where every run
-// failed), and the sorted block sizes and depths.
-func sweepGrid(runs []*Run) (map[sweepPoint]float64, []int64, []int) {
-	walls := map[sweepPoint][]time.Duration{}
-	var bss []int64
-	var qds []int
-	for _, r := range runs {
-		bs, _ := strconv.ParseInt(r.Info["sweep_bs"], 10, 64)
-		qd, _ := strconv.Atoi(r.Info["sweep_qd"])
-		if bs == 0 {
-			continue
-		}
-		pt := sweepPoint{bs, qd}
-		if _, seen := walls[pt]; !seen {
-			walls[pt] = nil
-			if !slices.Contains(bss, bs) {
-				bss = append(bss, bs)
-			}
-			if !slices.Contains(qds, qd) {
-				qds = append(qds, qd)
-			}
-		}
-		if r.Err == nil {
-			walls[pt] = append(walls[pt], r.Wall)
-		}
-	}
-	slices.Sort(bss)
-	slices.Sort(qds)
-	grid := map[sweepPoint]float64{}
-	for pt, ws := range walls {
-		if len(ws) > 0 {
-			grid[pt] = mbps(runs[0].Size, median(ws))
-		} else {
-			grid[pt] = 0
-		}
-	}
-	return grid, bss, qds
-}
-
-// sweepDefault is the median MB/s of the sweep's default runs and what
-// ringcp chose in them.
-func sweepDefault(runs []*Run) (float64, map[string]string) {
-	var ws []time.Duration
-	var info map[string]string
-	for _, r := range runs {
-		if r.Info["sweep_bs"] == "0" && r.Err == nil {
-			ws = append(ws, r.Wall)
-			info = r.Info
-		}
-	}
-	if len(ws) == 0 {
-		return 0, nil
-	}
-	return mbps(runs[0].Size, median(ws)), info
 }
 
 // runsOf is every run of one workload, in the order they ran.

@@ -10,16 +10,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
 const modulePath = "github.com/ringcp/ringcp"
 
 // findRingcp returns the ringcp binary to bench: the -ringcp path when
-// given, else one built into dir from the enclosing module, or from commit
-// rev of it (-ringcp-rev: a checkout that others edit may not build, and a
-// commit names what was measured). Either way the binary must answer --help
+// given, else one built into dir from ringcp's module (moduleRoot), or
+// from commit rev of it (-ringcp-rev: a checkout that others edit may not
+// build, and a commit names what was measured). Either way the binary must answer --help
 // with its real usage; the placeholder main of an unfinished checkout does
 // not, and is reported as missing.
 func findRingcp(path, rev, dir string) (string, error) {
@@ -36,6 +35,9 @@ func findRingcp(path, rev, dir string) (string, error) {
 		path = filepath.Join(dir, "ringcp")
 		cmd := exec.Command("go", "build", "-o", path, ".")
 		cmd.Dir = root
+		// ringcp's module alone, as `go install` builds it for a user: not
+		// the workspace that adds the bench's module.
+		cmd.Env = append(os.Environ(), "GOWORK=off")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			msg := strings.ReplaceAll(firstLines(out, 4), "\n", " | ")
 			return "", fmt.Errorf("go build in %s: %v: %s", root, err, msg)
@@ -113,28 +115,21 @@ func writeFileFrom(name string, r io.Reader, perm os.FileMode) error {
 	return f.Close()
 }
 
-// moduleRoot finds the directory of ringcp's go.mod from the working
-// directory (the repository root for `go run ./bench`, bench/ for go test).
+// moduleRoot is the directory of ringcp's module, as the go command
+// resolves it from the working directory: the repository root under the
+// go.work there (`go run ./bench` at the root, go test in bench/), and the
+// same directory through bench/go.mod's replace without it (GOWORK=off).
 func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", modulePath).CombinedOutput()
+	dir := strings.TrimSpace(string(out))
+	if err != nil || dir == "" {
+		return "", fmt.Errorf("go list -m %s: %v: %s; pass -ringcp PATH", modulePath, err, firstLines(out, 1))
 	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return "", fmt.Errorf("not inside the %s module; pass -ringcp PATH", modulePath)
-	}
-	b, err := os.ReadFile(gomod)
-	if err != nil {
-		return "", err
-	}
-	if !bytes.Contains(b, []byte("module "+modulePath+"\n")) {
-		return "", fmt.Errorf("%s is not %s's; pass -ringcp PATH", gomod, modulePath)
-	}
-	return filepath.Dir(gomod), nil
+	return dir, nil
 }
 
-// ringcpReport is the part of `ringcp --json` the bench records.
+// ringcpReport is the part of `ringcp --json` the bench records, under
+// ringcp's own names.
 type ringcpReport struct {
 	Engine         string  `json:"engine"`
 	FallbackReason string  `json:"fallback_reason"`
@@ -172,21 +167,7 @@ func parseRingcp(out [][]byte, r *Run) error {
 	if err := json.Unmarshal(last, &rep); err != nil {
 		return fmt.Errorf("ringcp --json: %w", err)
 	}
-	r.setInfo("engine", rep.Engine)
-	if rep.FallbackReason != "" {
-		r.setInfo("fallback_reason", rep.FallbackReason)
-	}
-	r.setInfo("block_size", strconv.FormatInt(rep.BlockSize, 10))
-	r.setInfo("queue_depth", strconv.Itoa(rep.QueueDepth))
-	r.setInfo("direct", fmt.Sprintf("src=%v dst=%v", rep.DirectSrc, rep.DirectDst))
-	r.setInfo("self_seconds", strconv.FormatFloat(rep.Seconds, 'f', 3, 64))
-	r.setInfo("bytes_data", strconv.FormatInt(rep.Bytes, 10))
-	r.setInfo("bytes_read", strconv.FormatInt(rep.BytesRead, 10))
-	r.setInfo("bytes_holes", strconv.FormatInt(rep.BytesHoles, 10))
-	r.setInfo("bytes_zeroed", strconv.FormatInt(rep.BytesZeroed, 10))
-	if rep.Offload != "" {
-		r.setInfo("offload", rep.Offload)
-	}
+	r.Ringcp = &rep
 	if sum := rep.Bytes + rep.BytesHoles + rep.BytesZeroed; sum != r.Size {
 		return fmt.Errorf("ringcp --json accounts for %d bytes (%d data, %d holes, %d zeroed), want %d",
 			sum, rep.Bytes, rep.BytesHoles, rep.BytesZeroed, r.Size)

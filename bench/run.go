@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -25,14 +24,24 @@ type Run struct {
 	Sys      time.Duration
 	MaxRSS   int64 // bytes; concurrent processes add up
 	Err      error // nil, errWrong (bad copy) or why the run failed
-	Info     map[string]string
+	details
 }
 
-func (r *Run) setInfo(k, v string) {
-	if r.Info == nil {
-		r.Info = map[string]string{}
-	}
-	r.Info[k] = v
+// details is what a run learned besides its times, typed; runs.csv keeps
+// it as one JSON cell, so -replot rebuilds a run from the CSV alone.
+type details struct {
+	// Ringcp is what ringcp said of its copy (--json): the engine, block
+	// size and depth it chose, and its account of the bytes. Nil for the
+	// other tools.
+	Ringcp *ringcpReport `json:"ringcp,omitempty"`
+	// Fio is what a ceiling run measured; nil for the tools that copy.
+	Fio *fioResult `json:"fio,omitempty"`
+	// DstAlloc and SrcAlloc are DST's st_blocks×512 after the copy and
+	// SRC's, where the workload measures them (else 0).
+	DstAlloc int64 `json:"dst_alloc,omitempty"`
+	SrcAlloc int64 `json:"src_alloc,omitempty"`
+	// Sweep is the grid point of a sweep run (BS 0: ringcp's defaults).
+	Sweep *sweepPoint `json:"sweep,omitempty"`
 }
 
 // Verdict is the run's one-word outcome.
@@ -68,19 +77,18 @@ func (b *bench) runOne(ctx context.Context, w *Workload, t *Tool, j Job, round, 
 		err = fdatasync(j.Dst)
 	}
 	r.Wall = time.Since(start)
+	if t.Ceiling {
+		r.Fio = &fioResult{Shape: j.Fio}
+	}
 	if err == nil && t.Parse != nil {
 		err = t.Parse(outs, r)
-	}
-	if t.Ceiling {
-		r.setInfo("fio", j.Fio.String())
 	}
 	if err == nil && !t.Ceiling {
 		err = verifyCopy(j.Dst, j.Content, j.Size)
 	}
 	if j.SrcAlloc > 0 && !t.Ceiling {
 		if alloc, aerr := allocBytes(j.Dst); aerr == nil {
-			r.setInfo("dst_alloc", strconv.FormatInt(alloc, 10))
-			r.setInfo("src_alloc", strconv.FormatInt(j.SrcAlloc, 10))
+			r.DstAlloc, r.SrcAlloc = alloc, j.SrcAlloc
 		}
 	}
 	r.Err = err

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sort"
 	"syscall"
+
+	"github.com/ringcp/ringcp/internal/units"
 )
 
 // The sparse workload copies what a VM image looks like: mostly holes, a
@@ -156,21 +158,8 @@ func (l sparseLayout) String() string {
 		end = "data up to the last byte"
 	}
 	return fmt.Sprintf("%s image: %s of random data in %d extents (%d with an edge off the 4 KiB grid), "+
-		"%d written zero runs (%s), %s", sizeLabel(l.Size), byteLabel(sumLen(l.Data)), len(l.Data), l.Unaligned,
-		len(l.Zeros), byteLabel(sumLen(l.Zeros)), end)
-}
-
-// byteLabel is n in the largest binary unit, with two decimals.
-func byteLabel(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.2f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
+		"%d written zero runs (%s), %s", sizeLabel(l.Size), units.Format(sumLen(l.Data)), len(l.Data), l.Unaligned,
+		len(l.Zeros), units.Format(sumLen(l.Zeros)), end)
 }
 
 // sparseContent is the sparse source's bytes: randomContent inside the
@@ -248,7 +237,7 @@ func makeSparseSource(e *Env, cfg *Config) (*Source, error) {
 	about := fmt.Sprintf("SRC is a %s; it allocates %s (st_blocks). MB/s counts the image's "+
 		"apparent size, holes included. \"DST alloc\" is each copy's st_blocks×512 (the most over "+
 		"its rounds), which the target holds to at most SRC's; ringcp-nosparse (--sparse never) is the "+
-		"reference that writes every byte.", l, byteLabel(alloc))
+		"reference that writes every byte.", l, units.Format(alloc))
 	return &Source{Path: path, Size: l.Size, Content: c, About: about, Alloc: alloc}, nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -192,10 +191,10 @@ func TestParseRingcpSparse(t *testing.T) {
 	if err := parseRingcp([][]byte{[]byte("noise\n" + ok + "\n")}, r); err != nil {
 		t.Fatalf("data + holes = size: %v", err)
 	}
-	if r.Info["bytes_holes"] != "1073740824" || r.Info["bytes_data"] != "1000" {
-		t.Errorf("info %v lacks the accounting", r.Info)
+	if r.Ringcp == nil || r.Ringcp.BytesHoles != 1073740824 || r.Ringcp.Bytes != 1000 || r.Ringcp.BlockSize != 8<<20 {
+		t.Fatalf("ringcp's report %+v lacks the accounting", r.Ringcp)
 	}
-	if s := ringcpChoice(r.Info); !strings.Contains(s, "as holes") {
+	if s := ringcpChoice(r.Ringcp); !strings.Contains(s, "as holes") || !strings.Contains(s, "block size 8MiB") {
 		t.Errorf("ringcpChoice does not say what became holes: %s", s)
 	}
 	short := `{"engine":"io_uring","bytes":1000,"bytes_holes":2000}`
@@ -206,13 +205,11 @@ func TestParseRingcpSparse(t *testing.T) {
 
 func TestReportMarksAllocation(t *testing.T) {
 	src := int64(1 << 30)
-	info := func(dst int64) map[string]string {
-		return map[string]string{"dst_alloc": strconv.FormatInt(dst, 10), "src_alloc": strconv.FormatInt(src, 10)}
-	}
+	alloc := func(dst int64) details { return details{DstAlloc: dst, SrcAlloc: src} }
 	runs := []*Run{
-		{Workload: "sparse", Tool: "ringcp", Round: 1, Wall: 1e9, Size: 16 << 30, Info: info(src - 4096)},
-		{Workload: "sparse", Tool: "nbdcopy", Round: 1, Wall: 2e9, Size: 16 << 30, Info: info(src + 4096)},
-		{Workload: "sparse", Tool: "cp-sparse+sync", Round: 1, Wall: 1e8, Size: 16 << 30, Info: info(src),
+		{Workload: "sparse", Tool: "ringcp", Round: 1, Wall: 1e9, Size: 16 << 30, details: alloc(src - 4096)},
+		{Workload: "sparse", Tool: "nbdcopy", Round: 1, Wall: 2e9, Size: 16 << 30, details: alloc(src + 4096)},
+		{Workload: "sparse", Tool: "cp-sparse+sync", Round: 1, Wall: 1e8, Size: 16 << 30, details: alloc(src),
 			Err: errors.Join(errWrong, errors.New("differs"))},
 	}
 	b := &bench{cfg: Config{Rounds: 1}, shapes: map[string]fioShape{},

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"strconv"
 	"time"
 )
 
@@ -26,19 +25,19 @@ type summary struct {
 	// SrcAlloc SRC's, where the workload measures them (else 0).
 	DstAlloc, SrcAlloc int64
 	Cmd                string
-	Info               map[string]string // the last good run's, e.g. ringcp's choices
+	Ringcp             *ringcpReport // the last good run's: ringcp's choices
 	good               []*Run
 }
 
-// infoMedian is the median of a numeric Info field over the good runs.
-func (s *summary) infoMedian(key string) float64 {
-	var xs []float64
+// fioRates is the median read and write MB/s of the good ceiling runs.
+func (s *summary) fioRates() (read, write float64) {
+	var rs, ws []float64
 	for _, r := range s.good {
-		if v, err := strconv.ParseFloat(r.Info[key], 64); err == nil {
-			xs = append(xs, v)
+		if r.Fio != nil {
+			rs, ws = append(rs, r.Fio.ReadMBps), append(ws, r.Fio.WriteMBps)
 		}
 	}
-	return median(xs)
+	return median(rs), median(ws)
 }
 
 func (s *summary) MBps() float64 { return mbps(s.Size, s.Wall) }
@@ -105,10 +104,12 @@ func summarizeTool(runs []*Run, base, ceil map[int]time.Duration) *summary {
 			continue
 		}
 		s.OK++
-		s.Info = r.Info
-		if v, err := strconv.ParseInt(r.Info["dst_alloc"], 10, 64); err == nil {
-			s.DstAlloc = max(s.DstAlloc, v)
-			s.SrcAlloc, _ = strconv.ParseInt(r.Info["src_alloc"], 10, 64)
+		if r.Ringcp != nil {
+			s.Ringcp = r.Ringcp
+		}
+		if r.SrcAlloc > 0 {
+			s.DstAlloc = max(s.DstAlloc, r.DstAlloc)
+			s.SrcAlloc = r.SrcAlloc
 		}
 		s.good = append(s.good, r)
 		walls = append(walls, r.Wall)

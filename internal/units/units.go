@@ -1,5 +1,8 @@
 // Package units parses and prints byte sizes the way storage admins write
-// them: 512, 4k, 32M, 1G, 64MiB, 1GB.
+// them: 512, 4k, 32M, 1G, 64MiB, 1GB. The CLI, the library's messages and
+// the bench all read and print sizes and rates through it, so that a size
+// means the same everywhere (K is 1024, KB is 1000) and every printed size
+// is one of two spellings: Format for people, Exact for parsers.
 package units
 
 import (
@@ -72,11 +75,36 @@ func Format(n int64) string {
 	return strconv.FormatFloat(v, 'f', prec, 64) + " " + string(units[u]) + "iB"
 }
 
-// Rate prints bytes per second in decimal MB/s, the unit dd and fio print,
-// so numbers can be compared side by side.
+// Exact spells n (non-negative) so that ParseSize reads it back: in the
+// largest binary unit that divides it ("4GiB", "8MiB", "256KiB"), else in
+// bytes ("12345"). No space, so it serves as a flag value or in a file
+// name; Format is for amounts a person reads.
+func Exact(n int64) string {
+	const units = "KMGTP"
+	u := -1
+	for u < len(units)-1 && n != 0 && n%(1<<(10*(u+2))) == 0 {
+		u++
+	}
+	if u < 0 {
+		return strconv.FormatInt(n, 10)
+	}
+	return strconv.FormatInt(n>>(10*(u+1)), 10) + string(units[u]) + "iB"
+}
+
+// MBps is bytes per second in decimal megabytes, the unit dd and fio
+// print; 0 when no time passed.
+func MBps(bytes int64, seconds float64) float64 {
+	if seconds <= 0 {
+		return 0
+	}
+	return float64(bytes) / seconds / 1e6
+}
+
+// Rate prints MBps with its unit, so numbers can be compared side by side
+// with dd's and fio's.
 func Rate(bytes int64, seconds float64) string {
 	if seconds <= 0 {
 		return "- MB/s"
 	}
-	return strconv.FormatFloat(float64(bytes)/seconds/1e6, 'f', 1, 64) + " MB/s"
+	return strconv.FormatFloat(MBps(bytes, seconds), 'f', 1, 64) + " MB/s"
 }

@@ -2,6 +2,7 @@ package units
 
 import (
 	"errors"
+	"math"
 	"strconv"
 	"testing"
 )
@@ -40,8 +41,35 @@ func TestFormat(t *testing.T) {
 	}
 }
 
+func TestExact(t *testing.T) {
+	cases := map[int64]string{0: "0", 1: "1", 511: "511", 1023: "1023", 1024: "1KiB", 4097: "4097",
+		256 << 10: "256KiB", 1536 << 10: "1536KiB", 8 << 20: "8MiB", 64<<20 + 12345: "67121209",
+		4 << 30: "4GiB", 3 << 40: "3TiB", 5 << 50: "5PiB", 8191 << 50: "8191PiB", 1 << 62: "4096PiB",
+		math.MaxInt64: "9223372036854775807"}
+	for n, want := range cases {
+		if got := Exact(n); got != want {
+			t.Errorf("Exact(%d) = %q, want %q", n, got, want)
+		}
+		if back, err := ParseSize(Exact(n)); err != nil || back != n {
+			t.Errorf("ParseSize(Exact(%d)) = %d, %v", n, back, err)
+		}
+	}
+}
+
+func TestMBps(t *testing.T) {
+	if got := MBps(3e6, 2); got != 1.5 {
+		t.Errorf("MBps(3e6, 2) = %v, want 1.5", got)
+	}
+	if got := MBps(1, 0); got != 0 {
+		t.Errorf("MBps(1, 0) = %v, want 0", got)
+	}
+	if got := Rate(3e6, 2); got != "1.5 MB/s" {
+		t.Errorf("Rate(3e6, 2) = %q", got)
+	}
+}
+
 // FuzzParseSize: no input panics, and every accepted size round-trips
-// through its plain decimal form.
+// through its plain decimal form and through Exact.
 func FuzzParseSize(f *testing.F) {
 	for _, s := range []string{"0", "4k", "1.5G", "99999999999P", "-1", "64MiB", "1GB", "12Q", "8191P"} {
 		f.Add(s)
@@ -54,9 +82,11 @@ func FuzzParseSize(f *testing.F) {
 		if n < 0 {
 			t.Fatalf("ParseSize(%q) = %d: negative", s, n)
 		}
-		back, err := ParseSize(strconv.FormatInt(n, 10))
-		if err != nil || back != n {
-			t.Fatalf("%q -> %d -> %d, %v", s, n, back, err)
+		for _, spelled := range []string{strconv.FormatInt(n, 10), Exact(n)} {
+			back, err := ParseSize(spelled)
+			if err != nil || back != n {
+				t.Fatalf("%q -> %d -> %q -> %d, %v", s, n, spelled, back, err)
+			}
 		}
 	})
 }
