@@ -57,6 +57,9 @@ type Job struct {
 	// Grid-sized piece of the range is then in exactly one chunk, whole,
 	// as a block checksum needs. A multiple of both alignments.
 	Grid int64
+	// Check, when not nil, makes the run a read pass (check.go): nothing
+	// is written; Files[FileDst] may be nil, or is read beside SRC.
+	Check CheckFunc
 	// Rate, when not nil, caps the bytes of the range moved per second
 	// (rate.go says what counts). It may be shared by copies running at
 	// once, and changed while they run (SetLimit, SetBurst); its burst
@@ -126,8 +129,10 @@ func (j *Job) slotBuffers() [][]byte {
 // CLI or copier) is expected to have refused such input already.
 func (j *Job) validate() error {
 	switch {
-	case j.Files[FileSrc] == nil || j.Files[FileDst] == nil:
+	case j.Files[FileSrc] == nil || (j.Files[FileDst] == nil && j.Check == nil):
 		return fmt.Errorf("engine: job needs SRC and DST files")
+	case j.comparing() && (j.BlockSize/2)%max(j.SrcAlign, j.DstAlign) != 0:
+		return fmt.Errorf("engine: a compare's half block %d is not a multiple of alignments %d/%d", j.BlockSize/2, j.SrcAlign, j.DstAlign)
 	case len(j.slotBuffers()) == 0:
 		return fmt.Errorf("engine: job needs at least one buffer")
 	case j.BlockSize <= 0 || j.SrcOff < 0 || j.DstOff < 0 || j.Length < 0:

@@ -64,7 +64,7 @@ func (p *planner) next() (chunk, error) {
 		p.pos = end
 		return c, nil
 	}
-	n := min(int64(p.job.BlockSize), p.dataEnd-p.pos)
+	n := min(int64(p.job.chunkMax()), p.dataEnd-p.pos)
 	if g := p.job.Grid; g > 0 {
 		n = min(n, g-p.pos%g) // up to the next multiple of the grid
 	}

@@ -88,7 +88,7 @@ func (r *run) due() {
 	keep := r.delayed[:0]
 	for _, d := range r.delayed {
 		switch {
-		case r.stopping() && (d.slot >= 0 && r.slots[d.slot].phase == phaseRead || now.Sub(r.stopAt) >= r.policy.grace):
+		case r.stopping() && (d.slot >= 0 && r.slots[d.slot].reading() || now.Sub(r.stopAt) >= r.policy.grace):
 			r.abandon(d.slot)
 		case !now.Before(d.due):
 			r.requeue(d.slot)

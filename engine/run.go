@@ -207,6 +207,10 @@ func (r *run) plan() (starved bool) {
 		if o := r.job.Observer; o != nil && c.hole {
 			o.Hole(c.rel, int64(c.n))
 		}
+		if c.hole && r.job.Check != nil {
+			r.chunkDone(idx) // a read pass has nothing to do for a hole
+			continue
+		}
 		if c.hole {
 			s.segEnd, s.segZero = c.n, true
 			r.startSegment(idx)
@@ -296,7 +300,7 @@ func (r *run) complete(c Completion) {
 		r.progressed(c.Slot)
 	}
 	switch {
-	case again && r.stopping() && s.phase == phaseRead:
+	case again && r.stopping() && s.reading():
 		r.release(c.Slot) // a read nobody will write any more
 	case again:
 		// The kernel had no room or was interrupted: send the same
@@ -307,7 +311,7 @@ func (r *run) complete(c Completion) {
 	case c.Errno != 0:
 		r.fail(r.opError(s, c.Errno))
 		r.release(c.Slot)
-	case s.phase == phaseRead:
+	case s.reading():
 		r.readDone(c.Slot, s, c.N)
 	default:
 		r.writeDone(c.Slot, s, c.N)
@@ -319,15 +323,28 @@ func (r *run) readDone(idx int, s *slot, n int) {
 		r.release(idx)
 		return
 	}
-	if !advance(s, s.n, n, r.job.SrcAlign) {
+	a := r.job.SrcAlign
+	if s.phase == phaseReadDst {
+		a = r.job.DstAlign
+	}
+	if !advance(s, s.n, n, a) {
 		// A short read that cannot move forward is end of file: the range
-		// was checked against SRC's size, so SRC shrank under us.
-		r.fail(r.opError(s, ErrSourceShrank))
+		// was checked against SRC's size, so SRC shrank under us (or, in
+		// a read pass, the file is shorter than its range).
+		cause := ErrSourceShrank
+		if r.job.Check != nil {
+			cause = ErrEndedEarly
+		}
+		r.fail(r.opError(s, cause))
 		r.release(idx)
 		return
 	}
 	if s.done < s.n {
 		r.queue(idx)
+		return
+	}
+	if r.job.Check != nil && s.phase == phaseReadDst {
+		r.checkRead(idx, s)
 		return
 	}
 	r.stats.BytesRead += int64(s.n)
@@ -336,6 +353,10 @@ func (r *run) readDone(idx int, s *slot, n int) {
 	}
 	if o := r.job.Observer; o != nil {
 		o.Data(s.rel, s.buf[:s.n])
+	}
+	if r.job.Check != nil {
+		r.checkRead(idx, s)
+		return
 	}
 	if r.job.isTail(s) {
 		s.seg, s.segEnd, s.segZero = 0, s.n, false

@@ -13,6 +13,7 @@ const (
 	phaseTailWrite       // the tail's buffered write is in flight
 	phaseZeroOp          // a fallocate making a zero segment zero on DST is in flight
 	phaseZeroWrite       // a write of zeros is in flight (no fallocate worked)
+	phaseReadDst         // a read pass comparing: DST's side of the chunk is being read
 )
 
 // slot owns one buffer and the chunk it is moving. A read chunk is cut into
@@ -38,6 +39,10 @@ type slot struct {
 	retry       retryState // -EAGAIN/-EINTR in a row for its request
 }
 
+// reading: the slot's request reads, so nobody waits for it once the
+// copy stops.
+func (s *slot) reading() bool { return s.phase == phaseRead || s.phase == phaseReadDst }
+
 // request builds the request that moves the rest of the slot's current
 // span, restarting at an aligned position so O_DIRECT accepts it.
 func (j *Job) request(idx int, s *slot) Request {
@@ -47,8 +52,14 @@ func (j *Job) request(idx int, s *slot) Request {
 		s.start = alignDown(s.done, j.SrcAlign)
 		// O_DIRECT reads whole aligned units; bytes past the chunk are
 		// read and ignored, and a read past EOF comes back short.
-		end := min(alignUp(s.n, j.SrcAlign), len(s.buf))
+		end := min(alignUp(s.n, j.SrcAlign), j.chunkMax())
 		q.Op, q.File, q.Buf, q.Off = OpRead, FileSrc, s.buf[s.start:end], j.SrcOff+s.rel+int64(s.start)
+		return q
+	case phaseReadDst:
+		half := j.chunkMax()
+		s.start = alignDown(s.done, j.DstAlign)
+		end := min(alignUp(s.n, j.DstAlign), half)
+		q.Op, q.Buf, q.Off = OpRead, s.buf[half+s.start:half+end], j.DstOff+s.rel+int64(s.start)
 		return q
 	case phaseWrite, phaseTailWrite:
 		a := j.DstAlign
