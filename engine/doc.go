@@ -3,8 +3,9 @@
 //
 // # Contract
 //
-// Run plans the range in blocks, gives each block to a free slot, and
-// cycles every slot read -> write -> free, with completions in any order.
+// Run plans the range in blocks, gives each block to a slot of its Budget,
+// and cycles every slot read -> write -> free, with completions in any
+// order.
 // Short reads and writes are resubmitted for their remainder (aligned down
 // when the file is opened with O_DIRECT); -EAGAIN and -EINTR are resubmitted
 // as they are after a backoff (1 ms doubling to 100 ms, waited in Reap's
@@ -12,9 +13,10 @@
 // with a *RetryError after 100 in a row or 30 s without progress; a read
 // that finds end of file inside the planned range means the source shrank,
 // and fails the copy. A last block whose length is not a
-// multiple of DST's direct I/O alignment is written through Job.DstTail, a
-// descriptor without O_DIRECT, after every other write has completed, so
-// the page cache never holds a page that an O_DIRECT write is changing.
+// multiple of DST's direct I/O alignment is written after every other write
+// has completed, through Job.Files[FileDstTail] when given, else on DST's
+// own descriptor with O_DIRECT switched off (F_SETFL), so the page cache
+// never holds a page that an O_DIRECT write is changing.
 //
 // Success is returned only after every write completed and, with Job.Sync,
 // DST was fdatasync'ed after the last write completion. The first error
@@ -37,8 +39,28 @@
 // changing.
 //
 // Run locks its goroutine to one OS thread for the whole copy and creates
-// the backend on it, as io_uring SINGLE_ISSUER rings require. Buffers are
-// the caller's (align.AllocBuffers) and must stay mapped until Run returns.
+// the backend on it, as io_uring SINGLE_ISSUER rings require. Open does
+// that part alone, so a caller acquires everything before it changes DST
+// (then Copy.Run, or Copy.Finish after a filesystem's copy offload). Buffers
+// are the caller's (align.AllocBuffers) and must stay mapped until Run
+// returns.
+//
+// # Sharing and watching
+//
+//   - Several copies may run at once, each on its own goroutine and
+//     backend, sharing one Budget of slots: one memory and queue-depth
+//     budget, handed out in fair shares, whose depth can be lowered and
+//     raised while they run (budget.go).
+//   - Job.Rate caps the bytes moved per second, shared by copies or not,
+//     and adjustable while they run (rate.go).
+//   - Job.Observer sees every chunk as read, every hole, and every barrier;
+//     Job.SyncEvery adds barriers while the copy goes; Job.Grid keeps
+//     chunks inside fixed-size pieces of the range (observe.go). Digests
+//     for a read-back verification, block checksums and restart states
+//     are built on these.
+//   - Job.Check turns a run into a read pass that writes nothing: one
+//     range, or SRC's and DST's side by side, handed chunk by chunk to a
+//     function (check.go).
 //
 // A Backend moves bytes: Submit queues requests, Reap waits for
 // completions. The io_uring backend lives here (NewUring); the pread/pwrite
