@@ -10,12 +10,12 @@ type Op uint8
 
 // Request ops.
 const (
-	OpRead  Op = iota + 1 // read len(Buf) bytes at Off into Buf
-	OpWrite               // write Buf at Off
-	OpZero                // NBD_CMD_WRITE_ZEROES: Len bytes at Off read back as zeroes
-	OpTrim                // NBD_CMD_TRIM: the server may discard Len bytes at Off
-	OpFlush               // NBD_CMD_FLUSH: every write already completed is durable
-	opBlockStatus         // NBD_CMD_BLOCK_STATUS, for Extents only
+	OpRead        Op = iota + 1 // read len(Buf) bytes at Off into Buf
+	OpWrite                     // write Buf at Off
+	OpZero                      // NBD_CMD_WRITE_ZEROES: Len bytes at Off read back as zeroes
+	OpTrim                      // NBD_CMD_TRIM: the server may discard Len bytes at Off
+	OpFlush                     // NBD_CMD_FLUSH: every write already completed is durable
+	opBlockStatus               // NBD_CMD_BLOCK_STATUS, for Extents only
 )
 
 func (op Op) String() string {
