@@ -80,18 +80,17 @@ func (cl *Client) dialOne(ctx context.Context) (negotiated, error) {
 	r := bufio.NewReaderSize(nc, 64<<10)
 	h := handshake{r: r, w: nc, name: cl.addr.Export, opt: cl.opt}
 	n, err := h.run()
-	if !stop() {
+	var ne net.Error
+	switch {
+	case !stop():
 		err = fmt.Errorf("handshake interrupted: %w", ctx.Err())
-	}
-	if err == nil {
+	case errors.As(err, &ne) && ne.Timeout():
+		err = fmt.Errorf("%w: the handshake took longer than %v (%v)", ErrTimeout, cl.opt.HandshakeTimeout, err)
+	case err == nil:
 		err = checkExport(n)
 	}
 	if err != nil {
 		nc.Close()
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			err = fmt.Errorf("%w: the handshake took longer than %v (%v)", ErrTimeout, cl.opt.HandshakeTimeout, err)
-		}
 		return n, &Error{Op: "handshake", URI: cl.addr.URI, Errno: errnoOf(err), Err: err}
 	}
 	nc.SetDeadline(time.Time{})

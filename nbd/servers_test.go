@@ -86,6 +86,9 @@ func serve(t *testing.T, tr transport, export string, argv ...string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// Only the server holds the socket now: if it dies, clients get
+	// ECONNREFUSED at once instead of waiting in the backlog.
+	f.Close()
 	t.Cleanup(func() {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
