@@ -60,11 +60,11 @@ func (c *conn) register(w *wreq) error {
 	w.cookie = c.cookie
 	putRequest(w.hdr[:], request{flags: w.flags, cmd: w.cmd, cookie: w.cookie, off: w.off, length: w.length})
 	if w.cmd != cmdDisc {
-		if len(c.inflight) == 0 {
-			c.armLocked()
-		}
 		c.inflight[w.cookie] = w
 		c.bytes += int64(w.length)
+		if len(c.inflight) == 1 {
+			c.armLocked() // the server owes us a reply from now on
+		}
 	}
 	c.sendq = append(c.sendq, w)
 	c.cond.Signal()
@@ -211,16 +211,18 @@ func (c *conn) idle() bool {
 	return len(c.inflight) == 0 || c.dead != nil
 }
 
-// disconnect sends NBD_CMD_DISC, lets the server close, and closes the
-// socket; after wait at most for the server's EOF.
+// disconnect sends NBD_CMD_DISC (waiting at most wait for it to go out),
+// gives the server a moment to close first, as the spec has it, and closes
+// the socket.
 func (c *conn) disconnect(wait time.Duration) {
 	if c.register(&wreq{cmd: cmdDisc}) == nil {
-		c.mu.Lock()
-		c.armLocked()
-		c.mu.Unlock()
+		select {
+		case <-c.senderOK:
+		case <-time.After(wait):
+		}
 		select {
 		case <-c.readerOK:
-		case <-time.After(wait):
+		case <-time.After(time.Second):
 		}
 	}
 	c.fail(ErrClosed)
