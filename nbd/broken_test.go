@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -306,5 +307,42 @@ func TestSimpleRepliesQemu(t *testing.T) {
 	ext, err := c.Extents(5, 100)
 	if err != nil || len(ext) != 1 || ext[0] != (Extent{Off: 5, Len: 100}) {
 		t.Fatalf("extents without block status: %+v %v", ext, err)
+	}
+}
+
+// With several connections, one that breaks takes the others with it:
+// requests in flight on a connection whose server is merely silent fail
+// at once too, instead of waiting for the timeout.
+func TestMultiConnDiesTogether(t *testing.T) {
+	var mu sync.Mutex
+	first := true
+	uri := fakeServer(t, fakeSetup{size: 1 << 20, flags: uint16(FlagCanMultiConn)}, func(f *fakeConn) {
+		r, _, ok := f.req()
+		if !ok {
+			return
+		}
+		mu.Lock()
+		breaker := first
+		first = false
+		mu.Unlock()
+		if breaker {
+			time.Sleep(100 * time.Millisecond) // let the others' requests arrive
+			f.simple(r.cookie+1000, 0, nil)
+		}
+		f.reqs(100)
+	})
+	c := dial(t, uri, Options{Connections: 2, Timeout: time.Minute})
+	if c.Info().Connections != 2 {
+		t.Fatalf("connections: %d", c.Info().Connections)
+	}
+	start := time.Now()
+	got, _ := readsInFlight(t, c, 8, 4096)
+	for _, cp := range got {
+		if !errors.Is(cp.Err, ErrProtocol) {
+			t.Fatalf("tag %d: %v, want the protocol error of the other connection", cp.Tag, cp.Err)
+		}
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Fatalf("took %v: the silent connection waited for its timeout", took)
 	}
 }

@@ -38,6 +38,12 @@ func TestNbdkitMemory(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkReads(t, c, want, awkward(size))
+			if err := c.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Submit(Request{Op: OpFlush}); !errors.Is(err, ErrClosed) || !errors.Is(err, syscall.EBADF) {
+				t.Fatalf("Submit after Close: %v", err)
+			}
 		})
 	}
 }

@@ -202,4 +202,3 @@ func mustHex(s string) []byte {
 	}
 	return b
 }
-
