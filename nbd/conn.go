@@ -96,6 +96,7 @@ func (c *conn) readLoop() {
 		w, err := c.dec.next()
 		if err != nil {
 			c.fail(c.readFailure(err))
+			c.failInflight()
 			return
 		}
 		c.mu.Lock()
@@ -164,6 +165,10 @@ func (c *conn) send(batch []*wreq) error {
 	if c.timeout > 0 {
 		c.nc.SetWriteDeadline(time.Now().Add(c.timeout))
 	}
+	// The buffers are the callers' until their replies arrive. A broken
+	// server that replies to a write before taking its payload gets
+	// whatever the buffer holds by then; that can harm nothing but its
+	// own copy.
 	_, err := bufs.WriteTo(c.nc)
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
@@ -172,8 +177,10 @@ func (c *conn) send(batch []*wreq) error {
 	return err
 }
 
-// fail kills the connection: the socket is closed, and every request in
-// flight finishes with err. Only the first failure counts.
+// fail kills the connection: no request is taken any more and the socket
+// is closed, which stops the reader, which then fails every request in
+// flight with the first error (failInflight). Only the first failure
+// counts.
 func (c *conn) fail(err error) {
 	c.mu.Lock()
 	if c.dead != nil {
@@ -181,18 +188,26 @@ func (c *conn) fail(err error) {
 		return
 	}
 	c.dead = err
-	lost := c.inflight
-	c.inflight = map[uint64]*wreq{}
 	c.sendq = nil
-	c.bytes = 0
 	c.cond.Broadcast()
 	c.mu.Unlock()
 	c.nc.Close()
-	for _, w := range lost {
-		c.cl.pieceDone(w, err)
-	}
 	if !errors.Is(err, ErrClosed) {
 		c.cl.connDied(err)
+	}
+}
+
+// failInflight finishes every request in flight with the connection's
+// error. Only the reader calls it, once it stopped decoding: a request is
+// completed only when nothing will write into its buffer any more.
+func (c *conn) failInflight() {
+	c.mu.Lock()
+	lost, err := c.inflight, c.dead
+	c.inflight = map[uint64]*wreq{}
+	c.bytes = 0
+	c.mu.Unlock()
+	for _, w := range lost {
+		c.cl.pieceDone(w, err)
 	}
 }
 
