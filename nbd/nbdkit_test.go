@@ -299,3 +299,56 @@ func rawRequest(t *testing.T, c *Client, cmd uint16, off uint64, n uint32) sysca
 	}
 	return (<-ch).Errno
 }
+
+// Without WRITE_ZEROES (the nozero filter) Submit refuses OpZero, Zero
+// writes zeroes instead, and FastZero fails with EOPNOTSUPP as a slow
+// zero must.
+func TestZeroWithoutWriteZeroes(t *testing.T) {
+	c := dial(t, nbdkit(t, overUnix, "--filter=nozero", "pattern", "1M", "--filter=cow"), Options{})
+	if c.Info().CanZero() {
+		t.Fatalf("the nozero filter left WRITE_ZEROES on: %#x", c.Info().Flags)
+	}
+	if err := c.Submit(Request{Op: OpZero, Len: 512}); !errors.Is(err, syscall.EOPNOTSUPP) {
+		t.Fatalf("Submit OpZero: %v, want EOPNOTSUPP", err)
+	}
+	if err := c.Zero(0, 4096, FastZero); !errors.Is(err, syscall.EOPNOTSUPP) {
+		t.Fatalf("Zero with FastZero: %v, want EOPNOTSUPP", err)
+	}
+	want := readAll(t, c)
+	if err := c.Zero(5, 100000, 0); err != nil {
+		t.Fatal(err)
+	}
+	clear(want[5:100005])
+	if got := readAll(t, c); !bytes.Equal(got, want) {
+		t.Fatalf("after Zero by writes: %s", firstDiff(got, want))
+	}
+}
+
+// Requests longer than one wire request (reads over the 32 MiB cap,
+// write zeroes over 1 GiB) are split and complete once, with every byte
+// counted.
+func TestLongRequestsSplit(t *testing.T) {
+	const size = 3<<30 + 4096
+	c := dial(t, nbdkit(t, overUnix, "memory", strconv.Itoa(size)), Options{})
+	want := random(11, 40<<20)
+	reqs := []Request{
+		{Op: OpWrite, Off: size - 40<<20, Buf: want, Tag: 1},
+		{Op: OpZero, Off: 0, Len: size - 40<<20, Tag: 2},
+	}
+	for tag, cp := range submitAll(t, c, reqs) {
+		if cp.Err != nil || cp.N != reqs[tag-1].length() {
+			t.Fatalf("tag %d: n=%d err=%v", tag, cp.N, cp.Err)
+		}
+	}
+	got := make([]byte, 40<<20)
+	cp := submitAll(t, c, []Request{{Op: OpRead, Off: size - 40<<20, Buf: got, Tag: 3}})[3]
+	if cp.Err != nil || cp.N != 40<<20 || !bytes.Equal(got, want) {
+		t.Fatalf("40 MiB read: n=%d err=%v", cp.N, cp.Err)
+	}
+	cn := c.connections()[0]
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if cn.cookie != 2+3+2 {
+		t.Fatalf("%d wire requests, want 7: 2 for each 40 MiB read or write, 3 for ~3 GiB of zeroes", cn.cookie)
+	}
+}
