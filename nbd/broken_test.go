@@ -346,3 +346,16 @@ func TestMultiConnDiesTogether(t *testing.T) {
 		t.Fatalf("took %v: the silent connection waited for its timeout", took)
 	}
 }
+
+// Dial gives up when its context ends, even inside a handshake that has
+// more time left.
+func TestDialContext(t *testing.T) {
+	uri := fakeServer(t, fakeSetup{silent: true}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := Dial(ctx, uri, Options{HandshakeTimeout: time.Minute})
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 10*time.Second {
+		t.Fatalf("got %v after %v, want the context's deadline", err, time.Since(start))
+	}
+}

@@ -23,6 +23,10 @@ var ErrTimeout = errors.New("timed out waiting for the NBD server")
 // between replies while requests were in flight.
 var ErrDisconnected = errors.New("the NBD server closed the connection")
 
+// ErrNoExport is wrapped when the server has no export of the name asked
+// for (NBD_REP_ERR_UNKNOWN); its errno is ENOENT.
+var ErrNoExport = errors.New("no such export")
+
 // ErrClosed is returned by Submit after Close, or after the connection died.
 var ErrClosed = errors.New("NBD connection closed")
 
@@ -121,6 +125,8 @@ func errnoOf(err error) syscall.Errno {
 		return syscall.ETIMEDOUT
 	case errors.Is(err, ErrDisconnected):
 		return syscall.ECONNRESET
+	case errors.Is(err, ErrNoExport):
+		return syscall.ENOENT
 	case errors.Is(err, ErrClosed):
 		return syscall.EBADF // like I/O on a closed descriptor
 	case errors.As(err, &errno):

@@ -171,7 +171,7 @@ func (h *handshake) goOption() error {
 func (h *handshake) goError(r optReply, msg string) error {
 	switch r.typ {
 	case repErrUnknown:
-		return fmt.Errorf("the server has no export %q%s", h.name, suffix(msg))
+		return fmt.Errorf("%w: the server has no export %q%s", ErrNoExport, h.name, suffix(msg))
 	case repErrBlockSize:
 		return protoErrorf("NBD_REP_ERR_BLOCK_SIZE_REQD although we asked for NBD_INFO_BLOCK_SIZE")
 	}

@@ -2,9 +2,13 @@ package nbd
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
+	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -230,4 +234,14 @@ func equalExtents(a, b []Extent) bool {
 		}
 	}
 	return true
+}
+
+// An export qemu-nbd does not have is named in the error.
+func TestQemuUnknownExport(t *testing.T) {
+	img := writeFile(t, "raw.img", make([]byte, 1<<20))
+	uri := strings.Replace(qemuNBD(t, overUnix, "raw", img), "/disk?", "/nope?", 1)
+	_, err := Dial(context.Background(), uri, Options{})
+	if !errors.Is(err, ErrNoExport) || !errors.Is(err, syscall.ENOENT) || !strings.Contains(err.Error(), `no export "nope"`) {
+		t.Fatalf("got %v", err)
+	}
 }
