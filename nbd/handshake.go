@@ -1,0 +1,286 @@
+package nbd
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// negotiated is what the handshake settled.
+type negotiated struct {
+	export     exportInfo
+	block      BlockSize // as advertised; zero when not
+	structured bool
+	metaID     uint32
+	hasMeta    bool
+}
+
+// handshake runs the fixed newstyle negotiation (proto.md, "Handshake"):
+// NBD_OPT_STRUCTURED_REPLY, NBD_OPT_SET_META_CONTEXT base:allocation, then
+// NBD_OPT_GO with an NBD_INFO_BLOCK_SIZE request, falling back to
+// NBD_OPT_EXPORT_NAME only when the server lacks NBD_OPT_GO. Oldstyle
+// servers are refused (nbd-server dropped them in 3.10; qemu and nbdkit
+// speak newstyle).
+type handshake struct {
+	r        *bufio.Reader
+	w        io.Writer
+	name     string
+	opt      Options
+	noZeroes bool
+	out      negotiated
+}
+
+func (h *handshake) run() (negotiated, error) {
+	fixed, err := h.greeting()
+	if err != nil {
+		return h.out, err
+	}
+	if !fixed {
+		// Plain newstyle knows only NBD_OPT_EXPORT_NAME.
+		return h.out, h.exportName()
+	}
+	if !h.opt.NoStructuredReplies {
+		if err := h.structured(); err != nil {
+			return h.out, err
+		}
+	}
+	if h.out.structured && !h.opt.NoBlockStatus {
+		if err := h.metaContext(); err != nil {
+			return h.out, err
+		}
+	}
+	if h.opt.forceExportName {
+		return h.out, h.exportName()
+	}
+	return h.out, h.goOption()
+}
+
+// greeting reads NBDMAGIC, IHAVEOPT and the handshake flags, and answers
+// with the client flags.
+func (h *handshake) greeting() (fixed bool, err error) {
+	var b [18]byte
+	if _, err := io.ReadFull(h.r, b[:16]); err != nil {
+		return false, readErr("the greeting", err)
+	}
+	if m := be.Uint64(b[:]); m != magicInit {
+		return false, protoErrorf("greeting magic 0x%x, want NBDMAGIC (is this an NBD server?)", m)
+	}
+	switch m := be.Uint64(b[8:]); m {
+	case magicOpt:
+	case magicOldstyle:
+		return false, fmt.Errorf("server speaks the oldstyle handshake, which is not supported")
+	default:
+		return false, protoErrorf("greeting magic 0x%x, want IHAVEOPT", m)
+	}
+	if _, err := io.ReadFull(h.r, b[16:18]); err != nil {
+		return false, readErr("the handshake flags", err)
+	}
+	flags := be.Uint16(b[16:])
+	var client uint32
+	if flags&flagFixedNewstyle != 0 {
+		client |= flagCFixedNewstyle
+	}
+	if flags&flagNoZeroes != 0 {
+		client |= flagCNoZeroes
+		h.noZeroes = true
+	}
+	if _, err := h.w.Write(be.AppendUint32(nil, client)); err != nil {
+		return false, err
+	}
+	return flags&flagFixedNewstyle != 0, nil
+}
+
+func (h *handshake) structured() error {
+	r, msg, err := h.option(optStructured, nil)
+	if err != nil {
+		return err
+	}
+	switch {
+	case r.typ == repAck:
+		h.out.structured = true
+	case r.typ&repFlagError != 0:
+		// The server lacks them or refuses them: simple replies.
+		return fatalOptError(r, msg)
+	default:
+		return protoErrorf("reply type 0x%x to NBD_OPT_STRUCTURED_REPLY", r.typ)
+	}
+	return nil
+}
+
+func (h *handshake) metaContext() error {
+	if err := h.send(optSetMetaContext, metaData(h.name, metaContextAllocation)); err != nil {
+		return err
+	}
+	for {
+		r, p, err := h.reply(optSetMetaContext)
+		if err != nil {
+			return err
+		}
+		switch {
+		case r.typ == repAck:
+			return nil
+		case r.typ == repMetaContext:
+			id, name, err := parseMetaContext(p)
+			if err != nil {
+				return err
+			}
+			if name == metaContextAllocation {
+				h.out.metaID, h.out.hasMeta = id, true
+			}
+		case r.typ&repFlagError != 0:
+			// No block status; the copy treats everything as data.
+			h.out.hasMeta = false
+			return fatalOptError(r, string(p))
+		default:
+			return protoErrorf("reply type 0x%x to NBD_OPT_SET_META_CONTEXT", r.typ)
+		}
+	}
+}
+
+func (h *handshake) goOption() error {
+	if err := h.send(optGo, goData(h.name, infoBlockSize)); err != nil {
+		return err
+	}
+	gotExport := false
+	for {
+		r, p, err := h.reply(optGo)
+		if err != nil {
+			return err
+		}
+		switch r.typ {
+		case repInfo:
+			got, err := parseInfo(p, &h.out.export, &h.out.block)
+			if err != nil {
+				return err
+			}
+			gotExport = gotExport || got
+		case repAck:
+			if !gotExport {
+				return protoErrorf("NBD_OPT_GO acknowledged without NBD_INFO_EXPORT")
+			}
+			return nil
+		case repErrUnsup:
+			return h.exportName()
+		default:
+			return h.goError(r, string(p))
+		}
+	}
+}
+
+func (h *handshake) goError(r optReply, msg string) error {
+	switch r.typ {
+	case repErrUnknown:
+		return fmt.Errorf("%w: the server has no export %q%s", ErrNoExport, h.name, suffix(msg))
+	case repErrBlockSize:
+		return protoErrorf("NBD_REP_ERR_BLOCK_SIZE_REQD although we asked for NBD_INFO_BLOCK_SIZE")
+	}
+	if r.typ&repFlagError == 0 {
+		return protoErrorf("reply type 0x%x to NBD_OPT_GO", r.typ)
+	}
+	if err := fatalOptError(r, msg); err != nil {
+		return err
+	}
+	return fmt.Errorf("the server refused export %q: %s%s", h.name, repName(r.typ), suffix(msg))
+}
+
+// exportName ends the negotiation the old way: the server answers with
+// the size and flags, or hangs up when it has no such export.
+func (h *handshake) exportName() error {
+	if err := h.send(optExportName, []byte(h.name)); err != nil {
+		return err
+	}
+	n := 10
+	if !h.noZeroes {
+		n += 124
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(h.r, b); err != nil {
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("the server hung up on NBD_OPT_EXPORT_NAME (no export %q?)", h.name)
+		}
+		return readErr("the NBD_OPT_EXPORT_NAME reply", err)
+	}
+	h.out.export = exportInfo{size: be.Uint64(b), flags: be.Uint16(b[8:])}
+	return nil
+}
+
+// option sends one option and reads its single reply.
+func (h *handshake) option(opt uint32, data []byte) (optReply, string, error) {
+	if err := h.send(opt, data); err != nil {
+		return optReply{}, "", err
+	}
+	r, p, err := h.reply(opt)
+	return r, string(p), err
+}
+
+func (h *handshake) send(opt uint32, data []byte) error {
+	_, err := h.w.Write(appendOption(nil, opt, data))
+	return err
+}
+
+// reply reads one option reply to opt and its payload.
+func (h *handshake) reply(opt uint32) (optReply, []byte, error) {
+	var b [optReplyHeadLen]byte
+	if _, err := io.ReadFull(h.r, b[:]); err != nil {
+		return optReply{}, nil, readErr(fmt.Sprintf("the reply to option %d", opt), err)
+	}
+	r, err := parseOptReply(b[:])
+	if err != nil {
+		return r, nil, err
+	}
+	if r.opt != opt {
+		return r, nil, protoErrorf("reply to option %d while option %d was asked", r.opt, opt)
+	}
+	p := make([]byte, r.length)
+	if _, err := io.ReadFull(h.r, p); err != nil {
+		return r, nil, readErr(fmt.Sprintf("the reply to option %d", opt), err)
+	}
+	return r, p, nil
+}
+
+// fatalOptError turns the option errors that end the negotiation into
+// errors; others (unsupported, policy...) return nil: the option is
+// simply not in force.
+func fatalOptError(r optReply, msg string) error {
+	switch r.typ {
+	case repErrTLSReqd:
+		return fmt.Errorf("the server requires TLS, which is not supported yet%s", suffix(msg))
+	case repErrShutdown:
+		return fmt.Errorf("the server is shutting down%s", suffix(msg))
+	case repErrExtHeadReqd:
+		return fmt.Errorf("the server requires extended headers, which are not supported%s", suffix(msg))
+	}
+	return nil
+}
+
+func repName(t uint32) string {
+	switch t {
+	case repErrUnsup:
+		return "NBD_REP_ERR_UNSUP"
+	case repErrPolicy:
+		return "NBD_REP_ERR_POLICY"
+	case repErrInvalid:
+		return "NBD_REP_ERR_INVALID"
+	case repErrPlatform:
+		return "NBD_REP_ERR_PLATFORM"
+	case repErrTooBig:
+		return "NBD_REP_ERR_TOO_BIG"
+	}
+	return fmt.Sprintf("error 0x%x", t)
+}
+
+func suffix(msg string) string {
+	if msg == "" {
+		return ""
+	}
+	return " (server says: " + msg + ")"
+}
+
+// readErr names what was being read when the stream broke.
+func readErr(what string, err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return protoErrorf("the server closed the connection while sending %s", what)
+	}
+	return fmt.Errorf("reading %s: %w", what, err)
+}
