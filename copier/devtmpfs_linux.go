@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ringcp/ringcp/internal/sysblock"
 	"golang.org/x/sys/unix"
 )
 
@@ -45,7 +46,7 @@ func devtmpfsMount(dir string) string {
 		if !ok || len(f) < 5 || len(g) < 1 || g[0] != "devtmpfs" {
 			continue
 		}
-		if dev, err := parseDevNumber(f[2]); err == nil && dev == st.Dev {
+		if dev, err := sysblock.ParseNumber(f[2]); err == nil && dev == st.Dev {
 			return unescape(f[4])
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ringcp/ringcp/internal/sysblock"
 	"golang.org/x/sys/unix"
 )
 
@@ -93,23 +94,23 @@ func (p *Plan) dstBusy() ([]busy, error) {
 // reached from one of its partitions) any of its partitions, is mounted,
 // swap, or held by a stacked driver.
 func blockBusy(table mountTable, s span, context string) []busy {
-	b, err := lookupBlock(s.obj.rdev)
+	b, err := sysblock.Lookup(s.obj.rdev)
 	if err != nil {
 		// Without sysfs nothing can be said of partitions and holders.
 		return []busy{{what: context + err.Error()}}
 	}
-	devs := []blockDev{b}
-	if s.via != viaPartition && !b.isPartition() {
-		parts, _ := b.partitions()
+	devs := []sysblock.Dev{b}
+	if s.via != viaPartition && !b.IsPartition() {
+		parts, _ := b.Partitions()
 		devs = append(devs, parts...)
 	}
 	var out []busy
 	for _, d := range devs {
-		if m := table.ofBlock(d.rdev); m != "" {
-			out = append(out, busy{what: context + d.node() + " is " + m, mounted: true})
+		if m := table.ofBlock(d.Rdev); m != "" {
+			out = append(out, busy{what: context + d.Node() + " is " + m, mounted: true})
 		}
-		if h := d.holders(); len(h) > 0 {
-			out = append(out, busy{what: context + d.node() + " is held by " + strings.Join(h, ", ")})
+		if h := d.Holders(); len(h) > 0 {
+			out = append(out, busy{what: context + d.Node() + " is held by " + strings.Join(h, ", ")})
 		}
 	}
 	return out
@@ -124,12 +125,12 @@ func loopUsers(table mountTable, targets []span, skip map[object]bool, depth int
 	}
 	var out []busy
 	for _, l := range boundLoops() {
-		self := span{obj: object{block: true, rdev: l.rdev}, end: -1, label: l.node()}
+		self := span{obj: object{block: true, rdev: l.Rdev}, end: -1, label: l.Node()}
 		if skip[self.obj] || !overlapsAny(l.window(), targets) {
 			continue
 		}
 		skip[self.obj] = true
-		context := "loop device " + l.node() + " shows DST's bytes"
+		context := "loop device " + l.Node() + " shows DST's bytes"
 		users := blockBusy(table, self, context+", and ")
 		if len(users) == 0 {
 			users = []busy{{what: context}}

@@ -3,10 +3,11 @@ package copier
 import (
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/ringcp/ringcp/internal/sysblock"
+	"github.com/ringcp/ringcp/internal/sysblock/sysfstest"
 	"golang.org/x/sys/unix"
 )
 
@@ -26,7 +27,7 @@ garbage line
 	}
 	for rdev, what := range want {
 		if m := got.ofBlock(rdev); m != what {
-			t.Errorf("device %s: %q, want %q", devNumber(rdev), m, what)
+			t.Errorf("device %s: %q, want %q", sysblock.Number(rdev), m, what)
 		}
 	}
 	if m := got.ofBlock(unix.Mkdev(7, 4)); m != "" {
@@ -68,74 +69,11 @@ func TestUnescape(t *testing.T) {
 // fakeSys builds a sysfs with disk "vdx" (7:0) holding partition vdx1
 // (259:1, starting at sector 2048, held by dm-0) and vdx2 (259:2), and
 // points the package at it for the test.
-func fakeSys(t *testing.T) string {
-	t.Helper()
-	root := t.TempDir()
-	disk := filepath.Join(root, "devices", "virtual", "block", "vdx")
-	files := map[string]string{
-		"dev":               "7:0\n",
-		"vdx1/dev":          "259:1\n",
-		"vdx1/partition":    "1\n",
-		"vdx1/start":        "2048\n",
-		"vdx2/dev":          "259:2\n",
-		"vdx2/partition":    "2\n",
-		"vdx2/start":        "4096\n",
-		"queue/logical_bs":  "512\n",
-		"vdx1/holders/dm-0": "",
-	}
-	for name, content := range files {
-		path := filepath.Join(disk, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	links := filepath.Join(root, "dev", "block")
-	if err := os.MkdirAll(links, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for num, target := range map[string]string{"7:0": "vdx", "259:1": "vdx/vdx1", "259:2": "vdx/vdx2"} {
-		if err := os.Symlink(filepath.Join("..", "..", "devices", "virtual", "block", target), filepath.Join(links, num)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	old := sysDevBlock
-	sysDevBlock = links
-	t.Cleanup(func() { sysDevBlock = old })
-	return root
-}
-
-func TestSysfsBlock(t *testing.T) {
-	fakeSys(t)
-	p1, err := lookupBlock(unix.Mkdev(259, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p1.name != "vdx1" || !p1.isPartition() {
-		t.Errorf("259:1 is %q partition=%v, want vdx1, a partition", p1.name, p1.isPartition())
-	}
-	if start, err := p1.partitionStart(); err != nil || start != 2048*512 {
-		t.Errorf("start %d, %v; want %d", start, err, 2048*512)
-	}
-	disk, err := p1.disk()
-	if err != nil || disk.rdev != unix.Mkdev(7, 0) || disk.isPartition() {
-		t.Fatalf("disk of vdx1: %+v, %v", disk, err)
-	}
-	parts, err := disk.partitions()
-	if err != nil || len(parts) != 2 {
-		t.Fatalf("partitions: %+v, %v", parts, err)
-	}
-	if h := p1.holders(); !reflect.DeepEqual(h, []string{"dm-0"}) {
-		t.Errorf("holders %q, want dm-0", h)
-	}
-	if h := disk.holders(); len(h) != 0 {
-		t.Errorf("disk holders %q, want none", h)
-	}
-	if _, err := lookupBlock(unix.Mkdev(8, 0)); err == nil {
-		t.Error("an unknown device was found")
-	}
+func fakeSys(t *testing.T) {
+	sysfstest.Build(t, sysfstest.Disk{Name: "vdx", Dev: "7:0", Parts: []sysfstest.Part{
+		{Name: "vdx1", Dev: "259:1", Start: 2048, Holders: []string{"dm-0"}},
+		{Name: "vdx2", Dev: "259:2", Start: 4096},
+	}})
 }
 
 // TestBlockBusy: a whole disk is busy through its partitions (mounted,

@@ -2,11 +2,17 @@ package copier
 
 import (
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/ringcp/ringcp/internal/sysblock"
 	"golang.org/x/sys/unix"
+)
+
+// Where the kernel shows mounts and swap areas.
+const (
+	procMountinfo = "/proc/self/mountinfo"
+	procSwaps     = "/proc/swaps"
 )
 
 // mountUse says why a block device or file must never be written: a mounted
@@ -53,7 +59,7 @@ func parseMountinfo(data string) mountTable {
 			continue
 		}
 		what := "mounted on " + unescape(f[4]) + " (" + g[0] + ")"
-		if rdev, err := parseDevNumber(f[2]); err == nil {
+		if rdev, err := sysblock.ParseNumber(f[2]); err == nil {
 			t = append(t, mountUse{what: what, block: true, rdev: rdev})
 		}
 		if src := unescape(g[1]); strings.HasPrefix(src, "/dev/") {
@@ -79,15 +85,8 @@ func parseSwaps(data string) mountTable {
 // only one of a multi-device file system.
 func btrfsDevices() mountTable {
 	var t mountTable
-	links, _ := filepath.Glob(filepath.Join(sysBtrfs, "*", "devices", "*"))
-	for _, l := range links {
-		dir, err := filepath.EvalSymlinks(l)
-		if err != nil {
-			continue
-		}
-		if b, err := blockAt(dir); err == nil {
-			t = append(t, mountUse{what: "a device of a mounted btrfs", block: true, rdev: b.rdev})
-		}
+	for _, d := range sysblock.BtrfsDevices() {
+		t = append(t, mountUse{what: "a device of a mounted btrfs", block: true, rdev: d.Rdev})
 	}
 	return t
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ringcp/ringcp/internal/sysblock"
 	"golang.org/x/sys/unix"
 )
 
@@ -51,20 +52,20 @@ func (s span) below() (span, bool) {
 	if !s.obj.block {
 		return span{}, false
 	}
-	b, err := lookupBlock(s.obj.rdev)
+	b, err := sysblock.Lookup(s.obj.rdev)
 	if err != nil {
 		return span{}, false
 	}
-	if b.isPartition() {
-		d, err := b.disk()
-		start, err2 := b.partitionStart()
+	if b.IsPartition() {
+		d, err := b.Disk()
+		start, err2 := b.PartitionStart()
 		if err != nil || err2 != nil {
 			return span{}, false
 		}
-		return s.shift(span{obj: object{block: true, rdev: d.rdev}, label: d.node(), via: viaPartition}, start), true
+		return s.shift(span{obj: object{block: true, rdev: d.Rdev}, label: d.Node(), via: viaPartition}, start), true
 	}
 	if l, ok := loopOf(b); ok {
-		return s.shift(l.window(), l.offset), true
+		return s.shift(l.window(), l.Offset), true
 	}
 	return span{}, false
 }
