@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 
+	"github.com/ringcp/ringcp/guard"
 	"golang.org/x/sys/unix"
 )
 
@@ -25,8 +26,8 @@ func (p *Plan) openBlockDest(flag int) (*os.File, error) {
 		return nil, berr
 	}
 	for _, b := range busy {
-		if b.mounted {
-			return nil, refuseMounted(p.dst.path, b.what)
+		if b.Kind == guard.Mounted {
+			return nil, refuseMounted(p.dst.path, b.What)
 		}
 	}
 	return os.OpenFile(p.dst.path, flag, 0)
