@@ -49,7 +49,7 @@ func FindBusy(dst, src Span) ([]Busy, error) {
 	for _, s := range dsts {
 		if s.Obj.Block {
 			out = append(out, blockBusy(table, s, "")...)
-		} else if m := table.ofFile(s.Obj.Dev, s.Obj.Ino); m != "" {
+		} else if m := table.of(s.Obj); m != "" {
 			out = append(out, Busy{What: s.Label + " is " + m, Kind: Mounted})
 		}
 	}
@@ -92,7 +92,7 @@ func blockBusy(table mountTable, s Span, context string) []Busy {
 	}
 	var out []Busy
 	for _, d := range devs {
-		if m := table.ofBlock(d.Rdev); m != "" {
+		if m := table.of(blockObject(d.Rdev)); m != "" {
 			out = append(out, Busy{What: context + d.Node() + " is " + m, Kind: Mounted})
 		}
 		if h := d.Holders(); len(h) > 0 {

@@ -25,11 +25,11 @@ garbage line
 		unix.Mkdev(0, 53):  "mounted on /run/user (tmpfs)",
 	}
 	for rdev, what := range want {
-		if m := got.ofBlock(rdev); m != what {
+		if m := got.of(blockObject(rdev)); m != what {
 			t.Errorf("device %s: %q, want %q", sysblock.Number(rdev), m, what)
 		}
 	}
-	if m := got.ofBlock(unix.Mkdev(7, 4)); m != "" {
+	if m := got.of(blockObject(unix.Mkdev(7, 4))); m != "" {
 		t.Errorf("an unmounted device is %q", m)
 	}
 }
@@ -46,7 +46,7 @@ func TestParseSwaps(t *testing.T) {
 	if err := unix.Stat(file, &st); err != nil {
 		t.Fatal(err)
 	}
-	if m := parseSwaps(data).ofFile(st.Dev, st.Ino); !strings.HasPrefix(m, "active swap") {
+	if m := parseSwaps(data).of(ObjectOf(&st)); m != "active swap ("+file+")" {
 		t.Errorf("swap file: %q, want active swap", m)
 	}
 	if got := parseSwaps("Filename Type Size Used Priority\n"); len(got) != 0 {
@@ -61,6 +61,26 @@ func TestUnescape(t *testing.T) {
 	} {
 		if got := unescape(in); got != want {
 			t.Errorf("unescape(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestMountTableObjects: an entry matches its object only: a device by its
+// number, a swap file by device and inode, never one for the other even
+// where the numbers coincide.
+func TestMountTableObjects(t *testing.T) {
+	n := unix.Mkdev(7, 3)
+	table := mountTable{{blockObject(n), "mounted on /a (ext4)"}, {Object{Dev: n, Ino: 12}, "active swap (/a/swap)"}}
+	for obj, want := range map[Object]string{
+		blockObject(n):          "mounted on /a (ext4)",
+		{Dev: n, Ino: 12}:       "active swap (/a/swap)",
+		{Dev: n, Ino: 13}:       "",
+		{Dev: n}:                "",
+		blockObject(n + 1):      "",
+		{Block: true, Rdev: 12}: "",
+	} {
+		if got := table.of(obj); got != want {
+			t.Errorf("%+v: %q, want %q", obj, got, want)
 		}
 	}
 }
