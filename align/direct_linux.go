@@ -29,12 +29,12 @@ func (g *Geometry) fillMemAlign(st statInfo, q *queueInfo) {
 	case st.dio && st.dioMem > 0:
 		g.MemAlign = st.dioMem
 		g.note("O_DIRECT memory alignment %d (statx dio_mem_align)", g.MemAlign)
-	case q != nil && q.dmaAlignment >= 0:
+	case q != nil && q.DMAAlignment >= 0:
 		// dma_alignment is a mask (511 means 512-byte aligned); sysfs
 		// has it since Linux 6.0.
-		g.MemAlign = q.dmaAlignment + 1
+		g.MemAlign = q.DMAAlignment + 1
 		g.note("O_DIRECT memory alignment %d (sysfs %s queue/dma_alignment %d + 1)",
-			g.MemAlign, q.dev, q.dmaAlignment)
+			g.MemAlign, q.dev, q.DMAAlignment)
 	case g.LogicalBlockSize > 0:
 		g.MemAlign = g.LogicalBlockSize
 		g.note("O_DIRECT memory alignment %d (the logical block size)", g.MemAlign)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/ringcp/ringcp/internal/sysblock"
 	"golang.org/x/sys/unix"
 )
 
@@ -76,8 +77,8 @@ func checkDirectIO(t *testing.T, path string, g Geometry, strict bool) (data []b
 // without a kernel: statx first, then the queue, then the logical block
 // size, then 4096.
 func TestFillDirect(t *testing.T) {
-	q := &queueInfo{dmaAlignment: 3, logical: 4096}
-	noDma := &queueInfo{dmaAlignment: -1}
+	q := &queueInfo{Queue: sysblock.Queue{DMAAlignment: 3, Logical: 4096}}
+	noDma := &queueInfo{Queue: sysblock.Queue{DMAAlignment: -1}}
 	tests := []struct {
 		name       string
 		st         statInfo

@@ -155,15 +155,15 @@ func (g *Geometry) probeRegular(st statInfo) *queueInfo {
 }
 
 func (g *Geometry) logicalFromQueue(q *queueInfo) {
-	if q != nil && q.logical > 0 {
-		g.LogicalBlockSize = q.logical
-		g.note("logical block %d (sysfs %s queue/logical_block_size)", q.logical, q.dev)
+	if q != nil && q.Logical > 0 {
+		g.LogicalBlockSize = q.Logical
+		g.note("logical block %d (sysfs %s queue/logical_block_size)", q.Logical, q.dev)
 	}
 }
 
 func (g *Geometry) physicalFromQueue(q *queueInfo) {
-	if q != nil && q.physical > 0 {
-		g.PhysicalBlockSize = q.physical
-		g.note("physical block %d (sysfs %s queue/physical_block_size)", q.physical, q.dev)
+	if q != nil && q.Physical > 0 {
+		g.PhysicalBlockSize = q.Physical
+		g.note("physical block %d (sysfs %s queue/physical_block_size)", q.Physical, q.dev)
 	}
 }

@@ -13,14 +13,16 @@
 // (*engine.OpError) and the Report says what was done. Success is only
 // returned for a copy that is complete and durable (unless Sync is off).
 //
-// Prepare refuses (guard_linux.go): SRC and DST that overlap, also through
-// partitions and loop devices; a DST that is mounted, active swap, or
-// whose disk, partitions or stacked loop devices are; a DST in use (sysfs
-// holders, another O_EXCL opener, a loop device on it) unless
-// Options.Force; a block device DST too small; a range past SRC's end;
-// anything but regular files and block devices. Report.DstState says
-// what a failed or interrupted copy left in DST: a new DST is discarded,
-// an existing file cut to the prefix written without gaps.
+// Prepare refuses, on what package guard finds (inuse_linux.go,
+// checks_linux.go, lock_linux.go, room_linux.go): SRC and DST that
+// overlap, also through partitions and loop devices; a DST that is
+// mounted, active swap, or whose disk, partitions or stacked loop devices
+// are; a DST in use (sysfs holders, another O_EXCL opener, a loop device
+// on it) unless Options.Force; a DST someone holds locked; a block device
+// DST too small; a range past SRC's end; anything but regular files and
+// block devices. Report.DstState says what a failed or interrupted copy
+// left in DST: a new DST is discarded, an existing file cut to the prefix
+// written without gaps.
 //
 // Hypervisor code calls Copy (or Prepare, then Run) with Options it builds
 // itself; the ringcp command is a thin layer of flags over the same calls.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/ringcp/ringcp/guard"
 )
 
 // Locks: ringcp takes, for the whole copy, the locks that QEMU and flock(1)
@@ -12,8 +14,12 @@ import (
 //
 // Prepare tests (checkLocks), changing nothing; Run takes the locks
 // (lockEnds) before anything is truncated or written, tests again, and
-// drops them when it returns (heldLocks.release). lockqemu_linux.go has
-// the protocol, lockholder_linux.go names the holders.
+// drops them when it returns (heldLocks.release). guard has the protocol
+// (guard/lock_linux.go) and names the holders; what --force lifts, and the
+// words, are decided here.
+
+// forceNeverLocks ends a refusal on a lock.
+const forceNeverLocks = "--force does not override a lock"
 
 // heldLocks are descriptors whose locks ringcp holds: closing them drops
 // the locks.
@@ -47,7 +53,7 @@ func (p *Plan) checkSrcLocks() error {
 		return refuseLockOpen(p.src.path, err)
 	}
 	defer f.Close()
-	c, err := testQemu(f, srcTest)
+	c, err := guard.CheckSrc(f)
 	if err != nil {
 		return p.noLocks(p.src.path, err)
 	}
@@ -60,7 +66,7 @@ func (p *Plan) checkDstLocks() error {
 		return refuseLockOpen(p.dst.path, err)
 	}
 	defer f.Close()
-	c, err := probeDst(f)
+	c, err := guard.CheckDst(f)
 	if err != nil {
 		return p.noLocks(p.dst.path, err)
 	}
@@ -68,7 +74,7 @@ func (p *Plan) checkDstLocks() error {
 }
 
 // srcHeld refuses a SRC that c shows someone writes, unless Force.
-func (p *Plan) srcHeld(f *os.File, c *lockConflict, own ...*os.File) error {
+func (p *Plan) srcHeld(f *os.File, c *guard.Conflict, own ...*os.File) error {
 	why, err := p.srcWriter(f, c, own...)
 	if why == "" || err != nil {
 		return err
@@ -82,11 +88,11 @@ func (p *Plan) srcHeld(f *os.File, c *lockConflict, own ...*os.File) error {
 }
 
 // srcWriter says who c shows writes SRC, and refuses that unless Force.
-func (p *Plan) srcWriter(f *os.File, c *lockConflict, own ...*os.File) (string, error) {
+func (p *Plan) srcWriter(f *os.File, c *guard.Conflict, own ...*os.File) (string, error) {
 	if c == nil {
 		return "", nil
 	}
-	names, _ := holders(f, c, own...)
+	names, _ := c.Holders(f, own...)
 	if names == "" {
 		names = "another process"
 	}
@@ -99,11 +105,11 @@ func (p *Plan) srcWriter(f *os.File, c *lockConflict, own ...*os.File) (string, 
 
 // dstHeld refuses a DST someone else holds locked; Force does not lift it:
 // the holder said, with the lock, that it uses DST.
-func (p *Plan) dstHeld(f *os.File, c *lockConflict, own ...*os.File) error {
+func (p *Plan) dstHeld(f *os.File, c *guard.Conflict, own ...*os.File) error {
 	if c == nil {
 		return nil
 	}
-	names, n := holders(f, c, own...)
+	names, n := c.Holders(f, own...)
 	switch {
 	case n == 0:
 		names = "another process (the kernel does not say which) holds"
@@ -112,13 +118,13 @@ func (p *Plan) dstHeld(f *os.File, c *lockConflict, own ...*os.File) error {
 	default:
 		names += " hold"
 	}
-	return refuse(p.dst.path, fmt.Sprintf("in use: %s %s on it; %s", names, c.what, forceNeverLocks))
+	return refuse(p.dst.path, fmt.Sprintf("in use: %s %s on it; %s", names, c.What, forceNeverLocks))
 }
 
 // noLocks lets a copy go on without locks where the file system has none,
 // and says so; any other error refuses.
 func (p *Plan) noLocks(path string, err error) error {
-	if lockUnsupported(err) {
+	if guard.LockUnsupported(err) {
 		p.note("locks: none on %s: %v", path, err)
 		return nil
 	}
@@ -142,9 +148,9 @@ func refuseLockOpen(path string, err error) error {
 // flocked when created (newfile_linux.go). What Run learns goes to rep.
 func (p *Plan) lockEnds(src *os.File, rep *Report) (heldLocks, error) {
 	if !sameObject(&p.src, &p.dst) {
-		c, err := lockSrc(src)
+		c, err := guard.LockSrc(src)
 		if err != nil {
-			if !lockUnsupported(err) {
+			if !guard.LockUnsupported(err) {
 				return nil, &os.PathError{Op: "lock", Path: p.src.path, Err: err}
 			}
 			rep.note("locks: none on %s: %v", p.src.path, err)
@@ -165,9 +171,9 @@ func (p *Plan) lockEnds(src *os.File, rep *Report) (heldLocks, error) {
 		return nil, err
 	}
 	held := heldLocks{f}
-	c, err := lockDst(f)
+	c, err := guard.LockDst(f)
 	switch {
-	case lockUnsupported(err):
+	case guard.LockUnsupported(err):
 		rep.note("locks: none on %s: %v", p.dst.path, err)
 		return held, nil
 	case err != nil:
@@ -189,9 +195,8 @@ func (h heldLocks) release() {
 	}
 }
 
-// openForLock opens path
-// read-only to test or hold locks, and checks it is the object Prepare
-// inspected when ep is given.
+// openForLock opens path read-only to test or hold locks, and checks it
+// is the object Prepare inspected when ep is given.
 func openForLock(path string, ep *endpoint) (*os.File, error) {
 	f, err := os.OpenFile(path, inspectFlags, 0)
 	if err != nil {

@@ -13,27 +13,18 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ringcp/ringcp/guard"
 	"github.com/ringcp/ringcp/internal/blocktest"
+	"github.com/ringcp/ringcp/internal/qemutest"
 	"golang.org/x/sys/unix"
 )
 
 // Locks against the real peers: qemu-nbd, qemu-io and qemu-img (QEMU's
 // image locks), flock(2) and fcntl locks. Each refusal is checked to leave
 // DST byte-identical with the same size and mtime.
-
-func lockNeed(t *testing.T, tools ...string) {
-	t.Helper()
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed (Debian: qemu-utils): %v", tool, err)
-		}
-	}
-}
 
 // lockImage writes n random bytes to a new file in dir.
 func lockImage(t *testing.T, dir, name string, n int, seed uint64) (string, []byte) {
@@ -79,65 +70,6 @@ func mtimeOf(t *testing.T, path string) time.Time {
 	return fi.ModTime()
 }
 
-// qemuNbd serves image with qemu-nbd (raw, on a socket in a temp dir; args
-// such as -r) until stop or the end of the test, and returns its pid.
-// --fork returns once the image is open and locked.
-func qemuNbd(t *testing.T, image string, args ...string) (pid int, stop func()) {
-	t.Helper()
-	lockNeed(t, "qemu-nbd")
-	dir := t.TempDir()
-	pidFile := filepath.Join(dir, "pid")
-	all := append([]string{"--fork", "--pid-file", pidFile, "-k", filepath.Join(dir, "sock"), "-f", "raw"}, args...)
-	if out, err := exec.Command("qemu-nbd", append(all, image)...).CombinedOutput(); err != nil {
-		t.Fatalf("qemu-nbd %s: %v\n%s", image, err, out)
-	}
-	b, err := os.ReadFile(pidFile)
-	pid, err2 := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || err2 != nil {
-		t.Fatalf("qemu-nbd pid file: %v %v", err, err2)
-	}
-	var once sync.Once
-	stop = func() { once.Do(func() { stopPid(t, pid) }) }
-	t.Cleanup(stop)
-	return pid, stop
-}
-
-// stopPid ends a process this test started (qemu-nbd has forked away from
-// us, so it is polled, not waited for).
-func stopPid(t *testing.T, pid int) {
-	syscall.Kill(pid, syscall.SIGTERM)
-	for i := 0; i < 200; i++ {
-		if syscall.Kill(pid, 0) != nil {
-			return
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	syscall.Kill(pid, syscall.SIGKILL)
-	t.Errorf("pid %d ignored SIGTERM for 5 s; killed", pid)
-}
-
-// qemuRefuses runs a QEMU tool that must fail on account of a lock.
-func qemuRefuses(t *testing.T, tool string, args ...string) {
-	t.Helper()
-	lockNeed(t, tool)
-	out, err := exec.Command(tool, args...).CombinedOutput()
-	if err == nil {
-		t.Errorf("%s %s succeeded; want it refused by a lock:\n%s", tool, strings.Join(args, " "), out)
-		return
-	}
-	if !strings.Contains(string(out), "lock") {
-		t.Errorf("%s %s failed, but not on a lock: %v\n%s", tool, strings.Join(args, " "), err, out)
-	}
-}
-
-func qemuWorks(t *testing.T, tool string, args ...string) {
-	t.Helper()
-	lockNeed(t, tool)
-	if out, err := exec.Command(tool, args...).CombinedOutput(); err != nil {
-		t.Errorf("%s %s: %v\n%s", tool, strings.Join(args, " "), err, out)
-	}
-}
-
 func wantRefused(t *testing.T, err error, parts ...string) {
 	t.Helper()
 	var r *RefusedError
@@ -161,35 +93,6 @@ func lockOpen(t *testing.T, path string, flag int) *os.File {
 	return f
 }
 
-// TestLocksAsQEMUSeesThem: with ringcp's SRC locks on a file, QEMU reads it
-// (qemu-img info, qemu-io -r) but cannot open it for writing or resize it;
-// with ringcp's DST locks, QEMU cannot open it at all. Dropping the locks
-// (closing the descriptor) frees both.
-func TestLocksAsQEMUSeesThem(t *testing.T) {
-	lockNeed(t, "qemu-io", "qemu-img")
-	dir := t.TempDir()
-	src, _ := lockImage(t, dir, "src", 1<<20, 1)
-	dst, _ := lockImage(t, dir, "dst", 1<<20, 2)
-	sf, df := lockOpen(t, src, 0), lockOpen(t, dst, 0)
-	if c, err := lockSrc(sf); c != nil || err != nil {
-		t.Fatalf("lockSrc: %v %v", c, err)
-	}
-	if c, err := lockDst(df); c != nil || err != nil {
-		t.Fatalf("lockDst: %v %v", c, err)
-	}
-	qemuWorks(t, "qemu-img", "info", "-f", "raw", src)
-	qemuWorks(t, "qemu-io", "-r", "-f", "raw", "-c", "read 0 4k", src)
-	qemuRefuses(t, "qemu-io", "-f", "raw", "-c", "write 0 4k", src)
-	qemuRefuses(t, "qemu-img", "resize", "-f", "raw", src, "2M")
-	qemuRefuses(t, "qemu-io", "-r", "-f", "raw", "-c", "read 0 4k", dst)
-	qemuRefuses(t, "qemu-io", "-f", "raw", "-c", "write 0 4k", dst)
-	qemuRefuses(t, "qemu-img", "convert", "-O", "raw", src, dst)
-	sf.Close()
-	df.Close()
-	qemuWorks(t, "qemu-io", "-f", "raw", "-c", "write 0 4k", src)
-	qemuWorks(t, "qemu-io", "-f", "raw", "-c", "write 0 4k", dst)
-}
-
 // TestPrepareRefusesDstQemuNbd: a DST that qemu-nbd serves, writable or
 // read-only, is refused by Prepare with exit-2 semantics, naming qemu-nbd
 // and its pid, with Force too; DST is untouched.
@@ -205,7 +108,7 @@ func TestPrepareRefusesDstQemuNbd(t *testing.T) {
 				if ro {
 					args = []string{"-r"}
 				}
-				pid, _ := qemuNbd(t, dst, args...)
+				pid, _ := qemutest.NBD(t, dst, args...)
 				_, err := Copy(context.Background(), Options{Src: src, Dst: dst, Force: force, Engine: EnginePool})
 				wantRefused(t, err, fmt.Sprintf("qemu-nbd (pid %d) holds QEMU image locks", pid), forceNeverLocks)
 				untouched(t, dst, data, mtime)
@@ -226,7 +129,7 @@ func TestRunRefusesDstLockedAfterPrepare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid, _ := qemuNbd(t, dst)
+	pid, _ := qemutest.NBD(t, dst)
 	_, err = p.Run(context.Background())
 	wantRefused(t, err, fmt.Sprintf("qemu-nbd (pid %d) holds QEMU image locks", pid))
 	untouched(t, dst, data, mtime)
@@ -238,14 +141,14 @@ func TestSrcQemuNbd(t *testing.T) {
 	dir := t.TempDir()
 	src, data := lockImage(t, dir, "src", 1<<20+511, 7)
 	dst := filepath.Join(dir, "dst")
-	qemuNbd(t, src, "-r")
+	qemutest.NBD(t, src, "-r")
 	if _, err := Copy(context.Background(), Options{Src: src, Dst: dst, Engine: EnginePool}); err != nil {
 		t.Fatalf("SRC served read-only: %v", err)
 	}
 	lockSameBytes(t, dst, data)
 
 	src2, data2 := lockImage(t, dir, "src2", 1<<20+511, 8)
-	pid, _ := qemuNbd(t, src2)
+	pid, _ := qemutest.NBD(t, src2)
 	dst2 := filepath.Join(dir, "dst2")
 	_, err := Copy(context.Background(), Options{Src: src2, Dst: dst2, Engine: EnginePool})
 	wantRefused(t, err, fmt.Sprintf("SRC is open for writing by qemu-nbd (pid %d): a copy would not be consistent; --force copies anyway", pid))
@@ -286,11 +189,11 @@ func TestDstLocked(t *testing.T) {
 		lock func(t *testing.T, path string) int // takes the lock, returns its holder
 		want string                              // "": the copy goes ahead
 	}{
-		{"flock-sh", flockIn(unix.LOCK_SH), flockWhat},
-		{"flock-ex", flockIn(unix.LOCK_EX), flockWhat},
-		{"ofd-write-eof", ofdIn(unix.F_WRLCK, byteRange{0, lockEOF}), writeLockWhat},
-		{"ofd-read-qemu", ofdIn(unix.F_RDLCK, byteRange{qemuSharedBase + permResize, 1}), qemuLocksWhat},
-		{"posix-write", posixIn(unix.F_WRLCK), writeLockWhat},
+		{"flock-sh", flockIn(unix.LOCK_SH), guard.Flock},
+		{"flock-ex", flockIn(unix.LOCK_EX), guard.Flock},
+		{"ofd-write-eof", ofdIn(unix.F_WRLCK, 0, 0), guard.WriteLock},   // length 0: to the end
+		{"ofd-read-qemu", ofdIn(unix.F_RDLCK, 203, 1), guard.QEMULocks}, // QEMU's "nobody else may resize"
+		{"posix-write", posixIn(unix.F_WRLCK), guard.WriteLock},
 		{"posix-read", posixIn(unix.F_RDLCK), ""},
 	}
 	for _, c := range cases {
@@ -323,9 +226,12 @@ func flockIn(how int) func(t *testing.T, path string) int {
 	}
 }
 
-func ofdIn(typ int16, r byteRange) func(t *testing.T, path string) int {
+// ofdIn takes an OFD lock on n bytes at off through a descriptor of its
+// own, as QEMU does.
+func ofdIn(typ int16, off, n int64) func(t *testing.T, path string) int {
 	return func(t *testing.T, path string) int {
-		if err := ofdSet(lockOpen(t, path, os.O_RDWR), typ, r); err != nil {
+		lk := unix.Flock_t{Type: typ, Start: off, Len: n}
+		if err := unix.FcntlFlock(lockOpen(t, path, os.O_RDWR).Fd(), unix.F_OFD_SETLK, &lk); err != nil {
 			t.Fatal(err)
 		}
 		return os.Getpid()
@@ -428,13 +334,13 @@ func TestTwoPlansOneDst(t *testing.T) {
 			wantRefused(t, err, fmt.Sprintf("(pid %d) holds QEMU image locks", os.Getpid()))
 			_, err = before.Run(context.Background())
 			wantRefused(t, err, fmt.Sprintf("(pid %d) holds", os.Getpid()))
-			qemuRefuses(t, "qemu-io", "-r", "-f", "raw", "-c", "read 0 1", dst)
+			qemutest.Refuses(t, "qemu-io", "-r", "-f", "raw", "-c", "read 0 1", dst)
 			f := lockOpen(t, dst, 0)
-			if c, err := probeDst(f); c == nil || c.what != qemuLocksWhat || err != nil {
+			if c, err := guard.CheckDst(f); c == nil || c.What != guard.QEMULocks || err != nil {
 				t.Errorf("probe of a held DST: %v, %v", c, err)
 			}
 			a.release()
-			if c, err := probeDst(f); c != nil || err != nil {
+			if c, err := guard.CheckDst(f); c != nil || err != nil {
 				t.Errorf("DST still locked after release: %+v %v", c, err)
 			}
 		})
@@ -445,7 +351,7 @@ func TestTwoPlansOneDst(t *testing.T) {
 // write both); SRC and DST one file with distinct ranges copies (DST's
 // locks cover SRC).
 func TestLocksEndWithCopy(t *testing.T) {
-	lockNeed(t, "qemu-io")
+	qemutest.Need(t, "qemu-io")
 	dir := t.TempDir()
 	src, data := lockImage(t, dir, "src", 3<<20, 13)
 	dst := filepath.Join(dir, "dst")
@@ -459,8 +365,8 @@ func TestLocksEndWithCopy(t *testing.T) {
 	}
 	copy(data[2<<20:], data[:1<<20])
 	lockSameBytes(t, dst, data)
-	qemuWorks(t, "qemu-io", "-f", "raw", "-c", "write 0 4k", src)
-	qemuWorks(t, "qemu-io", "-f", "raw", "-c", "write 0 4k", dst)
+	qemutest.Works(t, "qemu-io", "-f", "raw", "-c", "write 0 4k", src)
+	qemutest.Works(t, "qemu-io", "-f", "raw", "-c", "write 0 4k", dst)
 }
 
 // TestLockBlockDevice: a loop device that qemu-nbd serves is refused as DST
@@ -475,7 +381,7 @@ func TestLockBlockDevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid, stop := qemuNbd(t, dev)
+	pid, stop := qemutest.NBD(t, dev)
 	_, err = Copy(context.Background(), Options{Src: src, Dst: dev, Force: true, Engine: EnginePool})
 	wantRefused(t, err, fmt.Sprintf("qemu-nbd (pid %d) holds QEMU image locks", pid))
 	_, err = Copy(context.Background(), Options{Src: dev, Dst: filepath.Join(dir, "out"), Engine: EnginePool})
@@ -494,37 +400,6 @@ func TestLockBlockDevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	qemuRefuses(t, "qemu-io", "-r", "-f", "raw", "-c", "read 0 1", dev)
+	qemutest.Refuses(t, "qemu-io", "-r", "-f", "raw", "-c", "read 0 1", dev)
 	a.release()
-}
-
-// TestParseLockLine: /proc/locks and fdinfo "lock:" lines.
-func TestParseLockLine(t *testing.T) {
-	cases := []struct {
-		line string
-		ok   bool
-		want heldLock
-	}{
-		{"3: OFDLCK ADVISORY  READ -1 fe:00:9978148 100 101", true,
-			heldLock{class: "OFDLCK", pid: -1, major: 0xfe, minor: 0, ino: 9978148, start: 100, end: 101}},
-		{"\t1: FLOCK  ADVISORY  WRITE 1555 00:06:96 0 EOF", true,
-			heldLock{class: "FLOCK", write: true, pid: 1555, major: 0, minor: 6, ino: 96, start: 0, end: -1}},
-		{"7: POSIX  ADVISORY  WRITE 12 103:1a:5 4096 4105", true,
-			heldLock{class: "POSIX", write: true, pid: 12, major: 0x103, minor: 0x1a, ino: 5, start: 4096, end: 4105}},
-		{"7: -> FLOCK  ADVISORY  WRITE 23790 fe:00:9979199 0 EOF", false, heldLock{}},
-		{"9: LEASE  ACTIVE    READ 99 fe:00:1 0 EOF", false, heldLock{}},
-		{"pos:\t0", false, heldLock{}},
-	}
-	for _, c := range cases {
-		got, ok := parseLockLine(c.line)
-		if ok != c.ok || (ok && got != c.want) {
-			t.Errorf("%q: %+v %v, want %+v %v", c.line, got, ok, c.want, c.ok)
-		}
-	}
-	l := heldLock{start: 100, end: 101}
-	for r, want := range map[byteRange]bool{{99, 1}: false, {99, 2}: true, {101, 1}: true, {102, 3}: false, {0, lockEOF}: true, {102, lockEOF}: false} {
-		if l.overlaps(r) != want {
-			t.Errorf("[100,101] overlaps %+v: %v, want %v", r, !want, want)
-		}
-	}
 }

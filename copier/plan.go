@@ -42,7 +42,7 @@ func Prepare(opts Options) (*Plan, error) {
 	if p.dst, err = inspectDest(opts.Dst); err != nil {
 		return nil, err
 	}
-	steps := []func() error{p.checkPseudoFS, p.checkRange, p.checkSameObject, p.guard, p.checkLocks, p.checkDestSize,
+	steps := []func() error{p.checkPseudoFS, p.checkRange, p.checkSameObject, p.checkInUse, p.checkLocks, p.checkDestSize,
 		p.checkNewInDev, p.checkWritable, p.checkFileLimit, p.checkImageFormat,
 		p.chooseDirect, p.chooseSizes, p.chooseSparse, p.chooseOffload, p.checkRoom, p.chooseEngine}
 	for _, step := range steps {

@@ -1,4 +1,4 @@
-package copier
+package guard
 
 import (
 	"math/rand/v2"
@@ -30,22 +30,22 @@ func TestNonZeroSampled(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := nonZero(f, extents{{0, 80 << 20}}, 80<<20, 4096)
+	got, err := NonZero(f, Extents{{0, 80 << 20}}, 80<<20, 4096)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.sampled || got.need < 40<<20-got.margin || got.need > 40<<20+got.margin {
-		t.Errorf("sampled: need %d, margin %d, want 40 MiB within it", got.need, got.margin)
+	if !got.Sampled || got.Need < 40<<20-got.Margin || got.Need > 40<<20+got.Margin {
+		t.Errorf("sampled: need %d, margin %d, want 40 MiB within it", got.Need, got.Margin)
 	}
-	got, err = nonZero(f, extents{{0, 48 << 20}}, 48<<20, 4096)
-	if err != nil || got.sampled || got.need != 24<<20 {
+	got, err = NonZero(f, Extents{{0, 48 << 20}}, 48<<20, 4096)
+	if err != nil || got.Sampled || got.Need != 24<<20 {
 		t.Errorf("read whole: %+v, %v; want exactly 24 MiB", got, err)
 	}
 }
 
 // TestCursorWalksExtents: data positions map into the right extent.
 func TestCursorWalksExtents(t *testing.T) {
-	c := cursor{ext: extents{{100, 10}, {500, 5}, {1000, 20}}}
+	c := cursor{ext: Extents{{100, 10}, {500, 5}, {1000, 20}}}
 	for _, tc := range []struct{ pos, off, n int64 }{{0, 100, 8}, {9, 109, 1}, {10, 500, 5}, {14, 504, 1}, {15, 1000, 8}, {34, 1019, 1}} {
 		if off, n := c.at(tc.pos, 8); off != tc.off || n != tc.n {
 			t.Errorf("at(%d) = %d, %d; want %d, %d", tc.pos, off, n, tc.off, tc.n)

@@ -1,9 +1,10 @@
-package copier
+package guard
 
 import (
-	"fmt"
-	"path/filepath"
+	"os"
+	"strings"
 
+	"github.com/ringcp/ringcp/internal/sysblock"
 	"golang.org/x/sys/unix"
 )
 
@@ -39,32 +40,11 @@ var pseudoFS = map[uint32]string{
 	0xabba1974:                "xenfs",      // XENFS_SUPER_MAGIC
 }
 
-// checkPseudoFS refuses a SRC or DST (for a new DST: its folder) on a
-// pseudo filesystem. A block device node is exempt: what it names is a
-// disk wherever the node lives.
-func (p *Plan) checkPseudoFS() error {
-	if !p.src.isBlock {
-		if fs := pseudoFSOf(p.src.path); fs != "" {
-			return refuse(p.src.path, fmt.Sprintf("SRC is on %s, a pseudo filesystem: its files are kernel interfaces, not stored data, and their sizes are made up (read it with cat)", fs))
-		}
-	}
-	if p.dst.isBlock {
-		return nil
-	}
-	at, what := p.dst.path, "DST is"
-	if !p.dst.exists {
-		at = filepath.Dir(p.dst.path)
-		what = "DST's folder " + at + " is"
-	}
-	if fs := pseudoFSOf(at); fs != "" {
-		return refuse(p.dst.path, fmt.Sprintf("%s on %s, a pseudo filesystem: writing there changes the kernel, it stores no copy", what, fs))
-	}
-	return nil
-}
-
-// pseudoFSOf names the pseudo filesystem path is on, or "" (also when
-// statfs fails: the open for the copy then says what is wrong).
-func pseudoFSOf(path string) string {
+// PseudoFS names the pseudo filesystem path is on (proc, sysfs, cgroup2,
+// ...), or "": also when statfs fails, since the open for a copy then
+// says what is wrong. A block device node is a disk wherever it lives:
+// callers ask for files only.
+func PseudoFS(path string) string {
 	var st unix.Statfs_t
 	if unix.Statfs(path, &st) != nil {
 		return ""
@@ -72,4 +52,30 @@ func pseudoFSOf(path string) string {
 	// f_type is a 32-bit magic in a long: compare it as such, so a magic
 	// with the top bit set matches on 32-bit systems too.
 	return pseudoFS[uint32(st.Type)]
+}
+
+// DevtmpfsMount returns where the devtmpfs that holds dir is mounted
+// (/dev), or "" when dir is on another filesystem or cannot be looked at.
+// A new regular file there is a mistyped device node: it would live in
+// RAM under a disk's name.
+func DevtmpfsMount(dir string) string {
+	var st unix.Stat_t
+	if unix.Stat(dir, &st) != nil {
+		return ""
+	}
+	data, err := os.ReadFile(procMountinfo)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		pre, post, ok := strings.Cut(line, " - ")
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(f) < 5 || len(g) < 1 || g[0] != "devtmpfs" {
+			continue
+		}
+		if dev, err := sysblock.ParseNumber(f[2]); err == nil && dev == st.Dev {
+			return unescape(f[4])
+		}
+	}
+	return ""
 }

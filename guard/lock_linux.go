@@ -1,4 +1,4 @@
-package copier
+package guard
 
 import (
 	"errors"
@@ -29,14 +29,18 @@ const (
 	qemuSharedBase = 200 // RAW_LOCK_SHARED_BASE
 	qemuPerms      = 5   // bits 0-4, graph-mod included for QEMU <= 6.1
 
-	permRead        = 0 // BLK_PERM_CONSISTENT_READ
-	permWrite       = 1 // BLK_PERM_WRITE; 2 is BLK_PERM_WRITE_UNCHANGED
-	permResize      = 3 // BLK_PERM_RESIZE
-	lockEOF         = 0 // a length of 0 locks or tests to the end of the file
-	qemuLocksWhat   = "QEMU image locks"
-	writeLockWhat   = "a write lock (fcntl)"
-	flockWhat       = "a flock(2) lock"
-	forceNeverLocks = "--force does not override a lock"
+	permRead   = 0 // BLK_PERM_CONSISTENT_READ
+	permWrite  = 1 // BLK_PERM_WRITE; 2 is BLK_PERM_WRITE_UNCHANGED
+	permResize = 3 // BLK_PERM_RESIZE
+	lockEOF    = 0 // a length of 0 locks or tests to the end of the file
+)
+
+// What a Conflict is, in words for a message ("qemu-nbd (pid 42) holds
+// QEMU image locks on it").
+const (
+	QEMULocks = "QEMU image locks"     // one of QEMU's lock bytes
+	WriteLock = "a write lock (fcntl)" // an fcntl or OFD write lock
+	Flock     = "a flock(2) lock"      // flock(2), LOCK_SH or LOCK_EX
 )
 
 // byteRange is n bytes at off; n == lockEOF: to the end of the file.
@@ -62,9 +66,9 @@ var (
 	dstTest = []byteRange{{qemuPermBase, qemuPerms}, {qemuSharedBase, qemuPerms}}
 )
 
-// lockConflict is a lock someone else holds that stops the copy.
-type lockConflict struct {
-	what  string                // qemuLocksWhat, writeLockWhat or flockWhat
+// Conflict is a lock another open file holds that stops a copy.
+type Conflict struct {
+	What  string                // QEMULocks, WriteLock or Flock
 	match func(l heldLock) bool // which of the kernel's lock lines show it
 }
 
@@ -112,16 +116,16 @@ func flockEx(f *os.File) (busy bool, err error) {
 	return false, err
 }
 
-// lockUnsupported: this file system takes no locks here, and the copy goes
-// on without them (QEMU's locking=auto does the same). EOPNOTSUPP: some
-// FUSE and network file systems; ENOLCK: NFS without a lock manager;
-// EINVAL: no OFD locks (kernels before 3.15).
-func lockUnsupported(err error) bool {
+// LockUnsupported says err means that this file system takes no locks,
+// and a copy may go on without them (QEMU's locking=auto does the same).
+// EOPNOTSUPP: some FUSE and network file systems; ENOLCK: NFS without a
+// lock manager; EINVAL: no OFD locks (kernels before 3.15).
+func LockUnsupported(err error) bool {
 	return errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EINVAL)
 }
 
 // testQemu returns the first lock another open file holds on rs.
-func testQemu(f *os.File, rs []byteRange) (*lockConflict, error) {
+func testQemu(f *os.File, rs []byteRange) (*Conflict, error) {
 	for _, r := range rs {
 		lk, err := ofdTest(f, unix.F_WRLCK, r)
 		switch {
@@ -139,7 +143,7 @@ func testQemu(f *os.File, rs []byteRange) (*lockConflict, error) {
 
 // testWriteLock returns a write lock (fcntl or OFD) another open file holds
 // anywhere on f: its holder writes the file or guards it.
-func testWriteLock(f *os.File) (*lockConflict, error) {
+func testWriteLock(f *os.File) (*Conflict, error) {
 	lk, err := ofdTest(f, unix.F_RDLCK, byteRange{0, lockEOF})
 	if err != nil || lk == nil {
 		return nil, err
@@ -147,8 +151,8 @@ func testWriteLock(f *os.File) (*lockConflict, error) {
 	return writeConflict(byteRange{0, lockEOF}), nil
 }
 
-func qemuConflict(rs []byteRange) *lockConflict {
-	return &lockConflict{what: qemuLocksWhat, match: func(l heldLock) bool {
+func qemuConflict(rs []byteRange) *Conflict {
+	return &Conflict{What: QEMULocks, match: func(l heldLock) bool {
 		if l.class == "FLOCK" {
 			return false // flock is whole-file, not one of QEMU's bytes
 		}
@@ -161,18 +165,29 @@ func qemuConflict(rs []byteRange) *lockConflict {
 	}}
 }
 
-func writeConflict(r byteRange) *lockConflict {
-	return &lockConflict{what: writeLockWhat, match: func(l heldLock) bool {
+func writeConflict(r byteRange) *Conflict {
+	return &Conflict{What: WriteLock, match: func(l heldLock) bool {
 		return l.class != "FLOCK" && l.write && l.overlaps(r)
 	}}
 }
 
-var flockConflict = &lockConflict{what: flockWhat, match: func(l heldLock) bool { return l.class == "FLOCK" }}
+var flockConflict = &Conflict{What: Flock, match: func(l heldLock) bool { return l.class == "FLOCK" }}
 
-// probeDst says which lock someone else holds on DST, through a read-only
-// descriptor, changing nothing that lasts: the flock probe takes LOCK_EX
-// and drops it at once.
-func probeDst(f *os.File) (*lockConflict, error) {
+// CheckSrc says whether another open file holds f (a copy's SRC) for
+// writing by QEMU's locks: someone holds write or resize (a VM writing its
+// disk, qemu-nbd serving it writable, a ringcp copying onto it), or does
+// not share consistent reads (its content is mid-change). A copy read now
+// would mix old and new blocks. Read-only users (qemu-nbd -r) do not
+// conflict. It only tests, through any descriptor, read-only will do.
+func CheckSrc(f *os.File) (*Conflict, error) {
+	return testQemu(f, srcTest)
+}
+
+// CheckDst says which lock another open file holds on f (a copy's DST):
+// any of QEMU's bytes (a VM, qemu-nbd, qemu-img, a ringcp), a write lock
+// anywhere, or flock. It changes nothing that lasts, through a read-only
+// descriptor: the flock probe takes LOCK_EX and drops it at once.
+func CheckDst(f *os.File) (*Conflict, error) {
 	if c, err := testDst(f); c != nil || err != nil {
 		return c, err
 	}
@@ -187,18 +202,21 @@ func probeDst(f *os.File) (*lockConflict, error) {
 }
 
 // testDst: QEMU's bytes, then write locks anywhere.
-func testDst(f *os.File) (*lockConflict, error) {
+func testDst(f *os.File) (*Conflict, error) {
 	if c, err := testQemu(f, dstTest); c != nil || err != nil {
 		return c, err
 	}
 	return testWriteLock(f)
 }
 
-// lockDst takes DST's locks on f (a read-only descriptor, kept open for the
-// whole copy): flock LOCK_EX first, which settles a race between two
-// ringcps at once; then QEMU's bytes, locked first and tested after, as
-// QEMU does, so that a QEMU opening DST at the same moment sees them too.
-func lockDst(f *os.File) (*lockConflict, error) {
+// LockDst takes a DST's locks on f, a read-only descriptor the caller
+// keeps open for the whole copy (closing it drops them), and returns the
+// lock someone else holds, if any: flock LOCK_EX first, which settles a
+// race between two ringcps at once; then QEMU's write, write-unchanged and
+// resize bytes, sharing none, locked first and tested after, as QEMU does,
+// so that a QEMU opening DST at the same moment sees them too. With them,
+// every QEMU open that reads or writes DST fails, a read-only one too.
+func LockDst(f *os.File) (*Conflict, error) {
 	busy, err := flockEx(f)
 	switch {
 	case err != nil:
@@ -212,9 +230,12 @@ func lockDst(f *os.File) (*lockConflict, error) {
 	return testDst(f)
 }
 
-// lockSrc takes QEMU's shared read locks on SRC's descriptor (read-only,
-// the copy's own) and returns what holds SRC for writing, if anything.
-func lockSrc(f *os.File) (*lockConflict, error) {
+// LockSrc takes QEMU's shared read locks on f, a SRC's descriptor kept
+// open for the copy, as QEMU's read-only users do: it holds consistent
+// read and shares neither write nor resize, so no QEMU can open SRC for
+// writing or resize it meanwhile. It returns what holds SRC for writing,
+// if anything (as CheckSrc).
+func LockSrc(f *os.File) (*Conflict, error) {
 	if c, err := takeBytes(f, srcTake); c != nil || err != nil {
 		return c, err
 	}
@@ -223,7 +244,7 @@ func lockSrc(f *os.File) (*lockConflict, error) {
 
 // takeBytes takes OFD read locks on rs; someone's write lock on one of
 // them (EAGAIN, or EACCES on some systems) is a conflict.
-func takeBytes(f *os.File, rs []byteRange) (*lockConflict, error) {
+func takeBytes(f *os.File, rs []byteRange) (*Conflict, error) {
 	for _, r := range rs {
 		err := ofdSet(f, unix.F_RDLCK, r)
 		switch {

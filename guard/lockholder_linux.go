@@ -1,4 +1,4 @@
-package copier
+package guard
 
 import (
 	"bufio"
@@ -75,10 +75,12 @@ func (l heldLock) overlaps(r byteRange) bool {
 	return r.n == lockEOF || l.start < r.off+r.n
 }
 
-// holders names the processes that hold c's kind of lock on f's inode, for
-// a refusal: "qemu-nbd (pid 4242)". own are this process's descriptors
-// whose locks are ringcp's own. n is how many were found.
-func holders(f *os.File, c *lockConflict, own ...*os.File) (names string, n int) {
+// Holders names the processes that hold c's kind of lock on f's inode, for
+// a message: "qemu-nbd (pid 4242)", the first four and how many more. own
+// are this process's descriptors whose locks are the caller's own, not
+// another's. n is how many were found; 0 when the kernel does not say
+// (another user's process, without root).
+func (c *Conflict) Holders(f *os.File, own ...*os.File) (names string, n int) {
 	var st unix.Stat_t
 	if unix.Fstat(int(f.Fd()), &st) != nil {
 		return "", 0

@@ -1,27 +1,31 @@
-package copier
+package guard
 
 import (
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/ringcp/ringcp/internal/sysblock"
 	"golang.org/x/sys/unix"
 )
 
-// mountUse says why a block device or file must never be written: a mounted
-// file system, or active swap. The kernel trusts what it wrote there; a
-// copy over it corrupts the file system or the memory of running programs.
-type mountUse struct {
-	what  string // "mounted on /mnt (ext4)", "active swap"
-	block bool
-	rdev  uint64 // block device
-	dev   uint64 // regular file (a swap file)
-	ino   uint64
+// Where the kernel shows mounts and swap areas.
+const (
+	procMountinfo = "/proc/self/mountinfo"
+	procSwaps     = "/proc/swaps"
+)
+
+// mount says why an object must never be written: it is a mounted file
+// system's device, or active swap (a device or a swap file). The kernel
+// trusts what it wrote there; a copy over it corrupts the file system or
+// the memory of running programs.
+type mount struct {
+	obj  Object
+	what string // "mounted on /mnt (ext4)", "active swap"
 }
 
 // mountTable is every mounted block device and swap area of the system.
-type mountTable []mountUse
+type mountTable []mount
 
 // readMountTable reads /proc/self/mountinfo, the mount tables of the other
 // mount namespaces, /proc/swaps and the devices of mounted btrfs file
@@ -53,8 +57,8 @@ func parseMountinfo(data string) mountTable {
 			continue
 		}
 		what := "mounted on " + unescape(f[4]) + " (" + g[0] + ")"
-		if rdev, err := parseDevNumber(f[2]); err == nil {
-			t = append(t, mountUse{what: what, block: true, rdev: rdev})
+		if rdev, err := sysblock.ParseNumber(f[2]); err == nil {
+			t = append(t, mount{blockObject(rdev), what})
 		}
 		if src := unescape(g[1]); strings.HasPrefix(src, "/dev/") {
 			t = append(t, statUse(src, what)...)
@@ -79,45 +83,30 @@ func parseSwaps(data string) mountTable {
 // only one of a multi-device file system.
 func btrfsDevices() mountTable {
 	var t mountTable
-	links, _ := filepath.Glob(filepath.Join(sysBtrfs, "*", "devices", "*"))
-	for _, l := range links {
-		dir, err := filepath.EvalSymlinks(l)
-		if err != nil {
-			continue
-		}
-		if b, err := blockAt(dir); err == nil {
-			t = append(t, mountUse{what: "a device of a mounted btrfs", block: true, rdev: b.rdev})
-		}
+	for _, d := range sysblock.BtrfsDevices() {
+		t = append(t, mount{blockObject(d.Rdev), "a device of a mounted btrfs"})
 	}
 	return t
 }
 
-// statUse identifies path as a block device or a file.
+// statUse identifies path as a block device or a file; a file is named,
+// since its object says nothing a reader knows.
 func statUse(path, what string) mountTable {
 	var st unix.Stat_t
 	if unix.Stat(path, &st) != nil {
 		return nil
 	}
-	if st.Mode&unix.S_IFMT == unix.S_IFBLK {
-		return mountTable{{what: what, block: true, rdev: st.Rdev}}
+	obj := ObjectOf(&st)
+	if !obj.Block {
+		what += " (" + path + ")"
 	}
-	return mountTable{{what: what + " (" + path + ")", dev: st.Dev, ino: st.Ino}}
+	return mountTable{{obj, what}}
 }
 
-// ofBlock says how the block device rdev is mounted, or "".
-func (t mountTable) ofBlock(rdev uint64) string {
+// of says how obj is mounted or used as swap, or "".
+func (t mountTable) of(obj Object) string {
 	for _, m := range t {
-		if m.block && m.rdev == rdev {
-			return m.what
-		}
-	}
-	return ""
-}
-
-// ofFile says how the regular file (dev, ino) is used, or "".
-func (t mountTable) ofFile(dev, ino uint64) string {
-	for _, m := range t {
-		if !m.block && m.dev == dev && m.ino == ino {
+		if m.obj == obj {
 			return m.what
 		}
 	}

@@ -1,4 +1,4 @@
-package copier
+package guard
 
 import (
 	"bytes"
@@ -59,13 +59,5 @@ func TestReadEndsFooterOnlyWhenInRange(t *testing.T) {
 	}
 	if _, foot := readEnds(path, size, size-512); foot != nil {
 		t.Errorf("range without the footer read it: %q", foot)
-	}
-}
-
-func TestShellQuote(t *testing.T) {
-	for in, want := range map[string]string{"/a/b.img": "/a/b.img", "my disk.img": "'my disk.img'", "it's": `'it'\''s'`, "": "''"} {
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
-		}
 	}
 }

@@ -11,10 +11,11 @@ import (
 	"github.com/ringcp/ringcp/copier"
 )
 
-// TestDstSwappedAfterPrepare: DST's name points at another file by the
-// time Run opens it (renamed over it meanwhile). Run must refuse without
-// changing that file: DST is checked before it is truncated.
-func TestDstSwappedAfterPrepare(t *testing.T) {
+// TestDstRenamedOverAfterPrepare: another file is renamed over DST
+// between Prepare and Run, so DST's name points at it when Run opens it.
+// Run must refuse without changing that file: DST is checked before it is
+// truncated.
+func TestDstRenamedOverAfterPrepare(t *testing.T) {
 	dir := t.TempDir()
 	src, dst, other := filepath.Join(dir, "src"), filepath.Join(dir, "dst"), filepath.Join(dir, "other")
 	writeFile(t, src, noise(1<<20, 21))

@@ -1,0 +1,141 @@
+package copier
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/ringcp/ringcp/guard"
+)
+
+// Prepare's refusals on what guard finds of each end's filesystem and
+// content. Their wording, and what Options.Force lifts, are decided here.
+
+// SrcFormatRaw in Options.SrcFormat says SRC's bytes are what to copy even
+// when they start like a disk image container.
+const SrcFormatRaw = "raw"
+
+// checkPseudoFS refuses a SRC or DST (for a new DST: its folder) on a
+// pseudo filesystem. A block device node is exempt: what it names is a
+// disk wherever the node lives.
+func (p *Plan) checkPseudoFS() error {
+	if !p.src.isBlock {
+		if fs := guard.PseudoFS(p.src.path); fs != "" {
+			return refuse(p.src.path, fmt.Sprintf("SRC is on %s, a pseudo filesystem: its files are kernel interfaces, not stored data, and their sizes are made up (read it with cat)", fs))
+		}
+	}
+	if p.dst.isBlock {
+		return nil
+	}
+	at, what := p.dst.path, "DST is"
+	if !p.dst.exists {
+		at = filepath.Dir(p.dst.path)
+		what = "DST's folder " + at + " is"
+	}
+	if fs := guard.PseudoFS(at); fs != "" {
+		return refuse(p.dst.path, fmt.Sprintf("%s on %s, a pseudo filesystem: writing there changes the kernel, it stores no copy", what, fs))
+	}
+	return nil
+}
+
+// checkNewInDev refuses to create a regular file on devtmpfs. A DST there
+// that does not exist is a mistyped device node (/dev/loop2p2 for
+// /dev/loop2p1, a disk not plugged in yet): the copy would land in RAM as
+// a file named like a disk, with exit 0. Options.Force creates it anyway.
+func (p *Plan) checkNewInDev() error {
+	if p.dst.exists {
+		return nil
+	}
+	mnt := guard.DevtmpfsMount(filepath.Dir(p.dst.path))
+	switch {
+	case mnt == "":
+		return nil
+	case p.opts.Force:
+		p.forced("it is a new file in " + mnt + " (devtmpfs), not a device")
+		return nil
+	}
+	return refuse(p.dst.path, fmt.Sprintf("no such device; ringcp does not create files in %s, a devtmpfs (--force does)", mnt))
+}
+
+// forced records one more thing Options.Force overrode, for the line the
+// command prints and for callers that log.
+func (p *Plan) forced(why string) {
+	if p.Forced != "" {
+		p.Forced += "; "
+	}
+	p.Forced += why
+	p.note("--force: writing %s although %s", p.opts.Dst, why)
+}
+
+// checkWritable refuses an existing regular-file DST that the copy's open
+// would fail on, so that it fails here, with nothing written: an
+// append-only file (chattr +a), a running program (ETXTBSY), a read-only
+// mount (EROFS), a write an LSM denies (EPERM). access(2) in inspectDest
+// misses these. A block device gets no trial write-open: closing a
+// block device opened for writing makes udev rescan it.
+func (p *Plan) checkWritable() error {
+	if !p.dst.exists || p.dst.isBlock {
+		return nil
+	}
+	why, errno := guard.CheckWritable(p.dst.path)
+	switch why {
+	case guard.AppendOnly:
+		return refuse(p.dst.path, "DST is append-only (chattr +a): it cannot be overwritten or truncated (chattr -a lifts it)")
+	case guard.Running:
+		return refuseErr(p.dst.path, "DST is a program that is running", errno)
+	case guard.ReadOnly:
+		return refuseErr(p.dst.path, "DST is on a read-only filesystem", errno)
+	case guard.Denied:
+		return refuseErr(p.dst.path, "DST may not be written", errno)
+	}
+	return nil // anything else: the open for the copy says it
+}
+
+// checkFileLimit refuses a copy that would end past the largest file DST's
+// filesystem allows, before the write that gets EFBIG. Where that cannot
+// be told, the overflow checks of checkRange remain.
+func (p *Plan) checkFileLimit() error {
+	if p.dst.isBlock {
+		return nil // checkDestSize compares with the device's size
+	}
+	at := p.dst.path
+	if !p.dst.exists {
+		at = filepath.Dir(at)
+	}
+	end := p.opts.DstOffset + p.Length
+	if limit, ok := guard.FileLimit(at, end); !ok {
+		return refuse(p.opts.Dst, fmt.Sprintf("the copy would end at byte %d, past the largest file DST's filesystem allows (%d bytes)", end, limit))
+	}
+	return nil
+}
+
+// checkImageFormat refuses a SRC that is a disk image container (qcow2,
+// vmdk, vhdx, vdi, vpc, qed): its bytes are the container, not the disk
+// inside. Only a range that starts at 0 is checked: a header elsewhere is
+// data. Options.SrcFormat "raw" copies the bytes as they are.
+func (p *Plan) checkImageFormat() error {
+	o := &p.opts
+	if o.SrcFormat == SrcFormatRaw || o.SrcOffset != 0 || p.Length == 0 {
+		return nil
+	}
+	format, where := guard.ImageFormat(o.Src, p.src.geo.Size, p.Length)
+	switch format {
+	case "":
+		return nil
+	case "luks":
+		// LUKS is raw to qemu too: the encrypted volume, copied byte for
+		// byte, opens with the same passphrase. Nothing to convert.
+		p.note("SRC is a LUKS volume: copied as it is, still encrypted")
+		return nil
+	}
+	return refuse(o.Src, fmt.Sprintf("SRC is a %s disk image (%s), not raw disk bytes: convert it with qemu-img convert -f %s -O raw %s %s, or pass --src-format raw to copy the image file as it is",
+		format, where, format, shellQuote(o.Src), shellQuote(o.Dst)))
+}
+
+// shellQuote makes path safe to paste into a shell command line.
+func shellQuote(path string) string {
+	if path != "" && strings.Trim(path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:,@%=") == "" {
+		return path
+	}
+	return "'" + strings.ReplaceAll(path, "'", `'\''`) + "'"
+}

@@ -1,0 +1,93 @@
+package copier
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ringcp/ringcp/guard"
+)
+
+// checkInUse refuses an existing DST that something else relies on,
+// before anything is written, on what guard finds:
+//
+//   - SRC and DST overlap through partitions or loop devices (never
+//     overridden: the copy would overwrite what it has yet to read);
+//   - DST, the disk it is a partition of, a partition of it, or a loop
+//     device stacked on it is mounted or active swap (never overridden:
+//     the kernel trusts what it wrote there);
+//   - DST is in use: held by device-mapper or md (sysfs holders), open
+//     exclusively by another program (O_EXCL fails with EBUSY), or the
+//     backing of a loop device. Options.Force writes anyway.
+func (p *Plan) checkInUse() error {
+	if !p.dst.exists {
+		return nil
+	}
+	if err := p.checkOverlap(); err != nil {
+		return err
+	}
+	busy, err := p.dstBusy()
+	if err != nil {
+		return err
+	}
+	var inUse []string
+	for _, b := range busy {
+		if b.Kind == guard.Mounted {
+			return refuseMounted(p.opts.Dst, b.What)
+		}
+		inUse = append(inUse, b.What)
+	}
+	if len(inUse) == 0 {
+		return nil
+	}
+	why := strings.Join(inUse, "; ")
+	if !p.opts.Force {
+		return refuse(p.opts.Dst, "in use: "+why+" (--force writes anyway)")
+	}
+	p.Forced = why
+	p.note("--force: writing %s although %s", p.opts.Dst, why)
+	return nil
+}
+
+// refuseMounted is the refusal --force cannot lift.
+func refuseMounted(path, what string) error {
+	return refuse(path, "in use: "+what+"; ringcp never writes over a mounted file system or swap, not even with --force")
+}
+
+// dstBusy lists why DST must not, or should not, be written.
+func (p *Plan) dstBusy() ([]guard.Busy, error) {
+	busy, err := guard.FindBusy(p.dstSpan(), p.srcSpan())
+	if err != nil {
+		return nil, refuseErr(p.opts.Dst, "cannot tell whether DST is mounted", err)
+	}
+	return busy, nil
+}
+
+// srcSpan is what the copy reads; dstSpan what it may change: with
+// truncation, all of DST from DstOffset on (cut there, then sized).
+func (p *Plan) srcSpan() guard.Span {
+	o := p.opts
+	return guard.Span{Obj: guard.ObjectOf(&p.src.st), Off: o.SrcOffset, End: o.SrcOffset + p.Length, Label: o.Src}
+}
+
+func (p *Plan) dstSpan() guard.Span {
+	o := p.opts
+	s := guard.Span{Obj: guard.ObjectOf(&p.dst.st), Off: o.DstOffset, End: o.DstOffset + p.Length, Label: o.Dst}
+	if p.truncate {
+		s.End = -1
+	}
+	return s
+}
+
+// checkOverlap refuses SRC and DST that reach the same bytes through
+// partitions or loop devices: a disk and its own partition, a loop device
+// and the file or device behind it. Writing would destroy what is still
+// to be read. checkSameObject has already caught the plain cases.
+func (p *Plan) checkOverlap() error {
+	if !p.dst.exists {
+		return nil
+	}
+	if ov := guard.FindOverlap(p.srcSpan(), p.dstSpan()); ov != nil {
+		return refuse(p.opts.Dst, fmt.Sprintf("SRC and DST overlap on %s: SRC %s, DST %s", ov.On, ov.Src, ov.Dst))
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+package guard
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ringcp/ringcp/internal/sysblock"
+	"golang.org/x/sys/unix"
+)
+
+func TestParseMountinfo(t *testing.T) {
+	const info = `22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw
+36 22 7:3 / /mnt/with\040space rw - xfs /dev/nonexistent-node rw
+37 22 0:52 / /mnt/b rw shared:7 master:2 - btrfs /dev/also-missing rw,space_cache=v2
+38 22 0:53 / /run/user rw - tmpfs tmpfs rw
+garbage line
+`
+	got := parseMountinfo(info)
+	want := map[uint64]string{
+		unix.Mkdev(254, 0): "mounted on / (ext4)",
+		unix.Mkdev(7, 3):   "mounted on /mnt/with space (xfs)",
+		unix.Mkdev(0, 52):  "mounted on /mnt/b (btrfs)",
+		unix.Mkdev(0, 53):  "mounted on /run/user (tmpfs)",
+	}
+	for rdev, what := range want {
+		if m := got.of(blockObject(rdev)); m != what {
+			t.Errorf("device %s: %q, want %q", sysblock.Number(rdev), m, what)
+		}
+	}
+	if m := got.of(blockObject(unix.Mkdev(7, 4))); m != "" {
+		t.Errorf("an unmounted device is %q", m)
+	}
+}
+
+func TestParseSwaps(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "swap file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data := "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n" +
+		strings.ReplaceAll(file, " ", `\040`) + "\tfile\t\t1024\t\t0\t\t-2\n"
+	var st unix.Stat_t
+	if err := unix.Stat(file, &st); err != nil {
+		t.Fatal(err)
+	}
+	if m := parseSwaps(data).of(ObjectOf(&st)); m != "active swap ("+file+")" {
+		t.Errorf("swap file: %q, want active swap", m)
+	}
+	if got := parseSwaps("Filename Type Size Used Priority\n"); len(got) != 0 {
+		t.Errorf("header only: %v", got)
+	}
+}
+
+func TestUnescape(t *testing.T) {
+	for in, want := range map[string]string{
+		`/a\040b`: "/a b", `tab\011`: "tab\t", `back\134slash`: `back\slash`,
+		`short\04`: `short\04`, `not\999`: `not\999`, `plain`: "plain", `end\`: `end\`,
+	} {
+		if got := unescape(in); got != want {
+			t.Errorf("unescape(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestMountTableObjects: an entry matches its object only: a device by its
+// number, a swap file by device and inode, never one for the other even
+// where the numbers coincide.
+func TestMountTableObjects(t *testing.T) {
+	n := unix.Mkdev(7, 3)
+	table := mountTable{{blockObject(n), "mounted on /a (ext4)"}, {Object{Dev: n, Ino: 12}, "active swap (/a/swap)"}}
+	for obj, want := range map[Object]string{
+		blockObject(n):          "mounted on /a (ext4)",
+		{Dev: n, Ino: 12}:       "active swap (/a/swap)",
+		{Dev: n, Ino: 13}:       "",
+		{Dev: n}:                "",
+		blockObject(n + 1):      "",
+		{Block: true, Rdev: 12}: "",
+	} {
+		if got := table.of(obj); got != want {
+			t.Errorf("%+v: %q, want %q", obj, got, want)
+		}
+	}
+}
