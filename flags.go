@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/internal/units"
@@ -62,16 +63,16 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.SortFlags = false
 	fs.VarP(&bs, "block-size", "b", "bytes per request (default: chosen from both ends)")
 	fs.IntVarP(&qd, "queue-depth", "q", 0, "requests in flight (default: chosen)")
-	fs.StringVar(&engine, "engine", "auto", "auto|uring|pool: auto uses io_uring, the pool where it is unavailable")
-	fs.StringVar(&direct, "direct", "auto", "auto|always|never: O_DIRECT on each side that accepts it; always refuses otherwise")
+	fs.StringVar(&engine, "engine", "auto", choiceList(copier.EngineChoices())+": auto uses io_uring, the pool where it is unavailable or not trusted")
+	fs.StringVar(&direct, "direct", "auto", choiceList(copier.DirectChoices)+": O_DIRECT on each side that accepts it; always refuses otherwise")
 	fs.StringVar(&syncMode, "sync", "end", "end|none: fdatasync DST before reporting success")
 	fs.Var(&srcOff, "src-offset", "start this many bytes into SRC")
 	fs.Var(&dstOff, "dst-offset", "write this many bytes into DST (DST is then not truncated)")
 	fs.Var(&length, "length", "copy this many bytes (default: to the end of SRC; DST is then not truncated)")
-	fs.StringVar(&sparse, "sparse", "auto", "auto|always|never: holes and zero blocks are not copied as data (auto skips zero scans where zeros cost what data costs)")
+	fs.StringVar(&sparse, "sparse", "auto", choiceList(copier.SparseChoices)+": holes and zero blocks are not copied as data (auto skips zero scans where zeros cost what data costs)")
 	fs.Var(&zeroBlock, "zero-block", "zero detection granularity, a power of two (default 4096)")
 	targetZero := fs.Bool("target-is-zero", false, "DST already reads as zeros: skip zero ranges instead of zeroing them")
-	fs.StringVar(&offload, "offload", "auto", "auto|never|reflink|copy-range: let the filesystem copy (auto: reflink on btrfs/XFS, copy_file_range on NFS/SMB)")
+	fs.StringVar(&offload, "offload", "auto", choiceList(copier.OffloadChoices)+": let the filesystem copy (auto: reflink on btrfs/XFS, copy_file_range on NFS/SMB)")
 	fs.BoolVar(&cfg.json, "json", false, "print one JSON object with the results on stdout")
 	fs.StringVar(&cfg.progress, "progress", "auto", "auto|always|none: live progress line on stderr (auto: when it is a terminal)")
 	fs.BoolVarP(&cfg.verbose, "verbose", "v", false, "explain alignment, block size, direct I/O and engine choices")
@@ -130,12 +131,12 @@ func checkChoices(engine, direct, syncMode, progress, sparse, offload string) er
 		flag, value string
 		allowed     []string
 	}{
-		{"engine", engine, []string{"auto", "uring", "pool"}},
-		{"direct", direct, []string{"auto", "always", "never"}},
+		{"engine", engine, copier.EngineChoices()},
+		{"direct", direct, copier.DirectChoices},
 		{"sync", syncMode, []string{"end", "none"}},
 		{"progress", progress, []string{"auto", "always", "none"}},
-		{"sparse", sparse, []string{"auto", "always", "never"}},
-		{"offload", offload, []string{"auto", "never", "reflink", "copy-range"}},
+		{"sparse", sparse, copier.SparseChoices},
+		{"offload", offload, copier.OffloadChoices},
 	}
 	for _, c := range choices {
 		if !contains(c.allowed, c.value) {
@@ -144,6 +145,9 @@ func checkChoices(engine, direct, syncMode, progress, sparse, offload string) er
 	}
 	return nil
 }
+
+// choiceList renders a flag's values for its help: "auto|uring|pool".
+func choiceList(values []string) string { return strings.Join(values, "|") }
 
 func contains(list []string, v string) bool {
 	for _, x := range list {

@@ -12,10 +12,13 @@ type EngineChoice string
 
 // Engines.
 const (
-	EngineAuto  EngineChoice = "auto"  // io_uring, the pool when it is unavailable
+	EngineAuto  EngineChoice = "auto"  // the most preferred backend that can run here (io_uring, else the pool)
 	EngineUring EngineChoice = "uring" // io_uring or fail
 	EnginePool  EngineChoice = "pool"  // pread/pwrite goroutines
 )
+
+// EngineChoice values are "auto" and the names in engine's registry of
+// backends (EngineChoices); the two above are the ones ringcp has.
 
 // DirectMode selects O_DIRECT.
 type DirectMode string
@@ -138,6 +141,9 @@ func (o *Options) normalize() error {
 	if o.ZeroBlock == 0 {
 		o.ZeroBlock = DefaultZeroBlock
 	}
+	if err := o.checkChoices(); err != nil {
+		return err
+	}
 	switch {
 	case o.Src == "" || o.Dst == "":
 		return refuse("", "SRC and DST must both be given")
@@ -145,16 +151,6 @@ func (o *Options) normalize() error {
 		return refuse("", "streams are not supported: SRC and DST are files or block devices (use ./- for a file named -)")
 	case o.SrcFormat != "" && o.SrcFormat != SrcFormatRaw:
 		return refuse("", fmt.Sprintf("unknown source format %q: ringcp copies raw bytes (--src-format raw copies an image file as it is; convert others with qemu-img convert -O raw)", o.SrcFormat))
-	case o.Engine != EngineAuto && o.Engine != EngineUring && o.Engine != EnginePool:
-		return refuse("", fmt.Sprintf("unknown engine %q (auto, uring or pool)", o.Engine))
-	case o.Direct != DirectAuto && o.Direct != DirectAlways && o.Direct != DirectNever:
-		return refuse("", fmt.Sprintf("unknown direct mode %q (auto, always or never)", o.Direct))
-	case o.Sparse != SparseAuto && o.Sparse != SparseAlways && o.Sparse != SparseNever:
-		return refuse("", fmt.Sprintf("unknown sparse mode %q (auto, always or never)", o.Sparse))
-	case o.Offload != OffloadAuto && o.Offload != OffloadNever && o.Offload != OffloadReflink && o.Offload != OffloadCopyRange:
-		return refuse("", fmt.Sprintf("unknown offload mode %q (auto, never, reflink or copy-range)", o.Offload))
-	case o.DstSize != SizeAuto && o.DstSize != SizeTruncate && o.DstSize != SizeKeep:
-		return refuse("", fmt.Sprintf("unknown DST size policy %q (auto, truncate or keep)", o.DstSize))
 	case o.ZeroBlock < 0 || o.ZeroBlock > MaxBlockSize || o.ZeroBlock&(o.ZeroBlock-1) != 0:
 		return refuse("", fmt.Sprintf("zero block %d must be a power of two up to 1 GiB", o.ZeroBlock))
 	case o.SrcOffset < 0 || o.DstOffset < 0 || o.Length < 0:

@@ -1,12 +1,10 @@
 package copier
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
-	"github.com/ringcp/ringcp/ring"
 )
 
 // Plan is a checked copy, ready to Run. Its fields say what was decided and
@@ -17,7 +15,8 @@ type Plan struct {
 	Length     int64 // bytes to copy
 	BlockSize  int
 	QueueDepth int
-	Backend    EngineChoice // EngineUring or EnginePool: what Run will use
+	Backend    EngineChoice // the backend Run will use (a registered name, never auto)
+	backend    engine.BackendInfo
 	// FallbackReason is why the pool is used although io_uring was wanted
 	// (auto mode), or "".
 	FallbackReason string
@@ -123,40 +122,5 @@ func (p *Plan) chooseSizes() error {
 	c := align.Choose(p.src.geo, p.dst.geo, p.opts.BlockSize, p.opts.QueueDepth)
 	p.BlockSize, p.QueueDepth = c.BlockSize, c.QueueDepth
 	p.Notes = append(p.Notes, c.Why...)
-	return nil
-}
-
-// chooseEngine settles the backend now, so that --engine=uring on a system
-// without io_uring, or on a filesystem where its counts cannot be trusted
-// (fsrule_linux.go), is refused before DST is touched.
-func (p *Plan) chooseEngine() error {
-	switch p.opts.Engine {
-	case EnginePool:
-		p.Backend = EnginePool
-		p.note("engine pool: asked for")
-		return nil
-	}
-	if why := p.uringObstacle(); why != "" {
-		if p.opts.Engine == EngineUring {
-			return refuse("", "--engine uring: "+why)
-		}
-		p.Backend, p.FallbackReason = EnginePool, why
-		p.note("engine pool: %s", why)
-		return nil
-	}
-	err := engine.UringAvailable()
-	switch {
-	case err == nil:
-		p.Backend = EngineUring
-		p.note("engine io_uring")
-	case p.opts.Engine == EngineUring:
-		return refuseErr("", "--engine uring", err)
-	case errors.Is(err, ring.ErrUnavailable):
-		p.Backend = EnginePool
-		p.FallbackReason = err.Error()
-		p.note("engine pool: %s", err)
-	default:
-		return err
-	}
 	return nil
 }

@@ -9,8 +9,6 @@ import (
 
 	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
-	"github.com/ringcp/ringcp/fallback"
-	"github.com/ringcp/ringcp/ring"
 	"golang.org/x/sys/unix"
 )
 
@@ -192,22 +190,6 @@ func (a *acquired) release() {
 	}
 	closeAll(a.files)
 	a.locks.release()
-}
-
-// openEngine sets up the backend the plan chose. In auto mode io_uring can
-// still vanish between Prepare and Run (a sysctl flipped): then the pool
-// takes over, and the report says why. Any other failure (EMFILE, ENOMEM
-// past the memlock fallback) is not a reason to switch engines: it fails.
-func (p *Plan) openEngine(job engine.Job, rep *Report) (*engine.Copy, error) {
-	if p.Backend == EnginePool {
-		return engine.Open(job, fallback.New)
-	}
-	c, err := engine.Open(job, engine.NewUring)
-	if err != nil && p.opts.Engine == EngineAuto && errors.Is(err, ring.ErrUnavailable) {
-		rep.FallbackReason = err.Error()
-		return engine.Open(job, fallback.New)
-	}
-	return c, err
 }
 
 func (p *Plan) job(files engine.Files, bufs [][]byte, dstDirect bool) engine.Job {
