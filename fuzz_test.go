@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,6 +56,9 @@ func checkAccepted(t *testing.T, args []string, o copier.Options) {
 		t.Fatalf("%q: negative offset or length accepted: %+v", args, o)
 	case o.Length != 0 && !o.LengthSet:
 		t.Fatalf("%q: length %d without LengthSet", args, o.Length)
+	case !slices.Contains(copier.EngineChoices(), string(o.Engine)) || !slices.Contains(copier.DirectChoices, string(o.Direct)) ||
+		!slices.Contains(copier.SparseChoices, string(o.Sparse)) || !slices.Contains(copier.OffloadChoices, string(o.Offload)):
+		t.Fatalf("%q: a value the library does not take was accepted: %+v", args, o)
 	}
 	if !contains(args, o.Src) || !contains(args, o.Dst) {
 		t.Fatalf("%q: operands %q %q are not among the arguments", args, o.Src, o.Dst)
