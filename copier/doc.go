@@ -11,7 +11,7 @@
 // regular file DST's size and ends with the fdatasync barrier, and returns
 // a Report; on failure the error names the op, path, offset and errno
 // (*engine.OpError) and the Report says what was done. Success is only
-// returned for a copy that is complete and durable (unless Sync is off).
+// returned for a copy that is complete and durable (unless Options.NoSync).
 //
 // Prepare refuses, on what package guard finds (inuse_linux.go,
 // checks_linux.go, lock_linux.go, room_linux.go): SRC and DST that

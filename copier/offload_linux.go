@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ringcp/ringcp/internal/eintr"
 	"os"
 	"path/filepath"
 
@@ -167,10 +168,7 @@ func (p *Plan) copyRange(ctx context.Context, src, dst int) (int64, error) {
 		if err := ctx.Err(); err != nil {
 			return p.Length - left, err
 		}
-		n, err := unix.CopyFileRange(src, &roff, dst, &woff, int(min(left, step)), 0)
-		if err == unix.EINTR {
-			continue
-		}
+		n, err := eintr.Retry(func() (int, error) { return unix.CopyFileRange(src, &roff, dst, &woff, int(min(left, step)), 0) })
 		if err != nil {
 			return p.Length - left, &engine.OpError{Op: "copy_file_range", Path: p.dst.path, Offset: woff, Err: err}
 		}

@@ -1,6 +1,7 @@
 package copier
 
 import (
+	"github.com/ringcp/ringcp/internal/eintr"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -11,14 +12,10 @@ import (
 // folder (an O_TMPFILE open) or /proc/self/fd/N (the tail of an unnamed
 // DST).
 func openAs(path, name string, flag int, perm uint32) (*os.File, error) {
-	for {
-		fd, err := unix.Open(path, flag|unix.O_CLOEXEC, perm)
-		if err == unix.EINTR {
-			continue // a signal before the open completed (FUSE, NFS)
-		}
-		if err != nil {
-			return nil, &os.PathError{Op: "open", Path: path, Err: err}
-		}
-		return os.NewFile(uintptr(fd), name), nil
+	// EINTR: a signal before the open completed (FUSE, NFS).
+	fd, err := eintr.Retry(func() (int, error) { return unix.Open(path, flag|unix.O_CLOEXEC, perm) })
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
+	return os.NewFile(uintptr(fd), name), nil
 }

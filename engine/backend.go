@@ -103,6 +103,22 @@ type Backend interface {
 // Files are the descriptors of a copy; DstTail may be nil.
 type Files [numFiles]*os.File
 
+// Fds is the descriptor table a backend indexes by FileID: each file's
+// descriptor, -1 where there is none.
+type Fds [numFiles]int
+
+// Fds returns the files' descriptors.
+func (f Files) Fds() Fds {
+	var fds Fds
+	for i, file := range f {
+		fds[i] = -1
+		if file != nil {
+			fds[i] = int(file.Fd())
+		}
+	}
+	return fds
+}
+
 // Setup is what a backend is built from.
 type Setup struct {
 	Files   Files

@@ -84,7 +84,7 @@ func TestDeadBackendIsUndrained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.fds = [numFiles]int{int(job.Files[FileSrc].Fd()), int(job.Files[FileDst].Fd()), -1}
+	b.fds = job.Files.Fds()
 	st, err := c.Run(context.Background())
 	var ue *UndrainedError
 	if !errors.Is(err, ErrUndrained) || !errors.Is(err, errInjected) || !errors.As(err, &ue) {

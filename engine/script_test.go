@@ -20,7 +20,7 @@ import (
 // else is ready, so a test can make one request finish after everything
 // else has.
 type scripted struct {
-	fds    [numFiles]int
+	fds    Fds
 	script func(q Request) (c Completion, answered, hold bool)
 	ready  []Completion
 	held   []Completion
@@ -38,14 +38,7 @@ type scripted struct {
 
 func newScripted(script func(q Request) (Completion, bool, bool)) NewBackend {
 	return func(s Setup) (Backend, error) {
-		b := &scripted{script: script}
-		for i, f := range s.Files {
-			b.fds[i] = -1
-			if f != nil {
-				b.fds[i] = int(f.Fd())
-			}
-		}
-		return b, nil
+		return &scripted{script: script, fds: s.Files.Fds()}, nil
 	}
 }
 

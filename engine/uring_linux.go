@@ -113,11 +113,10 @@ func (b *uringBackend) chooseOps() error {
 // registerFiles saves an fget/fput per request; failure only costs that.
 func (b *uringBackend) registerFiles(files Files, try bool) {
 	var fds []int32
-	for i, f := range files {
-		b.fds[i] = -1
-		if f != nil {
-			b.fds[i] = int32(f.Fd())
-			fds = append(fds, b.fds[i])
+	for i, fd := range files.Fds() {
+		b.fds[i] = int32(fd)
+		if fd >= 0 {
+			fds = append(fds, int32(fd))
 		}
 	}
 	if !try {

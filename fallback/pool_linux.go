@@ -2,6 +2,7 @@ package fallback
 
 import (
 	"fmt"
+	"github.com/ringcp/ringcp/internal/eintr"
 	"sync"
 	"syscall"
 	"time"
@@ -13,7 +14,7 @@ import (
 // Pool runs requests on worker goroutines. Submit never blocks: the queue
 // holds as many requests as the engine can have in flight.
 type Pool struct {
-	fds     [len(engine.Files{})]int
+	fds     engine.Fds
 	reqs    chan engine.Request
 	done    chan engine.Completion
 	workers int
@@ -33,12 +34,7 @@ func New(s engine.Setup) (engine.Backend, error) {
 		done:    make(chan engine.Completion, s.Depth+1),
 		workers: s.Depth,
 	}
-	for i, f := range s.Files {
-		p.fds[i] = -1
-		if f != nil {
-			p.fds[i] = int(f.Fd())
-		}
-	}
+	p.fds = s.Files.Fds()
 	p.wg.Add(p.workers)
 	for range p.workers {
 		go p.work()
@@ -113,27 +109,22 @@ func (p *Pool) work() {
 // as is and leaves the retry to the engine.
 func (p *Pool) do(q engine.Request) (int, error) {
 	fd := p.fds[q.File]
-	for {
-		var n int
-		var err error
+	// EINTR: a signal (Go's preemption among them) arrived before anything
+	// moved; the same call again is exact.
+	n, err := eintr.Retry(func() (int, error) {
 		switch q.Op {
 		case engine.OpRead:
-			n, err = unix.Pread(fd, q.Buf, q.Off)
+			return unix.Pread(fd, q.Buf, q.Off)
 		case engine.OpWrite:
-			n, err = unix.Pwrite(fd, q.Buf, q.Off)
+			return unix.Pwrite(fd, q.Buf, q.Off)
 		case engine.OpSync:
-			err = unix.Fdatasync(fd)
+			return 0, unix.Fdatasync(fd)
 		case engine.OpFallocate:
-			err = unix.Fallocate(fd, q.Mode, q.Off, q.Len)
-		default:
-			return 0, syscall.EINVAL
+			return 0, unix.Fallocate(fd, q.Mode, q.Off, q.Len)
 		}
-		// EINTR: a signal (Go's preemption among them) arrived before
-		// anything moved; the same call again is exact.
-		if err != syscall.EINTR {
-			return max(n, 0), err
-		}
-	}
+		return 0, syscall.EINVAL
+	})
+	return max(n, 0), err
 }
 
 func errnoOf(err error) syscall.Errno {

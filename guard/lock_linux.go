@@ -2,6 +2,7 @@ package guard
 
 import (
 	"errors"
+	"github.com/ringcp/ringcp/internal/eintr"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -93,23 +94,14 @@ func ofdTest(f *os.File, typ int16, r byteRange) (*unix.Flock_t, error) {
 }
 
 func fcntlLock(f *os.File, cmd int, lk *unix.Flock_t) error {
-	for {
-		err := unix.FcntlFlock(f.Fd(), cmd, lk)
-		if err != unix.EINTR { // a signal while a network file system answered
-			return err
-		}
-	}
+	// EINTR: a signal while a network filesystem answered.
+	return eintr.RetryErr(func() error { return unix.FcntlFlock(f.Fd(), cmd, lk) })
 }
 
 // flockEx takes flock(2) LOCK_EX without waiting; busy is true when someone
 // holds LOCK_EX or LOCK_SH.
 func flockEx(f *os.File) (busy bool, err error) {
-	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err != unix.EINTR {
-			break
-		}
-	}
+	err = eintr.RetryErr(func() error { return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) })
 	if errors.Is(err, unix.EWOULDBLOCK) {
 		return true, nil
 	}

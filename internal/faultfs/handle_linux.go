@@ -2,6 +2,7 @@ package faultfs
 
 import (
 	"context"
+	"github.com/ringcp/ringcp/internal/eintr"
 	"syscall"
 
 	fusefs "github.com/hanwen/go-fuse/v2/fs"
@@ -89,16 +90,11 @@ func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadRes
 	if errno := h.fsys.inject(OpRead, h.name, off, len(dest)); errno != 0 {
 		return nil, errno
 	}
-	for {
-		n, err := unix.Pread(h.fd, dest, off)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, fusefs.ToErrno(err)
-		}
-		return fuse.ReadResultData(dest[:n]), 0
+	n, err := eintr.Retry(func() (int, error) { return unix.Pread(h.fd, dest, off) })
+	if err != nil {
+		return nil, fusefs.ToErrno(err)
 	}
+	return fuse.ReadResultData(dest[:n]), 0
 }
 
 // Writev fails with a fault's errno if one covers the request, and
@@ -112,18 +108,13 @@ func (h *handle) Writev(ctx context.Context, data [][]byte, off int64) (uint32, 
 	if errno := h.fsys.inject(OpWrite, h.name, off, size); errno != 0 {
 		return 0, errno
 	}
-	for {
-		n, err := unix.Pwritev(h.fd, data, off)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return 0, fusefs.ToErrno(err)
-		}
-		// A short count goes back as is: the kernel reports a short
-		// write to the application.
-		return uint32(n), 0
+	n, err := eintr.Retry(func() (int, error) { return unix.Pwritev(h.fd, data, off) })
+	if err != nil {
+		return 0, fusefs.ToErrno(err)
 	}
+	// A short count goes back as is: the kernel reports a short write to
+	// the application.
+	return uint32(n), 0
 }
 
 // Fsync fails with an OpFsync fault's errno, and otherwise fsyncs (or, for

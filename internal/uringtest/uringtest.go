@@ -6,6 +6,7 @@
 package uringtest
 
 import (
+	"github.com/ringcp/ringcp/internal/eintr"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,12 +58,7 @@ func lock(t testing.TB, how int) {
 	if err != nil {
 		t.Fatalf("open lock %s: %v", lockPath, err)
 	}
-	for {
-		err = unix.Flock(int(f.Fd()), how)
-		if err != unix.EINTR {
-			break
-		}
-	}
+	err = eintr.RetryErr(func() error { return unix.Flock(int(f.Fd()), how) })
 	if err != nil {
 		f.Close()
 		t.Fatalf("flock %s: %v", lockPath, err)
