@@ -43,7 +43,7 @@ type Batch struct {
 	Plans []*Plan
 	// BlockSize is the size of each shared buffer: the largest of the
 	// plans' block sizes. Slots is how many there are, the batch's queue
-	// depth: together the largest buffer budget of one of the plans.
+	// depth (sizeBudget): the buffers of one copy, not one per job.
 	BlockSize int
 	Slots     int
 	// Parallel is how many jobs run at once (all of them for 0).
@@ -157,17 +157,27 @@ func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
 	return b, nil
 }
 
-// sizeBudget gives the batch the buffers of its hungriest plan: blocks
-// as large as the largest plan's (every job's requests fit), and as many
-// as that plan's buffer bytes allow. The batch thus holds what one copy
-// would, whatever the number of jobs.
+// sizeBudget gives the batch the buffers one copy of all its bytes
+// would get: blocks as large as the largest plan's (every job's requests
+// fit), as many as the queue depth asked for (align's default when
+// none), no more than the jobs have blocks, and within
+// align.MaxInFlightBytes unless one block is larger. The batch holds what
+// one copy would, whatever the number of jobs.
 func (b *Batch) sizeBudget() {
-	var most int64
+	want := 0
 	for _, p := range b.Plans {
 		b.BlockSize = max(b.BlockSize, p.BlockSize)
-		most = max(most, int64(p.QueueDepth)*int64(p.BlockSize))
+		want = max(want, p.opts.QueueDepth)
 	}
-	b.Slots = int(min(max(most/int64(b.BlockSize), 1), align.MaxQueueDepth))
+	if want == 0 {
+		want = align.DefaultQueueDepth
+	}
+	bs, blocks := int64(b.BlockSize), int64(0)
+	for _, p := range b.Plans {
+		blocks += p.Length/bs + min(p.Length%bs, 1)
+	}
+	slots := min(int64(want), blocks, align.MaxInFlightBytes/bs, align.MaxQueueDepth)
+	b.Slots = int(max(slots, 1))
 }
 
 // mergeByIndex merges two lists sorted by job, one error per job (the
