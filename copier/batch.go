@@ -50,6 +50,9 @@ type Batch struct {
 	Parallel int
 	rate     *rate.Limiter
 	state    []atomic.Int32 // each job's JobState
+	// noReserve are the jobs whose DSTs must not be preallocated, to
+	// leave the room to the others (fitWithoutReserving).
+	noReserve map[*Plan]bool
 }
 
 // JobState says where a job of a running batch is.
@@ -117,8 +120,9 @@ func (e *BatchError) Unwrap() []error {
 }
 
 // PrepareAll checks every job as Prepare does, then what no single job
-// can see: two jobs writing one DST, and a job's DST that is, or
-// overlaps (through partitions and loop devices), another job's SRC. It
+// can see: two jobs writing one DST; a job's DST that is, or overlaps
+// (through partitions and loop devices), another job's SRC; jobs whose
+// files do not fit on their filesystem together (unless Force). It
 // writes nothing. Any refusal refuses the batch: a *BatchError (Refused)
 // naming every refused job. A job's Options.Progress, when nil, is given
 // one, for Status.
@@ -129,7 +133,7 @@ func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
 	if bo.Parallel < 0 {
 		return nil, refuse("", fmt.Sprintf("parallel %d: must be 0 (all at once) or more", bo.Parallel))
 	}
-	b := &Batch{Plans: make([]*Plan, len(opts)), rate: bo.Rate, state: make([]atomic.Int32, len(opts))}
+	b := &Batch{Plans: make([]*Plan, len(opts)), rate: bo.Rate, state: make([]atomic.Int32, len(opts)), noReserve: map[*Plan]bool{}}
 	var refused []*JobError
 	for i, o := range opts {
 		if o.Progress == nil {
@@ -142,7 +146,7 @@ func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
 		}
 		b.Plans[i] = p
 	}
-	refused = mergeByIndex(refused, b.crossCheck())
+	refused = mergeByIndex(mergeByIndex(refused, b.crossCheck()), b.roomCheck())
 	if len(refused) > 0 {
 		return nil, &BatchError{Jobs: refused, Refused: true}
 	}
@@ -208,15 +212,19 @@ func (b *Batch) Status() []JobStatus {
 
 // shared is what the jobs of a running batch share.
 type shared struct {
-	budget *engine.Budget
-	rate   *rate.Limiter
+	budget    *engine.Budget
+	rate      *rate.Limiter
+	noReserve map[*Plan]bool
 }
 
-// join makes job one of the batch's: its slots are the shared budget's,
-// its rate cap the batch's when there is one.
-func (s *shared) join(job *engine.Job) {
+// join makes p's job one of the batch's: its slots are the shared
+// budget's, its rate cap the batch's when there is one.
+func (s *shared) join(p *Plan, job *engine.Job) {
 	job.Budget = s.budget
 	if s.rate != nil {
 		job.Rate = s.rate
+	}
+	if s.noReserve[p] {
+		job.Preallocate = false
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -78,5 +79,50 @@ func failingJob(t *testing.T, eng copier.EngineChoice, existing bool) {
 	}
 	if failed.DstState != copier.DstPrefix || int64(len(got)) != failed.Contiguous || !bytes.Equal(got, jobs[1].want[:len(got)]) {
 		t.Errorf("failed job's DST: %v, %d bytes, report says the first %d of SRC", failed.DstState, len(got), failed.Contiguous)
+	}
+}
+
+// TestBatchRoomTogether: two copies into a real 32 MiB ext4, each of
+// which fits alone, do not fit together: both jobs are refused, naming
+// each other, and nothing is created; Force lets them try. When one
+// SRC's data is mostly written zeros, which stay holes, they fit and
+// copy.
+func TestBatchRoomTogether(t *testing.T) {
+	blocktest.NeedRoot(t)
+	dev := blocktest.Loop(t, blocktest.SparseFile(t, 32<<20))
+	blocktest.Mkfs(t, dev, "ext4")
+	mnt := blocktest.Mount(t, dev, "ext4", 0)
+	var st unix.Statfs_t
+	if err := unix.Statfs(mnt, &st); err != nil {
+		t.Fatal(err)
+	}
+	free := int64(st.Bfree) * st.Bsize
+	dir := t.TempDir()
+	jobs := fileJobs(t, dir, free*2/3, free*2/3)
+	for i := range jobs {
+		jobs[i].opts.Dst = filepath.Join(mnt, fmt.Sprint("dst", i))
+	}
+	_, err := copier.PrepareAll([]copier.Options{jobs[0].opts, jobs[1].opts}, copier.BatchOptions{})
+	refusedJobs(t, err, []string{jobs[0].opts.Dst, jobs[1].opts.Dst}, map[int]string{1: "jobs 1, 2 write there at once", 2: "jobs 1, 2 write there at once"})
+	forced := []copier.Options{jobs[0].opts, jobs[1].opts}
+	forced[0].Force, forced[1].Force = true, true
+	if _, err := copier.PrepareAll(forced, copier.BatchOptions{}); err != nil {
+		t.Errorf("with Force: %v", err)
+	}
+
+	// Mostly zeros: 1 MiB of data, the rest written zeros.
+	zeros := make([]byte, free*2/3)
+	copy(zeros, randomBytes(1<<20, 50))
+	writeFile(t, jobs[1].opts.Src, zeros)
+	jobs[1].want = zeros
+	rep, err := runBatch(t, context.Background(), jobs, copier.BatchOptions{}, nil)
+	if err != nil {
+		t.Fatalf("with zeros: %v", err)
+	}
+	for i, j := range jobs {
+		compareFile(t, j.opts.Dst, j.want)
+		if rep.Jobs[i].DstState != copier.DstComplete {
+			t.Errorf("job %d: %v", i+1, rep.Jobs[i].DstState)
+		}
 	}
 }

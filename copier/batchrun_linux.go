@@ -59,7 +59,7 @@ func (b *Batch) Run(ctx context.Context) (BatchReport, error) {
 		return rep, refuseErr("", fmt.Sprintf("nothing was written, the batch could not start: cannot map %d buffers of %d bytes", b.Slots, b.BlockSize), errors.Unwrap(err))
 	}
 	g := newGate(len(b.Plans))
-	s := &shared{budget: engine.NewBudget(bufs.Slots), rate: b.rate}
+	s := &shared{budget: engine.NewBudget(bufs.Slots), rate: b.rate, noReserve: b.noReserve}
 	for i := range b.Plans {
 		go b.runJob(ctx, i, s, g, &rep.Jobs[i])
 	}

@@ -190,7 +190,7 @@ func (p *Plan) acquireAll(a *acquired, rep *Report, s *shared) error {
 // buffers gives the job its slots: a batch's shared ones (s), or its own.
 func (a *acquired) buffers(p *Plan, job *engine.Job, s *shared) error {
 	if s != nil {
-		s.join(job)
+		s.join(p, job)
 		return nil
 	}
 	var err error
