@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ringcp/ringcp/internal/blocktest"
+	"github.com/ringcp/ringcp/internal/faultfs"
 	"github.com/ringcp/ringcp/internal/uringtest"
 )
 
@@ -255,4 +256,64 @@ func TestJobsHelp(t *testing.T) {
 			t.Errorf("--help lacks %q:\n%s", want, r.stdout)
 		}
 	}
+}
+
+// TestJobsEIO: a job whose SRC fails with EIO (a FUSE fault filesystem,
+// where auto picks the pool) runs beside a job on local files (io_uring):
+// it fails alone, naming the read, its new DST discarded; the other
+// completes; exit 1.
+func TestJobsEIO(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("faultfs mounts with mount(2) here: needs root")
+	}
+	uringtest.NeedOn(t)
+	back, dir := t.TempDir(), t.TempDir()
+	randomFile(t, filepath.Join(back, "src"), 1<<20, 50)
+	fs := faultfs.Mount(t, back, faultfs.Fault{Op: faultfs.OpRead, Offset: faultAt, Errno: syscall.EIO, Name: "src"})
+	good, goodDst := filepath.Join(dir, "good"), filepath.Join(dir, "good.copy")
+	data := randomFile(t, good, 3<<20+7, 51)
+	list := writeList(t, dir, fs.Path("src")+" "+fs.Path("dst"), good+" "+goodDst)
+	r := cli(t, "-b", "64k", "-q", "4", "--jobs", list)
+	r.want(t, exitFailed, "ringcp: job 1 (line 1) "+fs.Path("src")+" -> "+fs.Path("dst")+": failed: read "+fs.Path("src")+" at offset ",
+		"input/output error (EIO)", "ringcp: job 1: DST "+fs.Path("dst")+" discarded", "engine io_uring", "ringcp: total: 2 jobs, 1 complete, 1 failed: ")
+	if got := jobOutcome(t, r.stderr, 2); !strings.HasPrefix(got, "copied ") {
+		t.Errorf("job 2: %q", got)
+	}
+	checkPrefix(t, goodDst, data, int64(len(data)))
+	mustNotExist(t, filepath.Join(back, "dst"))
+}
+
+// TestJobsSourceShrinks: another process truncates job 1's SRC while the
+// batch runs (the built binary); job 1 fails naming the read at or past
+// the new end, its DST discarded; job 2 completes; exit 1.
+func TestJobsSourceShrinks(t *testing.T) {
+	const cut = 1 << 20
+	dir := t.TempDir()
+	slow, small := slowSrc(t), filepath.Join(dir, "small")
+	data := randomFile(t, small, 2<<20+3, 52)
+	d1, d2 := filepath.Join(dir, "d1"), filepath.Join(dir, "d2")
+	s := startSlow(t, "--jobs", writeList(t, dir, slow+" "+d1, small+" "+d2))
+	if out, err := exec.Command("truncate", "-s", fmt.Sprint(cut), slow).CombinedOutput(); err != nil {
+		t.Fatalf("truncate: %v\n%s", err, out)
+	}
+	r := s.wait(t)
+	r.want(t, exitFailed, "source ended early", "ringcp: job 1: DST "+d1+" discarded", "ringcp: total: 2 jobs, 1 complete, 1 failed: ")
+	op, path, off := jobFailedAt(t, r.stderr)
+	if op != "read" || path != slow || off < cut {
+		t.Errorf("error: %s %s at offset %d; want a read of %s at or past %d", op, path, off, slow, cut)
+	}
+	mustNotExist(t, d1)
+	checkPrefix(t, d2, data, int64(len(data)))
+}
+
+// jobFailedAt returns the op, path and offset of a job's "failed: OP
+// PATH at offset N: " on stderr.
+func jobFailedAt(t *testing.T, stderr string) (op, path string, off int64) {
+	t.Helper()
+	m := regexp.MustCompile(`: failed: (read|write|fallocate) (\S+) at offset (\d+): `).FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("no \"failed: OP PATH at offset N: \" on stderr:\n%s", stderr)
+	}
+	fmt.Sscan(m[3], &off)
+	return m[1], m[2], off
 }
