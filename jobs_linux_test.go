@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ringcp/ringcp/internal/blocktest"
 	"github.com/ringcp/ringcp/internal/faultfs"
@@ -204,9 +205,9 @@ func jobOutcome(t *testing.T, stderr string, n int) string {
 
 // TestJobsSignal: SIGINT while the first of three jobs runs (--parallel
 // 1): it stops and its new DST is discarded, the others never start and
-// their DSTs never appear; exit 130. SIGTERM with every job running:
-// each reports what its DST holds, an existing one its true prefix; exit
-// 143.
+// their DSTs never appear; exit 130. SIGTERM once both jobs of a batch
+// have written: each reports what its DST holds, an existing one its
+// true prefix; exit 143.
 func TestJobsSignal(t *testing.T) {
 	dir := t.TempDir()
 	slow, small := slowSrc(t), filepath.Join(dir, "small")
@@ -230,8 +231,11 @@ func TestJobsSignal(t *testing.T) {
 	}
 
 	randomFile(t, dsts[1], 3<<20, 41)
-	list = writeList(t, dir, slow+" "+dsts[0], slow+" "+dsts[1])
-	s = startSlow(t, "--jobs", list)
+	mid := filepath.Join(dir, "mid")
+	randomFile(t, mid, 64<<20, 42)
+	list = writeList(t, dir, slow+" "+dsts[0], mid+" "+dsts[1])
+	s = startSlowDepth(t, "", 2, "--jobs", list)   // two buffers: both jobs run
+	s.waitFor(t, regexp.MustCompile(`  2: [1-9]`)) // job 2 has written some too
 	s.signal(t, syscall.SIGTERM)
 	r = s.wait(t)
 	r.want(t, 143, "ringcp: job 1: DST "+dsts[0]+" discarded", "ringcp: job 2: DST "+dsts[1]+" kept: it holds the first ",
@@ -245,7 +249,17 @@ func TestJobsSignal(t *testing.T) {
 	if kept == 0 {
 		t.Fatalf("job 2 kept nothing:\n%s", r.stderr)
 	}
-	checkPrefix(t, dsts[1], readRange(t, slow, 0, kept), kept)
+	checkPrefix(t, dsts[1], readRange(t, mid, 0, kept), kept)
+}
+
+// waitFor waits until the running ringcp's stderr matches re.
+func (s *slowCopy) waitFor(t *testing.T, re *regexp.Regexp) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !re.MatchString(s.output()); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q on stderr after 30 s:\n%s", re, s.output())
+		}
+	}
 }
 
 // TestJobsHelp: --help shows the --jobs usage and flags.

@@ -29,7 +29,9 @@ const DefaultParallel = 0
 // BatchOptions are what the jobs of a batch share.
 type BatchOptions struct {
 	// Parallel is how many jobs run at once, in the order given; the
-	// others wait for their turn. 0 (DefaultParallel) runs them all.
+	// others wait for their turn. 0 (DefaultParallel) runs them all. It
+	// is capped at the batch's buffers (Batch.Slots): a job runs holding
+	// at least one, and more jobs than buffers would take turns unevenly.
 	Parallel int
 	// Rate, when not nil, caps the bytes per second of all the jobs
 	// together (engine.Job.Rate): it is shared by every job, and may be
@@ -46,7 +48,8 @@ type Batch struct {
 	// depth (sizeBudget): the buffers of one copy, not one per job.
 	BlockSize int
 	Slots     int
-	// Parallel is how many jobs run at once (all of them for 0).
+	// Parallel is how many jobs run at once: BatchOptions.Parallel, or
+	// every job, at most Slots.
 	Parallel int
 	rate     *rate.Limiter
 	state    []atomic.Int32 // each job's JobState
@@ -155,6 +158,7 @@ func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
 	if b.Parallel == 0 || b.Parallel > len(opts) {
 		b.Parallel = len(opts)
 	}
+	b.Parallel = min(b.Parallel, b.Slots)
 	if bo.Rate != nil && bo.Rate.Limit() != rate.Inf && bo.Rate.Burst() < b.BlockSize {
 		return nil, refuse("", fmt.Sprintf("the rate cap's burst of %d bytes is smaller than a block (%d)", bo.Rate.Burst(), b.BlockSize))
 	}

@@ -197,6 +197,39 @@ func TestBatchParallel(t *testing.T) {
 	}
 }
 
+// TestBatchParallelAtMostSlots: four jobs on two buffers run two at a
+// time: a running job holds a buffer, and more jobs than buffers would
+// take turns unevenly.
+func TestBatchParallelAtMostSlots(t *testing.T) {
+	jobs := fileJobs(t, t.TempDir(), 4<<20, 4<<20, 4<<20, 4<<20)
+	b := prepareBatch(t, jobs, copier.BatchOptions{}, func(o *copier.Options) {
+		o.BlockSize, o.QueueDepth = 64<<10, 2
+	})
+	if b.Slots != 2 || b.Parallel != 2 {
+		t.Fatalf("%d buffers, %d jobs at once: want 2 and 2", b.Slots, b.Parallel)
+	}
+	most := 0
+	stop := watch(b, func(s []copier.JobStatus) {
+		n := 0
+		for _, j := range s {
+			if j.State == copier.JobRunning {
+				n++
+			}
+		}
+		most = max(most, n)
+	})
+	_, err := b.Run(context.Background())
+	if stop(); err != nil {
+		t.Fatal(err)
+	}
+	if most > 2 {
+		t.Errorf("%d jobs seen running at once on 2 buffers", most)
+	}
+	for _, j := range jobs {
+		compareFile(t, j.opts.Dst, j.want)
+	}
+}
+
 // prepareBatch prepares jobs with common options applied to each.
 func prepareBatch(t *testing.T, jobs []batchJob, bo copier.BatchOptions, common func(*copier.Options)) *copier.Batch {
 	t.Helper()
