@@ -121,3 +121,29 @@ func TestParseJobListErrors(t *testing.T) {
 		}
 	}
 }
+
+// FuzzJobList: any list either parses or fails with one line naming the
+// list (and the line, unless it holds no job); a path quoted by
+// quoteWord reads back as itself.
+func FuzzJobList(f *testing.F) {
+	for _, s := range []string{"a b\n", "'a b' \"c d\" --length 1M\n# x\n", `a\ b c`, "a '\n", "--src-offset=4k a b --dst-offset 1G"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, list string) {
+		jobs, err := parseJobList(strings.NewReader(list), "list")
+		switch {
+		case err != nil:
+			if msg := err.Error(); strings.ContainsAny(oneLine(err), "\n\r") || !strings.HasPrefix(msg, "--jobs list") {
+				t.Fatalf("%q: error %q", list, msg)
+			}
+		case len(jobs) == 0:
+			t.Fatalf("%q: no jobs and no error", list)
+		}
+		if line := strings.SplitN(list, "\n", 2)[0]; !strings.ContainsRune(line, '\r') {
+			got, err := splitWords(quoteWord(line))
+			if err != nil || len(got) != 1 || got[0] != line {
+				t.Fatalf("quoteWord(%q) = %s reads back as %q, %v", line, quoteWord(line), got, err)
+			}
+		}
+	})
+}
