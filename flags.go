@@ -18,11 +18,14 @@ type config struct {
 	json     bool
 	verbose  bool
 	progress string
+	jobs     string // --jobs FILE: the batch's list, "" for one copy
+	parallel int
 }
 
 var errHelp = errors.New("help shown")
 
 const usageHead = `Usage: ringcp [flags] SRC DST
+       ringcp [flags] --jobs FILE
        ringcp demo [--size SIZE]
 
 Copies SRC to DST (regular files or block devices; DST may be a new file)
@@ -77,6 +80,8 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&cfg.progress, "progress", "auto", "auto|always|none: live progress line on stderr (auto: when it is a terminal)")
 	fs.BoolVarP(&cfg.verbose, "verbose", "v", false, "explain alignment, block size, direct I/O and engine choices")
 	fs.StringVar(&srcFormat, "src-format", "", "raw: copy SRC's bytes as they are although they form a disk image (qcow2, vmdk, vhdx, vdi, vpc, qed), which is refused otherwise")
+	fs.StringVar(&cfg.jobs, "jobs", "", "copy each job listed in `FILE` (a line: SRC DST [range flags]; - reads stdin) in this one process, sharing one buffer budget; the other flags apply to every job")
+	fs.IntVar(&cfg.parallel, "parallel", 0, "with --jobs: how many jobs run at once, in the list's order (0: all)")
 	force := fs.Bool("force", false, "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device), create a file in /dev, try a copy that seems not to fit; never a mounted DST")
 	help := fs.BoolP("help", "h", false, "show this help")
 	onlyOnce(fs)
@@ -87,8 +92,8 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 		fmt.Fprint(stdout, usageHead+fs.FlagUsages())
 		return cfg, errHelp
 	}
-	if fs.NArg() != 2 {
-		return cfg, fmt.Errorf("need SRC and DST, got %d operand(s) (see ringcp --help)", fs.NArg())
+	if err := checkOperands(fs, cfg.jobs); err != nil {
+		return cfg, err
 	}
 	if err := checkChoices(engine, direct, syncMode, cfg.progress, sparse, offload); err != nil {
 		return cfg, err

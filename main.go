@@ -63,6 +63,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ringcp: %s\n", oneLine(err))
 		return exitRefused
 	}
+	if cfg.jobs != "" {
+		return jobsCommand(cfg, stdout, stderr)
+	}
 	return copyCommand(cfg, stdout, stderr)
 }
 

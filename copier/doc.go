@@ -24,6 +24,13 @@
 // left in DST: a new DST is discarded, an existing file cut to the prefix
 // written without gaps.
 //
+// PrepareAll and Batch.Run do the same for several copies at once in one
+// process (a VM's disks; ringcp --jobs): one budget of buffers shared in
+// fair shares, one rate cap, refusals across the jobs (one DST twice, a
+// DST that is or overlaps another job's SRC, files that do not fit on
+// their filesystem together), every job's resources acquired before any
+// job writes, and a job that fails stops alone (batch.go).
+//
 // Hypervisor code calls Copy (or Prepare, then Run) with Options it builds
 // itself; the ringcp command is a thin layer of flags over the same calls.
 package copier

@@ -61,13 +61,22 @@ func Copy(ctx context.Context, opts Options) (Report, error) {
 // *RefusedError and DST is as it was. Only then is DST cut and written.
 // Run does not change the Plan: what it learns goes into the Report.
 func (p *Plan) Run(ctx context.Context) (Report, error) {
-	rep := Report{Src: p.opts.Src, Dst: p.opts.Dst, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
-		DirectSrc: p.src.direct, DirectDst: p.dst.direct, FallbackReason: p.FallbackReason}
-	a, err := p.acquire(&rep)
+	rep := p.newReport()
+	a, err := p.acquire(&rep, nil)
 	if err != nil {
 		return rep, err
 	}
 	defer a.release()
+	return p.runAcquired(ctx, a, rep)
+}
+
+func (p *Plan) newReport() Report {
+	return Report{Src: p.opts.Src, Dst: p.opts.Dst, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
+		DirectSrc: p.src.direct, DirectDst: p.dst.direct, FallbackReason: p.FallbackReason}
+}
+
+// runAcquired is Run once everything is acquired: it cuts and writes DST.
+func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report, error) {
 	start, cpu0 := time.Now(), cpuTime()
 	st, err := p.move(ctx, a, &rep)
 	a.undrained = errors.Is(err, engine.ErrUndrained)
@@ -170,9 +179,10 @@ type acquired struct {
 // acquire opens both ends, maps the buffers and sets the engine up, in
 // that order, without changing DST. Whatever fails is a refusal; what was
 // acquired is released again, and a new DST's temporary file removed.
-func (p *Plan) acquire(rep *Report) (*acquired, error) {
+// With s (a batch), the buffers and the rate cap are the batch's.
+func (p *Plan) acquire(rep *Report, s *shared) (*acquired, error) {
 	a := &acquired{}
-	err := p.acquireAll(a, rep)
+	err := p.acquireAll(a, rep, s)
 	if err == nil {
 		return a, nil
 	}
@@ -187,7 +197,7 @@ func (p *Plan) acquire(rep *Report) (*acquired, error) {
 	return nil, err
 }
 
-func (p *Plan) acquireAll(a *acquired, rep *Report) error {
+func (p *Plan) acquireAll(a *acquired, rep *Report, s *shared) error {
 	var err error
 	if a.files[engine.FileSrc], err = p.openSource(); err != nil {
 		return err
@@ -209,12 +219,26 @@ func (p *Plan) acquireAll(a *acquired, rep *Report) error {
 		rep.DirectDst = false
 		rep.note("DST %s: buffered: its filesystem refused O_DIRECT on the new file", p.dst.path)
 	}
+	job := p.job(a.files, a.dst)
+	if err := a.buffers(p, &job, s); err != nil {
+		return err
+	}
+	a.copy, err = p.openEngine(job, rep)
+	return err
+}
+
+// buffers gives the job its slots: a batch's shared ones (s), or its own.
+func (a *acquired) buffers(p *Plan, job *engine.Job, s *shared) error {
+	if s != nil {
+		s.join(p, job)
+		return nil
+	}
+	var err error
 	if a.bufs, err = align.AllocBuffers(p.QueueDepth, p.BlockSize); err != nil {
 		return fmt.Errorf("cannot map %d buffers of %d bytes: %w (a smaller block size or queue depth needs less)", p.QueueDepth, p.BlockSize, errors.Unwrap(err))
 	}
-	job := p.job(a.files, a.bufs.Slots, a.dst)
-	a.copy, err = p.openEngine(job, rep)
-	return err
+	job.Buffers = a.bufs.Slots
+	return nil
 }
 
 // release closes what acquire got, last first.
@@ -235,15 +259,14 @@ func (a *acquired) release() {
 	a.locks.release()
 }
 
-func (p *Plan) job(files engine.Files, bufs [][]byte, d *dest) engine.Job {
+func (p *Plan) job(files engine.Files, d *dest) engine.Job {
 	dstAlign := 1
 	if d.direct {
 		dstAlign = p.dst.alignment()
 	}
 	job := engine.Job{
 		Files: files, SrcOff: p.opts.SrcOffset, DstOff: p.opts.DstOffset, Length: p.Length,
-		BlockSize: p.BlockSize, Buffers: bufs,
-		SrcAlign: p.src.alignment(), DstAlign: dstAlign,
+		BlockSize: p.BlockSize, SrcAlign: p.src.alignment(), DstAlign: dstAlign,
 		Sync: !p.opts.NoSync, Progress: p.opts.Progress, Sparse: p.sparse,
 	}
 	if p.dst.isBlock {
