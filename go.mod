@@ -8,3 +8,5 @@ require (
 	golang.org/x/sys v0.50.0
 	golang.org/x/time v0.16.0
 )
+
+require golang.org/x/crypto v0.59.0
