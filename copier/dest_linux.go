@@ -22,6 +22,9 @@ type dest struct {
 	tmp string
 	// published: a new DST, complete, has DST's name.
 	published bool
+	// keep: a resumable copy's partial file, which a state file records:
+	// a failure leaves it for the next run.
+	keep bool
 }
 
 // openDest opens DST without changing it: a new file as an unnamed inode
@@ -29,7 +32,7 @@ type dest struct {
 // place, a block device with O_EXCL. It is cut, if at all, only once every
 // other resource of the copy is acquired (Plan.Run).
 func (p *Plan) openDest() (*dest, error) {
-	flag := os.O_WRONLY | directFlag(p.dst.direct)
+	flag := p.dstAccess() | directFlag(p.dst.direct)
 	d := &dest{direct: p.dst.direct}
 	var err error
 	switch {
@@ -50,6 +53,10 @@ func (p *Plan) openDest() (*dest, error) {
 			d.f.Close()
 			return nil, err
 		}
+	}
+	if err := p.resumeDest(d); err != nil {
+		d.f.Close()
+		return nil, err
 	}
 	return d, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ringcp/ringcp/align"
+	"github.com/ringcp/ringcp/blkhash"
 	"github.com/ringcp/ringcp/engine"
 	"golang.org/x/sys/unix"
 )
@@ -41,6 +42,17 @@ type Report struct {
 	// yet: how a new DST was created, why an offload gave way, a side
 	// that stayed buffered.
 	Notes []string
+	// Verify is what the read-back verification found (Options.Verify).
+	Verify *VerifyReport
+	// Checksum is SRC's imageio checksum over the range (Options.Checksum).
+	Checksum *blkhash.Result
+	// Resumed is how many bytes of the range an earlier run had copied
+	// and this one did not copy again (Options.Resume). StatePath is the
+	// state file; after a copy that did not complete it records the
+	// first ResumeFrom bytes as done: the next run starts there.
+	Resumed    int64
+	StatePath  string
+	ResumeFrom int64
 }
 
 func (r *Report) note(format string, args ...any) {
@@ -79,9 +91,16 @@ func (p *Plan) Run(ctx context.Context) (Report, error) {
 	rep.Bytes, rep.BytesRead, rep.Synced = st.BytesWritten, st.BytesRead, st.Synced
 	rep.BytesHoles, rep.BytesZeroed = st.BytesHoles, st.BytesZeroed
 	rep.Contiguous = st.Contiguous
+	if a.trust != nil {
+		rep.Resumed, rep.Contiguous = a.trust.from, a.trust.from+st.Contiguous
+	}
+	if err == nil {
+		err = p.finishTrust(ctx, a, &rep)
+	}
 	if err == nil {
 		err = a.dst.publish(p, !p.opts.NoSync)
 	}
+	p.endTrust(a, &rep, err)
 	if a.undrained {
 		// Requests the backend could not reap may still write DST: it is
 		// neither cut back nor discarded, and nothing is freed (release).
@@ -121,6 +140,7 @@ type acquired struct {
 	dst   *dest
 	bufs  *align.Buffers
 	copy  *engine.Copy
+	trust *trustRun // verification, checksum, resume state (trustrun_linux.go)
 	// undrained: the engine's backend failed with requests in flight that
 	// it could not reap (engine.ErrUndrained). The kernel may still read
 	// into the buffers and write through the descriptors, so both are
@@ -173,8 +193,11 @@ func (p *Plan) acquireAll(a *acquired, rep *Report) error {
 		return fmt.Errorf("cannot map %d buffers of %d bytes: %w (a smaller block size or queue depth needs less)", p.QueueDepth, p.BlockSize, errors.Unwrap(err))
 	}
 	job := p.job(a.files, a.bufs.Slots, a.dst.direct)
-	a.copy, err = p.openEngine(job, rep)
-	return err
+	a.trust = p.newTrust(&job)
+	if a.copy, err = p.openEngine(job, rep); err != nil {
+		return err
+	}
+	return a.trust.begin(p, a.dst)
 }
 
 // release closes what acquire got, last first.
@@ -182,6 +205,7 @@ func (a *acquired) release() {
 	if a.undrained {
 		return
 	}
+	a.trust.close()
 	if a.copy != nil {
 		a.copy.Close()
 	}
