@@ -77,6 +77,11 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&cfg.progress, "progress", "auto", "auto|always|none: live progress line on stderr (auto: when it is a terminal)")
 	fs.BoolVarP(&cfg.verbose, "verbose", "v", false, "explain alignment, block size, direct I/O and engine choices")
 	fs.StringVar(&srcFormat, "src-format", "", "raw: copy SRC's bytes as they are although they form a disk image (qcow2, vmdk, vhdx, vdi, vpc, qed), which is refused otherwise")
+	verify := fs.Bool("verify", false, "read DST back after the copy (from the device, not the cache) and compare it with what was read from SRC; exit 3 on a difference")
+	checksum := fs.Bool("checksum", false, "compute SRC's oVirt imageio checksum (blake2b, 4 MiB blocks) from the data as it is copied")
+	resume := fs.Bool("resume", false, "record progress in a state file and, when one is there, continue the interrupted copy it records")
+	statePath := fs.String("state", "", "the --resume state file (default: DST.ringcp-state; a block device DST needs one)")
+	syncEvery := fs.Duration("sync-every", 0, "with --resume: sync DST and record the progress this often (default 2s): a kill loses about this much work")
 	force := fs.Bool("force", false, "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device), create a file in /dev, try a copy that seems not to fit; never a mounted DST")
 	help := fs.BoolP("help", "h", false, "show this help")
 	onlyOnce(fs)
@@ -123,6 +128,14 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 		cfg.opts.ZeroBlock = int(zeroBlock.v)
 	}
 	cfg.opts.Force, cfg.opts.SrcFormat = *force, srcFormat
+	if (*statePath != "" || *syncEvery != 0) && !*resume {
+		return cfg, errors.New("--state and --sync-every are for --resume: give --resume too")
+	}
+	if *syncEvery < 0 {
+		return cfg, fmt.Errorf("--sync-every %v: must be positive", *syncEvery)
+	}
+	cfg.opts.Verify, cfg.opts.Checksum, cfg.opts.Resume, cfg.opts.StatePath = *verify, *checksum, *resume, *statePath
+	cfg.opts.SyncEvery = *syncEvery
 	return cfg, nil
 }
 

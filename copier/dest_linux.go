@@ -155,14 +155,15 @@ func (d *dest) publish(p *Plan, sync bool) error {
 	if d.fresh == newNone {
 		return nil
 	}
-	if err := d.name(p.dst.path); err != nil {
+	// DST's own name: p.dst.path is a resumed copy's partial file.
+	if err := d.name(p.opts.Dst); err != nil {
 		return err
 	}
 	d.published = true
 	if !sync {
 		return nil
 	}
-	return syncDir(p.dst.path)
+	return syncDir(p.opts.Dst)
 }
 
 // syncDir fsyncs the folder of path, so a name just given survives a

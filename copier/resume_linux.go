@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/internal/units"
@@ -72,6 +73,9 @@ func (p *Plan) inspectTarget() (endpoint, error) {
 	target, err := r.target(o.Dst)
 	if err != nil {
 		return endpoint{path: o.Dst}, err
+	}
+	if r.state != nil {
+		waitReleased(target, releasePatience)
 	}
 	ep, err := inspectDest(target)
 	if err != nil {
@@ -140,6 +144,50 @@ func (p *Plan) checkResume() error {
 	return nil
 }
 
+// releasePatience is how long a resumed copy waits for a killed ringcp
+// to let go of DST.
+const releasePatience = 5 * time.Second
+
+// waitReleased gives a ringcp that was just killed time to let go of
+// DST: io_uring tears a dead process's ring down after the process is
+// gone, and the files registered with it are closed only then
+// (milliseconds; longer while its I/O completes), so a file's flock and
+// a block device's exclusive claim outlive the process a little. A live
+// holder is still there after patience, and the checks that follow name
+// it.
+func waitReleased(path string, patience time.Duration) {
+	deadline := time.Now().Add(patience)
+	for !released(path) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// released: nothing holds path's flock, or a block device's exclusive
+// claim (a mounted device is claimed too: the checks refuse it then).
+func released(path string) bool {
+	var st unix.Stat_t
+	if unix.Stat(path, &st) != nil {
+		return true
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFBLK {
+		f, err := os.OpenFile(path, os.O_RDONLY|os.O_EXCL|unix.O_CLOEXEC, 0)
+		if err == nil {
+			f.Close()
+		}
+		return !errors.Is(err, unix.EBUSY)
+	}
+	f, err := os.OpenFile(path, inspectFlags, 0)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	if err == nil {
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	}
+	return !errors.Is(err, unix.EWOULDBLOCK)
+}
+
 // resumePoint is where a rerun starts: the recorded prefix, down to a
 // whole cell, which every alignment divides and where the verification
 // and checksum grid lies; the whole range when it was done.
@@ -169,15 +217,12 @@ func (d *dest) createPartial(p *Plan, flag int) error {
 }
 
 // resumeDest takes the partial file an earlier run began as the new DST
-// it still is: locked, so no other ringcp resumes it at the same time,
-// and renamed to DST at the end.
+// it still is, renamed to DST at the end. No other ringcp resumes it at
+// the same time: lockEnds holds DST's flock (and QEMU's locks) on it.
 func (p *Plan) resumeDest(d *dest) error {
 	r := p.resume
 	if r == nil || !r.newDst || !p.dst.exists {
 		return nil
-	}
-	if err := unix.Flock(int(d.f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil && !errors.Is(err, unix.ENOLCK) {
-		return refuseErr(p.dst.path, "another ringcp is resuming this copy now", err)
 	}
 	d.fresh, d.tmp, d.keep = newPartial, r.partial, true
 	return nil

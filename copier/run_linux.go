@@ -50,9 +50,12 @@ type Report struct {
 	// and this one did not copy again (Options.Resume). StatePath is the
 	// state file; after a copy that did not complete it records the
 	// first ResumeFrom bytes as done: the next run starts there.
-	Resumed    int64
-	StatePath  string
-	ResumeFrom int64
+	// PartialPath is the partial file a new DST is copied into until
+	// it is complete.
+	Resumed     int64
+	StatePath   string
+	ResumeFrom  int64
+	PartialPath string
 }
 
 func (r *Report) note(format string, args ...any) {

@@ -43,22 +43,30 @@ type VerifyReport struct {
 	How string
 }
 
-// MismatchError is a verification that found DST different from SRC. The
-// ringcp command exits 3 on it.
+// MismatchError is a verification that found DST different from SRC: a
+// copy's read-back (Options.Verify) or a Compare. The ringcp command
+// exits 3 on it.
 type MismatchError struct {
 	Path      string // DST
 	Offset    int64  // of the first differing byte, in DST
 	RangeOff  int64  // the same, from the start of the range
-	BadBlocks int64  // CellSize blocks that differ
+	BadBlocks int64  // CellSize blocks of the range that differ
 	Blocks    int64  // CellSize blocks in the range
+	// Src and SrcOffset name SRC and the first differing byte in it, for
+	// a Compare ("" for a copy's read-back).
+	Src       string
+	SrcOffset int64
 	// Detail says more, when there is more to say (SRC reads differently
-	// now than during the copy, DST ends early).
+	// now than during the copy, one end is shorter).
 	Detail string
 }
 
 func (e *MismatchError) Error() string {
-	msg := fmt.Sprintf("verify: %s differs from SRC at offset %d (%d bytes into the copy): %d of %d blocks of %s differ",
-		e.Path, e.Offset, e.RangeOff, e.BadBlocks, e.Blocks, units.Format(CellSize))
+	where := fmt.Sprintf("%s differs from SRC at offset %d (%d bytes into the copy)", e.Path, e.Offset, e.RangeOff)
+	if e.Src != "" {
+		where = fmt.Sprintf("%s and %s differ at offset %d of SRC (offset %d of DST)", e.Src, e.Path, e.SrcOffset, e.Offset)
+	}
+	msg := fmt.Sprintf("verify: %s: %d of %d blocks of %s differ", where, e.BadBlocks, e.Blocks, units.Format(CellSize))
 	if e.Detail != "" {
 		msg += "; " + e.Detail
 	}

@@ -49,7 +49,10 @@ func (p *Plan) newTrust(job *engine.Job) *trustRun {
 		}
 	}
 	job.Observer = &shifted{by: t.from, next: obs}
-	job.SrcOff, job.DstOff, job.Length = job.SrcOff+t.from, job.DstOff+t.from, job.Length-t.from
+	if t.from < job.Length {
+		job.SrcOff, job.DstOff = job.SrcOff+t.from, job.DstOff+t.from
+	} // else nothing is left: the offsets stay aligned, the length is 0
+	job.Length -= t.from
 	return t
 }
 
@@ -183,6 +186,9 @@ func (p *Plan) endTrust(a *acquired, rep *Report, err error) {
 	rep.StatePath = p.resume.statePath
 	if err != nil {
 		rep.ResumeFrom = resumePoint(t.state.recorded(), p.Length)
+		if p.resume.newDst {
+			rep.PartialPath = p.resume.partial
+		}
 		return
 	}
 	if rerr := removeState(rep.StatePath); rerr != nil {
