@@ -50,8 +50,8 @@ type Report struct {
 	// and this one did not copy again (Options.Resume). StatePath is the
 	// state file; after a copy that did not complete it records the
 	// first ResumeFrom bytes as done: the next run starts there.
-	// PartialPath is the partial file a new DST is copied into until
-	// it is complete.
+	// PartialPath is the partial file a new DST is copied into until it
+	// is complete, after such a copy.
 	Resumed     int64
 	StatePath   string
 	ResumeFrom  int64
