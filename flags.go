@@ -134,7 +134,10 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	if *syncEvery < 0 {
 		return cfg, fmt.Errorf("--sync-every %v: must be positive", *syncEvery)
 	}
-	cfg.opts.Verify, cfg.opts.Checksum, cfg.opts.Resume, cfg.opts.StatePath = *verify, *checksum, *resume, *statePath
+	cfg.opts.Verify, cfg.opts.Resume, cfg.opts.StatePath = *verify, *resume, *statePath
+	if *checksum {
+		cfg.opts.Checksum = imageioChecksum
+	}
 	cfg.opts.SyncEvery = *syncEvery
 	return cfg, nil
 }

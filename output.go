@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/ringcp/ringcp/blkhash"
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/internal/units"
 )
@@ -37,11 +36,11 @@ type jsonReport struct {
 	FixedBuffers    bool    `json:"fixed_buffers"`
 	EngineDetail    string  `json:"engine_detail"`
 	// With --verify, --checksum, --resume (trust_output.go).
-	Verify     *jsonVerify     `json:"verify,omitempty"`
-	Checksum   *blkhash.Result `json:"checksum,omitempty"`
-	Resumed    int64           `json:"resumed,omitempty"`
-	StateFile  string          `json:"state_file,omitempty"`
-	ResumeFrom int64           `json:"resume_from,omitempty"`
+	Verify     *jsonVerify            `json:"verify,omitempty"`
+	Checksum   *copier.ChecksumResult `json:"checksum,omitempty"`
+	Resumed    int64                  `json:"resumed,omitempty"`
+	StateFile  string                 `json:"state_file,omitempty"`
+	ResumeFrom int64                  `json:"resume_from,omitempty"`
 }
 
 func toJSON(r copier.Report) jsonReport {

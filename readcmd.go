@@ -90,7 +90,7 @@ func (f *readFlags) parse(args []string, ops int, usage string, stdout io.Writer
 	}
 	o := copier.ReadOptions{Src: f.fs.Arg(0), SrcOffset: f.srcOff.v, DstOffset: f.dstOff.v, Length: f.length.v, LengthSet: f.length.set,
 		BlockSize: int(f.bs.v), QueueDepth: f.qd, Engine: copier.EngineChoice(f.engine), Direct: copier.DirectMode(f.direct),
-		Progress: &engine.Progress{}}
+		Progress: &engine.Progress{}, Sum: imageioChecksum}
 	if ops == 2 {
 		o.Dst = f.fs.Arg(1)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ringcp/ringcp/blkhash"
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/engine/enginetest"
 	"github.com/ringcp/ringcp/internal/blocktest"
@@ -258,4 +259,11 @@ func TestTrustRefusals(t *testing.T) {
 	}
 	mustNotExist(t, dst+".ringcp-state")
 	mustNotExist(t, filepath.Join(dir, "s"))
+}
+
+// TestChecksumBlockSize: copier's cells are imageio's blocks.
+func TestChecksumBlockSize(t *testing.T) {
+	if copier.CellSize != blkhash.BlockSize {
+		t.Fatalf("copier.CellSize %d, blkhash.BlockSize %d: the checksum blocks and the engine's grid differ", copier.CellSize, blkhash.BlockSize)
+	}
 }

@@ -4,9 +4,24 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ringcp/ringcp/blkhash"
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/internal/units"
 )
+
+// imageioChecksum makes the oVirt imageio checksum of a range of length
+// bytes (--checksum, ringcp checksum): blkhash, hashing on every CPU.
+func imageioChecksum(length int64) copier.BlockSum {
+	return imageioSum{blkhash.NewHasher(length, 0)}
+}
+
+// imageioSum is blkhash's Hasher as copier takes a block checksum.
+type imageioSum struct{ *blkhash.Hasher }
+
+func (s imageioSum) Sum() (copier.ChecksumResult, error) {
+	r, err := s.Result()
+	return copier.ChecksumResult(r), err
+}
 
 // jsonVerify is the "verify" object of --json with --verify.
 type jsonVerify struct {

@@ -30,8 +30,10 @@
 // the device rather than the page cache, and compares it with digests of
 // what it read from SRC; a difference is a *MismatchError (the first
 // differing byte, the 4 MiB blocks that differ), and a new DST then never
-// gets its name. Options.Checksum puts SRC's oVirt imageio checksum
-// (package blkhash) in the Report, from the data the copy read. With
+// gets its name. Options.Checksum puts a block checksum of SRC in the
+// Report, from the data the copy read (the oVirt imageio checksum with
+// package blkhash, which copier does not import: no x/crypto for a
+// program that does not ask for it). With
 // Options.Resume a state file records, after each periodic barrier, the
 // prefix of the range that is on DST and flushed; Run with the same
 // options continues from it, after checking that SRC, DST and the range

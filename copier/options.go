@@ -119,9 +119,12 @@ type Options struct {
 	// Verify reads DST back after the barrier and compares it with what
 	// was read from SRC (trust.go); a difference is a *MismatchError.
 	Verify bool
-	// Checksum computes SRC's oVirt imageio checksum from the data the
-	// copy reads (Report.Checksum).
-	Checksum bool
+	// Checksum, when not nil, makes a block checksum of SRC's range from
+	// the data the copy reads (Report.Checksum): it is called once with
+	// the range's length, and what it returns is given every 4 MiB block
+	// of the range (BlockSum). For the oVirt imageio checksum, wrap
+	// blkhash.NewHasher (as the ringcp command does for --checksum).
+	Checksum func(length int64) BlockSum
 	// Resume keeps a state file of the part of the copy known durable,
 	// and continues from it when one is there (resume_linux.go).
 	Resume bool

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/ringcp/ringcp/align"
-	"github.com/ringcp/ringcp/blkhash"
 	"github.com/ringcp/ringcp/engine"
 	"golang.org/x/sys/unix"
 )
@@ -30,6 +29,9 @@ type ReadOptions struct {
 	Engine     EngineChoice
 	Direct     DirectMode
 	Progress   *engine.Progress // Verified counts what was read and checked
+	// Sum makes the block checksum Checksum computes, given the range's
+	// length (see Options.Checksum).
+	Sum func(length int64) BlockSum
 }
 
 // ReadReport is what Compare or Checksum did.
@@ -44,8 +46,8 @@ type ReadReport struct {
 	QueueDepth     int
 	DirectSrc      bool
 	DirectDst      bool
-	// Checksum is Src's imageio checksum (Checksum).
-	Checksum *blkhash.Result
+	// Checksum is Src's block checksum (Checksum).
+	Checksum *ChecksumResult
 }
 
 // prepareRead checks the ends and decides how to read them; checkRange
@@ -130,11 +132,14 @@ func (p *Plan) readReport(st engine.Stats, start time.Time) ReadReport {
 		DirectSrc: p.src.direct, DirectDst: p.dst.direct}
 }
 
-// Checksum computes the oVirt imageio checksum of o.Src's range (blkhash):
-// data is read through the engine and hashed on every CPU; a file's holes
-// are neither read nor hashed.
+// Checksum computes the block checksum o.Sum makes (the oVirt imageio
+// checksum, with blkhash) of o.Src's range: data is read through the
+// engine; a file's holes are neither read nor given as data.
 func Checksum(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	o.Dst, o.DstOffset = "", 0
+	if o.Sum == nil {
+		return ReadReport{}, refuse("", "no checksum to compute (ReadOptions.Sum)")
+	}
 	p, err := prepareRead(o, (*Plan).checkRange)
 	if err != nil {
 		return ReadReport{}, err
@@ -145,8 +150,8 @@ func Checksum(ctx context.Context, o ReadOptions) (ReadReport, error) {
 		return ReadReport{}, refuseErr("", "nothing was read, the checksum could not start", err)
 	}
 	start := time.Now()
-	h := hashObserver{blkhash.NewHasher(p.Length, 0)}
-	defer h.h.Close()
+	h := sumObserver{o.Sum(p.Length)}
+	defer h.s.Close()
 	job := p.passJob(r.bufs.Slots, p.Length, func(rel int64, src, _ []byte) error {
 		h.Data(rel, src)
 		p.opts.Progress.Verified.Add(int64(len(src)))
@@ -160,7 +165,7 @@ func Checksum(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	sum, err := h.h.Result()
+	sum, err := h.s.Sum()
 	rep.Checksum = &sum
 	return rep, err
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ringcp/ringcp/align"
-	"github.com/ringcp/ringcp/blkhash"
 	"github.com/ringcp/ringcp/engine"
 	"golang.org/x/sys/unix"
 )
@@ -45,7 +44,7 @@ type Report struct {
 	// Verify is what the read-back verification found (Options.Verify).
 	Verify *VerifyReport
 	// Checksum is SRC's imageio checksum over the range (Options.Checksum).
-	Checksum *blkhash.Result
+	Checksum *ChecksumResult
 	// Resumed is how many bytes of the range an earlier run had copied
 	// and this one did not copy again (Options.Resume). StatePath is the
 	// state file; after a copy that did not complete it records the

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/ringcp/ringcp/align"
-	"github.com/ringcp/ringcp/blkhash"
 	"github.com/ringcp/ringcp/engine"
 	"github.com/ringcp/ringcp/internal/units"
 )
@@ -20,9 +19,36 @@ import (
 // (Job.Grid) and rounds holes inward to it, so a cell is read in one
 // piece, by the copy and by the read-back alike, or is a hole.
 
-// CellSize is the grid of verification digests and checksum blocks; a
-// verification counts bad blocks of this size.
-const CellSize = blkhash.BlockSize
+// CellSize is the grid of verification digests and checksum blocks (the
+// oVirt imageio checksum's block size); a verification counts bad blocks
+// of this size.
+const CellSize = 4 << 20
+
+// BlockSum is a checksum computed block by block (CellSize blocks from the
+// range start) from a copy's data as it is read (Options.Checksum) or
+// from a read pass (Checksum). Blocks come in any order, each once, as
+// data or as zeros; package blkhash's Hasher is one (the imageio
+// checksum), wrapped to return a ChecksumResult.
+type BlockSum interface {
+	// Data is the range's bytes from off, a multiple of CellSize: whole
+	// blocks, or up to the range's end. data is valid during the call.
+	Data(off int64, data []byte)
+	// Zero says [off, off+n) holds only zeros: whole blocks, or up to the
+	// range's end.
+	Zero(off, n int64)
+	// Sum waits for what was given and returns the checksum.
+	Sum() (ChecksumResult, error)
+	// Close abandons the checksum.
+	Close()
+}
+
+// ChecksumResult is a block checksum as imageio's API returns it:
+// {"algorithm": "blake2b", "block_size": 4194304, "checksum": "<hex>"}.
+type ChecksumResult struct {
+	Algorithm string `json:"algorithm"`
+	BlockSize int    `json:"block_size"`
+	Checksum  string `json:"checksum"`
+}
 
 // DefaultSyncEvery is how often a resumable copy makes what it wrote
 // durable: a kill loses about this much work. Each barrier is an
@@ -81,7 +107,7 @@ func cells(n int64) int64 { return (n + CellSize - 1) / CellSize }
 // every byte through the engine (no offload); barriers.
 func (p *Plan) chooseTrust() error {
 	o := &p.opts
-	if !o.Verify && !o.Checksum && !o.Resume {
+	if !o.Verify && o.Checksum == nil && !o.Resume {
 		return nil
 	}
 	if o.NoSync && (o.Verify || o.Resume) {
@@ -94,7 +120,7 @@ func (p *Plan) chooseTrust() error {
 		p.offloadMode = OffloadNever
 		p.note("offload off: verification, checksums and resuming need the data to pass through ringcp")
 	}
-	if !o.Verify && !o.Checksum {
+	if !o.Verify && o.Checksum == nil {
 		return nil
 	}
 	for _, ep := range []*endpoint{&p.src, &p.dst} {

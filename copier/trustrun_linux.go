@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/ringcp/ringcp/blkhash"
 	"github.com/ringcp/ringcp/engine"
 	"golang.org/x/sys/unix"
 )
@@ -14,7 +13,7 @@ import (
 type trustRun struct {
 	from    int64 // where in the range this run starts (resumed)
 	digests *digests
-	hasher  *blkhash.Hasher
+	sum     BlockSum
 	state   *stateWriter
 }
 
@@ -23,7 +22,7 @@ type trustRun struct {
 // where the earlier run stopped. Nothing is written yet.
 func (p *Plan) newTrust(job *engine.Job) *trustRun {
 	o := &p.opts
-	if !o.Verify && !o.Checksum && !o.Resume {
+	if !o.Verify && o.Checksum == nil && !o.Resume {
 		return nil
 	}
 	t := &trustRun{}
@@ -32,11 +31,11 @@ func (p *Plan) newTrust(job *engine.Job) *trustRun {
 		t.digests = newDigests(p.Length)
 		obs = append(obs, t.digests)
 	}
-	if o.Checksum {
-		t.hasher = blkhash.NewHasher(p.Length, 0)
-		obs = append(obs, hashObserver{t.hasher})
+	if o.Checksum != nil {
+		t.sum = o.Checksum(p.Length)
+		obs = append(obs, sumObserver{t.sum})
 	}
-	if o.Verify || o.Checksum {
+	if o.Verify || o.Checksum != nil {
 		job.Grid = CellSize
 	}
 	if r := p.resume; r != nil {
@@ -56,12 +55,12 @@ func (p *Plan) newTrust(job *engine.Job) *trustRun {
 	return t
 }
 
-// hashObserver feeds the checksum with what the copy reads.
-type hashObserver struct{ h *blkhash.Hasher }
+// sumObserver feeds the checksum with what the copy reads.
+type sumObserver struct{ s BlockSum }
 
-func (o hashObserver) Data(rel int64, data []byte) { o.h.Data(rel, data) }
-func (o hashObserver) Hole(rel, n int64)           { o.h.Zero(rel, n) }
-func (o hashObserver) Durable(int64)               {}
+func (o sumObserver) Data(rel int64, data []byte) { o.s.Data(rel, data) }
+func (o sumObserver) Hole(rel, n int64)           { o.s.Zero(rel, n) }
+func (o sumObserver) Durable(int64)               {}
 
 // begin is the last step of acquiring: a resumable copy that starts
 // records SRC, DST (its partial file, for a new one) and the range in its
@@ -99,8 +98,8 @@ func (t *trustRun) close() {
 	if t == nil {
 		return
 	}
-	if t.hasher != nil {
-		t.hasher.Close()
+	if t.sum != nil {
+		t.sum.Close()
 	}
 	if t.state != nil {
 		t.state.stop()
@@ -126,7 +125,7 @@ func (p *Plan) finishTrust(ctx context.Context, a *acquired, rep *Report) error 
 			rep.note("resume state: %v", err)
 		}
 	}
-	if t.hasher != nil {
+	if t.sum != nil {
 		if err := p.finishChecksum(ctx, a, t, rep); err != nil {
 			return err
 		}
@@ -148,7 +147,7 @@ func (p *Plan) finishTrust(ctx context.Context, a *acquired, rep *Report) error 
 // an earlier run copied (its holes are not read) and adds it.
 func (p *Plan) finishChecksum(ctx context.Context, a *acquired, t *trustRun, rep *Report) error {
 	if t.from > 0 {
-		h := hashObserver{t.hasher}
+		h := sumObserver{t.sum}
 		job := p.passJob(a.bufs.Slots, t.from, func(rel int64, src, _ []byte) error { h.Data(rel, src); return nil })
 		job.Files[engine.FileSrc], job.SrcOff, job.SrcAlign = a.files[engine.FileSrc], p.opts.SrcOffset, p.src.alignment()
 		job.MapHoles, job.Observer = !p.src.isBlock, holesOnly{h}
@@ -156,7 +155,7 @@ func (p *Plan) finishChecksum(ctx context.Context, a *acquired, t *trustRun, rep
 			return err
 		}
 	}
-	sum, err := t.hasher.Result()
+	sum, err := t.sum.Sum()
 	if err != nil {
 		return err
 	}
