@@ -22,6 +22,7 @@ func FuzzParseArgs(f *testing.F) {
 		"a\x00b", "-b\x004k\x00-q\x0032\x00a\x00b", "--length=1G\x00--src-offset\x001M\x00a\x00b",
 		"--engine=pool\x00--direct\x00never\x00--sync\x00none\x00a\x00b", "--force\x00--json\x00-v\x00a\x00b",
 		"-b\x001GiB\x00a\x00b", "--\x00-a\x00-b", "-h",
+		"--verify\x00--checksum\x00a\x00b", "--resume\x00--state\x00s\x00--sync-every\x003s\x00a\x00b",
 	} {
 		f.Add(s)
 	}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 )
 
 // The trust rows (ringcp issue 14): what --verify and --resume cost.
@@ -132,62 +131,69 @@ func parseCopyRead(out [][]byte, r *Run) error {
 	return nil
 }
 
-// writeTrustTable prints, under a workload's table, the verify pass
-// against a plain read pass of DST, and what --verify and --resume add to
-// a copy, as medians over rounds of same-round ratios.
-func writeTrustTable(w io.Writer, runs []*Run) {
-	copyT, verifyT, resumeT := map[int]time.Duration{}, map[int]time.Duration{}, map[int]time.Duration{}
-	pass, read := map[int]float64{}, map[int]float64{}
+// trustRounds are a workload's trust figures by round, in seconds.
+type trustRounds struct {
+	copy, verify, resume, pass, read map[int]float64
+}
+
+func collectTrust(runs []*Run) trustRounds {
+	t := trustRounds{map[int]float64{}, map[int]float64{}, map[int]float64{}, map[int]float64{}, map[int]float64{}}
 	for _, r := range runs {
 		if r.Err != nil {
 			continue
 		}
 		switch r.Tool {
 		case "ringcp":
-			copyT[r.Round] = r.Wall
+			t.copy[r.Round] = r.Wall.Seconds()
 		case "ringcp-verify":
-			verifyT[r.Round], pass[r.Round] = r.Wall, r.Trust.VerifySeconds
+			t.verify[r.Round], t.pass[r.Round] = r.Wall.Seconds(), r.Trust.VerifySeconds
 		case "ringcp-resume":
-			resumeT[r.Round] = r.Wall
+			t.resume[r.Round] = r.Wall.Seconds()
 		case "ringcp+read":
-			read[r.Round] = r.Trust.ReadSeconds
+			t.read[r.Round] = r.Trust.ReadSeconds
 		}
 	}
-	if len(pass) == 0 && len(resumeT) == 0 {
+	return t
+}
+
+// roundRatio is the median over rounds of a / b in the same round.
+func roundRatio(a, b map[int]float64) string {
+	var xs []float64
+	for k, v := range a {
+		if d, ok := b[k]; ok && d > 0 {
+			xs = append(xs, v/d)
+		}
+	}
+	if len(xs) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", median(xs))
+}
+
+func medianOf(m map[int]float64) string {
+	var xs []float64
+	for _, v := range m {
+		xs = append(xs, v)
+	}
+	if len(xs) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", median(xs))
+}
+
+// writeTrustTable prints, under a workload's table, the verify pass
+// against a plain read pass of DST, and what --verify and --resume add to
+// a copy, as medians over rounds of same-round ratios.
+func writeTrustTable(w io.Writer, runs []*Run) {
+	t := collectTrust(runs)
+	if len(t.pass) == 0 && len(t.resume) == 0 {
 		return
 	}
-	ratio := func(a, b map[int]float64) string {
-		var xs []float64
-		for k, v := range a {
-			if d, ok := b[k]; ok && d > 0 {
-				xs = append(xs, v/d)
-			}
-		}
-		if len(xs) == 0 {
-			return "-"
-		}
-		return fmt.Sprintf("%.2f", median(xs))
-	}
-	secs := func(m map[int]time.Duration) map[int]float64 {
-		out := map[int]float64{}
-		for k, v := range m {
-			out[k] = v.Seconds()
-		}
-		return out
-	}
-	med := func(m map[int]float64) string {
-		var xs []float64
-		for _, v := range m {
-			xs = append(xs, v)
-		}
-		if len(xs) == 0 {
-			return "-"
-		}
-		return fmt.Sprintf("%.2f", median(xs))
-	}
-	fmt.Fprintf(w, "Trust: the verify pass against one plain read of DST (fio, O_DIRECT, %d MiB x %d, the verify pass's shape), and what --verify and --resume (a barrier every 2 s) add to a copy; medians over rounds of same-round ratios.\n\n", verifyReadBS>>20, verifyReadDepth)
+	fmt.Fprintf(w, "Trust: the verify pass against one plain read of DST (fio, O_DIRECT, %d MiB x %d, the verify pass's shape), "+
+		"and what --verify and --resume (a barrier every 2 s) add to a copy; medians over rounds of same-round ratios.\n\n",
+		verifyReadBS>>20, verifyReadDepth)
 	fmt.Fprintln(w, "| verify pass s | plain read of DST s | verify pass ÷ read | copy+verify ÷ copy | copy --resume ÷ copy |")
 	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|")
-	fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n\n", med(pass), med(read), ratio(pass, read),
-		ratio(secs(verifyT), secs(copyT)), ratio(secs(resumeT), secs(copyT)))
+	fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n\n", medianOf(t.pass), medianOf(t.read), roundRatio(t.pass, t.read),
+		roundRatio(t.verify, t.copy), roundRatio(t.resume, t.copy))
 }
