@@ -23,6 +23,8 @@ type config struct {
 var errHelp = errors.New("help shown")
 
 const usageHead = `Usage: ringcp [flags] SRC DST
+       ringcp verify [flags] SRC DST     compare two files or devices (exit 3 if they differ)
+       ringcp checksum [flags] PATH      print the oVirt imageio checksum as JSON
        ringcp demo [--size SIZE]
 
 Copies SRC to DST (regular files or block devices; DST may be a new file)
@@ -81,7 +83,7 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	checksum := fs.Bool("checksum", false, "compute SRC's oVirt imageio checksum (blake2b, 4 MiB blocks) from the data as it is copied")
 	resume := fs.Bool("resume", false, "record progress in a state file and, when one is there, continue the interrupted copy it records")
 	statePath := fs.String("state", "", "the --resume state file (default: DST.ringcp-state; a block device DST needs one)")
-	syncEvery := fs.Duration("sync-every", 0, "with --resume: sync DST and record the progress this often (default 2s): a kill loses about this much work")
+	syncEvery := fs.Duration("sync-every", copier.DefaultSyncEvery, "with --resume: sync DST and record the progress this often: a kill loses about this much work")
 	force := fs.Bool("force", false, "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device), create a file in /dev, try a copy that seems not to fit; never a mounted DST")
 	help := fs.BoolP("help", "h", false, "show this help")
 	onlyOnce(fs)
@@ -128,10 +130,10 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 		cfg.opts.ZeroBlock = int(zeroBlock.v)
 	}
 	cfg.opts.Force, cfg.opts.SrcFormat = *force, srcFormat
-	if (*statePath != "" || *syncEvery != 0) && !*resume {
+	if (*statePath != "" || fs.Changed("sync-every")) && !*resume {
 		return cfg, errors.New("--state and --sync-every are for --resume: give --resume too")
 	}
-	if *syncEvery < 0 {
+	if *syncEvery <= 0 {
 		return cfg, fmt.Errorf("--sync-every %v: must be positive", *syncEvery)
 	}
 	cfg.opts.Verify, cfg.opts.Resume, cfg.opts.StatePath = *verify, *resume, *statePath
