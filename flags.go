@@ -26,6 +26,8 @@ var errHelp = errors.New("help shown")
 
 const usageHead = `Usage: ringcp [flags] SRC DST
        ringcp [flags] --jobs FILE
+       ringcp verify [flags] SRC DST     compare two files or devices (exit 3 if they differ)
+       ringcp checksum [flags] PATH      print the oVirt imageio checksum as JSON
        ringcp demo [--size SIZE]
 
 Copies SRC to DST (regular files or block devices; DST may be a new file)
@@ -82,6 +84,11 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&srcFormat, "src-format", "", "raw: copy SRC's bytes as they are although they form a disk image (qcow2, vmdk, vhdx, vdi, vpc, qed), which is refused otherwise")
 	fs.StringVar(&cfg.jobs, "jobs", "", "copy each job listed in `FILE` (a line: SRC DST [range flags]; - reads stdin) in this one process, sharing one buffer budget; the other flags apply to every job")
 	fs.IntVar(&cfg.parallel, "parallel", 0, "with --jobs: how many jobs run at once, in the list's order (0: all)")
+	verify := fs.Bool("verify", false, "read DST back after the copy (from the device, not the cache) and compare it with what was read from SRC; exit 3 on a difference")
+	checksum := fs.Bool("checksum", false, "compute SRC's oVirt imageio checksum (blake2b, 4 MiB blocks) from the data as it is copied")
+	resume := fs.Bool("resume", false, "record progress in a state file and, when one is there, continue the interrupted copy it records")
+	statePath := fs.String("state", "", "the --resume state file (default: DST.ringcp-state; a block device DST needs one)")
+	syncEvery := fs.Duration("sync-every", copier.DefaultSyncEvery, "with --resume: sync DST and record the progress this often: a kill loses about this much work")
 	force := fs.Bool("force", false, "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device), create a file in /dev, try a copy that seems not to fit; never a mounted DST")
 	help := fs.BoolP("help", "h", false, "show this help")
 	onlyOnce(fs)
@@ -128,6 +135,17 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 		cfg.opts.ZeroBlock = int(zeroBlock.v)
 	}
 	cfg.opts.Force, cfg.opts.SrcFormat = *force, srcFormat
+	if (*statePath != "" || fs.Changed("sync-every")) && !*resume {
+		return cfg, errors.New("--state and --sync-every are for --resume: give --resume too")
+	}
+	if *syncEvery <= 0 {
+		return cfg, fmt.Errorf("--sync-every %v: must be positive", *syncEvery)
+	}
+	cfg.opts.Verify, cfg.opts.Resume, cfg.opts.StatePath = *verify, *resume, *statePath
+	if *checksum {
+		cfg.opts.Checksum = imageioChecksum
+	}
+	cfg.opts.SyncEvery = *syncEvery
 	return cfg, nil
 }
 

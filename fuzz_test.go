@@ -24,6 +24,7 @@ func FuzzParseArgs(f *testing.F) {
 		"--engine=pool\x00--direct\x00never\x00--sync\x00none\x00a\x00b", "--force\x00--json\x00-v\x00a\x00b",
 		"-b\x001GiB\x00a\x00b", "--\x00-a\x00-b", "-h",
 		"--jobs\x00list", "--jobs\x00-\x00--parallel\x002\x00-q\x004",
+		"--verify\x00--checksum\x00a\x00b", "--resume\x00--state\x00s\x00--sync-every\x003s\x00a\x00b",
 	} {
 		f.Add(s)
 	}

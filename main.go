@@ -55,6 +55,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "demo" {
 		return runDemo(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && readCommands[args[0]] != nil {
+		return readCommands[args[0]](args[1:], stdout, stderr)
+	}
 	cfg, err := parseArgs(args, stdout)
 	if errors.Is(err, errHelp) {
 		return exitOK
@@ -110,6 +113,7 @@ func copyCommand(cfg config, stdout, stderr io.Writer) int {
 		return writeJSON(stdout, stderr, rep, nil)
 	}
 	printSummary(stderr, rep, "copied")
+	printTrust(stderr, rep)
 	return exitOK
 }
 
@@ -117,8 +121,12 @@ func copyCommand(cfg config, stdout, stderr io.Writer) int {
 func report(stderr io.Writer, err error) int {
 	fmt.Fprintf(stderr, "ringcp: %s\n", oneLine(err))
 	var refused *copier.RefusedError
-	if errors.As(err, &refused) {
+	var mismatch *copier.MismatchError
+	switch {
+	case errors.As(err, &refused):
 		return exitRefused
+	case errors.As(err, &mismatch):
+		return exitMismatch
 	}
 	return exitFailed
 }

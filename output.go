@@ -35,6 +35,12 @@ type jsonReport struct {
 	Error           string  `json:"error,omitempty"`
 	FixedBuffers    bool    `json:"fixed_buffers"`
 	EngineDetail    string  `json:"engine_detail"`
+	// With --verify, --checksum, --resume (trust_output.go).
+	Verify     *jsonVerify            `json:"verify,omitempty"`
+	Checksum   *copier.ChecksumResult `json:"checksum,omitempty"`
+	Resumed    int64                  `json:"resumed,omitempty"`
+	StateFile  string                 `json:"state_file,omitempty"`
+	ResumeFrom int64                  `json:"resume_from,omitempty"`
 }
 
 func toJSON(r copier.Report) jsonReport {
@@ -48,6 +54,7 @@ func toJSON(r copier.Report) jsonReport {
 	if r.Seconds > 0 {
 		j.BytesPerSecond = float64(r.Bytes) / r.Seconds
 	}
+	addTrust(&j, r)
 	return j
 }
 

@@ -60,10 +60,17 @@ func drawProgress(w io.Writer, p *engine.Progress, total int64, done <-chan stru
 			fmt.Fprint(w, "\r\033[K")
 			return
 		case now := <-tick.C:
-			written := p.Done.Load()
+			written, label := p.Done.Load(), ""
+			if p.Phase() == engine.PhaseVerify {
+				// The read-back after the copy: its own count, from 0.
+				written, label = p.Verified.Load(), "verify "
+			}
+			if written < lastBytes {
+				lastBytes = 0
+			}
 			rate := float64(written-lastBytes) / now.Sub(lastTime).Seconds()
 			lastBytes, lastTime = written, now
-			fmt.Fprintf(w, "\r\033[K%s", progressLine(written, total, rate))
+			fmt.Fprintf(w, "\r\033[K%s%s", label, progressLine(written, total, rate))
 		}
 	}
 }

@@ -54,6 +54,10 @@ func dstState(opts copier.Options, rep copier.Report) string {
 			byteCount(rep.Contiguous), opts.DstOffset)
 	case copier.DstUnknown:
 		return "holds data that cannot be vouched for: flushing what was written failed too; do not use it"
+	case copier.DstResumable:
+		return resumableLine(rep)
+	case copier.DstMismatch:
+		return "was copied, but does not read back as SRC: do not use it"
 	}
 	return "" // untouched: nothing to say
 }

@@ -60,6 +60,11 @@ var tools = []Tool{
 	// The reference for the sparse workload: every byte copied as data.
 	{Name: "ringcp-nosparse", Needs: []string{"ringcp"}, Plan: ringcpPlan("--sparse=never"), Parse: parseRingcp,
 		Workloads: []string{"sparse"}},
+	// What --verify and --resume cost, and the read the verify pass is
+	// held to (trust.go).
+	{Name: "ringcp-verify", Needs: []string{"ringcp"}, Plan: ringcpPlan("--verify"), Parse: parseVerify},
+	{Name: "ringcp+read", Needs: []string{"ringcp", "fio"}, Plan: copyReadPlan, Parse: parseCopyRead},
+	{Name: "ringcp-resume", Needs: []string{"ringcp"}, Plan: resumePlan, Parse: parseResume},
 	// The RHEV bug's dd runs: O_DIRECT both sides, fullblock so a short
 	// read cannot shift the output, 1 MiB and the 32 MiB LVM extent.
 	{Name: "dd-1M", Needs: []string{"dd"}, Plan: ddPlan("1M")},

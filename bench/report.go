@@ -74,6 +74,7 @@ func (b *bench) writeMarkdown(w io.Writer) {
 		if len(runs) > 0 {
 			w2, _ := findWorkload(name)
 			b.writeWorkload(w, w2, runs)
+			writeTrustTable(w, runs)
 		}
 	}
 	if len(b.sweep) > 0 {

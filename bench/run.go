@@ -42,6 +42,8 @@ type details struct {
 	SrcAlloc int64 `json:"src_alloc,omitempty"`
 	// Sweep is the grid point of a sweep run (BS 0: ringcp's defaults).
 	Sweep *sweepPoint `json:"sweep,omitempty"`
+	// Trust is what a trust row measured (trust.go).
+	Trust *trustDetail `json:"trust,omitempty"`
 }
 
 // Verdict is the run's one-word outcome.

@@ -84,7 +84,7 @@ var workloads = []Workload{
 		Source: makeSparseSource,
 		Space:  sparseSpace,
 		Setup:  setupFile,
-		Tools:  []string{"ringcp", "ringcp-pool", "ringcp-nosparse", "qemu-img", "nbdcopy", "cp-sparse+sync"},
+		Tools:  []string{"ringcp", "ringcp-pool", "ringcp-nosparse", "ringcp-verify", "qemu-img", "nbdcopy", "cp-sparse+sync"},
 	},
 	{
 		Name:  "jobs-file",

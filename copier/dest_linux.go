@@ -28,6 +28,9 @@ type dest struct {
 	// copy, for the fsync that makes its name durable: at the end there
 	// may be no descriptor left to open it with.
 	dir *os.File
+	// keep: a resumable copy's partial file, which a state file records:
+	// a failure leaves it for the next run.
+	keep bool
 }
 
 // openDest opens DST without changing it: a new file as an unnamed inode
@@ -35,7 +38,7 @@ type dest struct {
 // place, a block device with O_EXCL. It is cut, if at all, only once every
 // other resource of the copy is acquired (Plan.Run).
 func (p *Plan) openDest() (*dest, error) {
-	flag := os.O_WRONLY | directFlag(p.dst.direct)
+	flag := p.dstAccess() | directFlag(p.dst.direct)
 	d := &dest{direct: p.dst.direct}
 	var err error
 	switch {
@@ -63,6 +66,10 @@ func (p *Plan) openDest() (*dest, error) {
 			return nil, err
 		}
 		d.size = fi.Size()
+	}
+	if err := p.resumeDest(d); err != nil {
+		d.f.Close()
+		return nil, err
 	}
 	return d, nil
 }
@@ -161,12 +168,16 @@ func (d *dest) publish(p *Plan, sync bool) error {
 	if d.fresh == newNone {
 		return nil
 	}
-	if err := d.name(p.dst.path); err != nil {
+	// DST's own name: p.dst.path is a resumed copy's partial file.
+	if err := d.name(p.opts.Dst); err != nil {
 		return err
 	}
 	d.published = true
 	if !sync {
 		return nil
+	}
+	if d.dir == nil {
+		return syncDirOf(p.opts.Dst) // a resumed partial file: not created by this run
 	}
 	return syncDir(d.dir)
 }
@@ -176,6 +187,16 @@ func (d *dest) close() {
 	if d.dir != nil {
 		d.dir.Close()
 	}
+}
+
+// syncDirOf fsyncs the folder of path, opening it now.
+func syncDirOf(path string) error {
+	dir, err := os.Open(dirOf(path))
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	return syncDir(dir)
 }
 
 // syncDir fsyncs a new DST's folder, so a name just given survives a

@@ -31,6 +31,22 @@
 // their filesystem together), every job's resources acquired before any
 // job writes, and a job that fails stops alone (batch.go).
 //
+// # Trusting the result (trust.go)
+//
+// With Options.Verify, Run reads DST's range back after the barrier, from
+// the device rather than the page cache, and compares it with digests of
+// what it read from SRC; a difference is a *MismatchError (the first
+// differing byte, the 4 MiB blocks that differ), and a new DST then never
+// gets its name. Options.Checksum puts a block checksum of SRC in the
+// Report, from the data the copy read (the oVirt imageio checksum with
+// package blkhash, which copier does not import: no x/crypto for a
+// program that does not ask for it). With
+// Options.Resume a state file records, after each periodic barrier, the
+// prefix of the range that is on DST and flushed; Run with the same
+// options continues from it, after checking that SRC, DST and the range
+// are the ones it records (a *RefusedError otherwise). Compare and
+// Checksum read existing files or devices and write nothing.
+//
 // Hypervisor code calls Copy (or Prepare, then Run) with Options it builds
 // itself; the ringcp command is a thin layer of flags over the same calls.
 package copier

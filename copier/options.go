@@ -2,6 +2,7 @@ package copier
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
@@ -115,6 +116,24 @@ type Options struct {
 	SrcFormat string
 	// Progress, when not nil, counts completed reads and writes.
 	Progress *engine.Progress
+	// Verify reads DST back after the barrier and compares it with what
+	// was read from SRC (trust.go); a difference is a *MismatchError.
+	Verify bool
+	// Checksum, when not nil, makes a block checksum of SRC's range from
+	// the data the copy reads (Report.Checksum): it is called once with
+	// the range's length, and what it returns is given every 4 MiB block
+	// of the range (BlockSum). For the oVirt imageio checksum, wrap
+	// blkhash.NewHasher (as the ringcp command does for --checksum).
+	Checksum func(length int64) BlockSum
+	// Resume keeps a state file of the part of the copy known durable,
+	// and continues from it when one is there (resume_linux.go).
+	Resume bool
+	// StatePath is the resume state file; "" puts it next to DST
+	// (DST.ringcp-state). A block device DST needs one.
+	StatePath string
+	// SyncEvery is how often a resumable copy makes what it wrote
+	// durable and records it; 0 is DefaultSyncEvery.
+	SyncEvery time.Duration
 }
 
 // Limits on what a user may ask for.

@@ -32,6 +32,14 @@ const (
 	// of the copy, and the rest of the range may still change until the
 	// process exits.
 	DstChanging
+	// DstResumable: a resumable copy (Options.Resume) stopped; DST (for a
+	// new one, its partial file) holds the first Report.ResumeFrom bytes
+	// of the copy, durable, and the state file records them: the same
+	// copy run again continues from there.
+	DstResumable
+	// DstMismatch: the copy ran to its end, but reading DST back found it
+	// different from SRC (a *MismatchError): do not use it.
+	DstMismatch
 )
 
 // String names the state for logs and JSON.
@@ -49,6 +57,10 @@ func (s DstState) String() string {
 		return "unknown"
 	case DstChanging:
 		return "changing"
+	case DstResumable:
+		return "resumable"
+	case DstMismatch:
+		return "mismatch"
 	}
 	return "untouched"
 }
@@ -56,7 +68,7 @@ func (s DstState) String() string {
 // stopped fills in what a failed or interrupted copy left in DST and
 // returns err. A new DST that did not complete is discarded here.
 func (p *Plan) stopped(rep *Report, d *dest, err error) error {
-	rep.DstState = p.discardOrDescribe(d, rep)
+	rep.DstState = p.trustOutcome(p.discardOrDescribe(d, rep), d, err)
 	return err
 }
 

@@ -28,7 +28,8 @@ type Plan struct {
 	sparse         engine.Sparse
 	offloadMode    OffloadMode // OffloadNever, OffloadReflink or OffloadCopyRange: what Run tries first
 	Notes          []string
-	Forced         string // what Options.Force overrode (DST in use, a new file in /dev, too little room), or ""
+	Forced         string      // what Options.Force overrode (DST in use, a new file in /dev, too little room), or ""
+	resume         *resumePlan // Options.Resume: the state file and where the copy starts
 }
 
 // Prepare checks opts against both ends and decides how to copy. It writes
@@ -42,12 +43,12 @@ func Prepare(opts Options) (*Plan, error) {
 	if p.src, err = inspectSource(opts.Src); err != nil {
 		return nil, err
 	}
-	if p.dst, err = inspectDest(opts.Dst); err != nil {
+	if p.dst, err = p.inspectTarget(); err != nil {
 		return nil, err
 	}
-	steps := []func() error{p.checkPseudoFS, p.checkEmptyDevice, p.checkRange, p.checkSameObject, p.checkInUse, p.checkLocks, p.checkDestSize,
+	steps := []func() error{p.checkPseudoFS, p.checkEmptyDevice, p.checkRange, p.checkResume, p.checkSameObject, p.checkInUse, p.checkLocks, p.checkDestSize,
 		p.checkNewInDev, p.checkWritable, p.checkFileLimit, p.checkImageFormat,
-		p.chooseDirect, p.chooseSizes, p.chooseSparse, p.chooseOffload, p.checkRoom, p.chooseEngine}
+		p.chooseDirect, p.chooseSizes, p.chooseSparse, p.chooseOffload, p.chooseTrust, p.checkRoom, p.chooseEngine}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return nil, err

@@ -41,6 +41,20 @@ type Report struct {
 	// yet: how a new DST was created, why an offload gave way, a side
 	// that stayed buffered.
 	Notes []string
+	// Verify is what the read-back verification found (Options.Verify).
+	Verify *VerifyReport
+	// Checksum is SRC's imageio checksum over the range (Options.Checksum).
+	Checksum *ChecksumResult
+	// Resumed is how many bytes of the range an earlier run had copied
+	// and this one did not copy again (Options.Resume). StatePath is the
+	// state file; after a copy that did not complete it records the
+	// first ResumeFrom bytes as done: the next run starts there.
+	// PartialPath is the partial file a new DST is copied into until it
+	// is complete, after such a copy.
+	Resumed     int64
+	StatePath   string
+	ResumeFrom  int64
+	PartialPath string
 }
 
 func (r *Report) note(format string, args ...any) {
@@ -88,9 +102,16 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 	rep.Bytes, rep.BytesRead, rep.Synced = st.BytesWritten, st.BytesRead, st.Synced
 	rep.BytesHoles, rep.BytesZeroed = st.BytesHoles, st.BytesZeroed
 	rep.Contiguous = st.Contiguous
+	if a.trust != nil {
+		rep.Resumed, rep.Contiguous = a.trust.from, a.trust.from+st.Contiguous
+	}
+	if err == nil {
+		err = p.finishTrust(ctx, a, &rep)
+	}
 	if err == nil {
 		err = a.dst.publish(p, !p.opts.NoSync)
 	}
+	p.endTrust(a, &rep, err)
 	if a.undrained {
 		// Requests the backend could not reap may still write DST: it is
 		// not cut back, and nothing is freed (release). A new DST never
@@ -165,6 +186,7 @@ type acquired struct {
 	dst   *dest
 	bufs  *align.Buffers
 	copy  *engine.Copy
+	trust *trustRun // verification, checksum, resume state (trustrun_linux.go)
 	// undrained: the engine's backend failed with requests in flight that
 	// it could not reap (engine.ErrUndrained). The kernel may still read
 	// into the buffers and write through the descriptors, so both are
@@ -223,8 +245,11 @@ func (p *Plan) acquireAll(a *acquired, rep *Report, s *shared) error {
 	if err := a.buffers(p, &job, s); err != nil {
 		return err
 	}
-	a.copy, err = p.openEngine(job, rep)
-	return err
+	a.trust = p.newTrust(&job)
+	if a.copy, err = p.openEngine(job, rep); err != nil {
+		return err
+	}
+	return a.trust.begin(p, a.dst)
 }
 
 // buffers gives the job its slots: a batch's shared ones (s), or its own.
@@ -246,6 +271,7 @@ func (a *acquired) release() {
 	if a.undrained {
 		return
 	}
+	a.trust.close()
 	if a.copy != nil {
 		a.copy.Close()
 	}

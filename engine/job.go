@@ -94,6 +94,10 @@ type Sparse struct {
 type Progress struct {
 	Done atomic.Int64 // bytes of the range finished on DST: written, zeroed or left a hole
 	Read atomic.Int64 // bytes whose reads completed
+	// Verified counts the bytes of the range checked by a read-back
+	// verification (phase.go), which runs after the copy.
+	Verified atomic.Int64
+	phase    atomic.Int32
 }
 
 // Stats is what a finished (or failed) copy did.
