@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // prefix tracks how far DST is complete without gaps from the range start:
@@ -78,7 +76,7 @@ func (r *run) setSize() error {
 		return nil
 	}
 	dst := r.job.Files[FileDst]
-	if err := unix.Ftruncate(int(dst.Fd()), size); err != nil {
+	if err := ftruncate(int(dst.Fd()), size); err != nil {
 		return &OpError{Op: "truncate", Path: dst.Name(), Offset: size, Err: err}
 	}
 	return nil

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Run copies job with a backend built by newBackend: Open, then
@@ -35,7 +33,7 @@ func flushBeforeMapping(job *Job) {
 	if !job.MapHoles {
 		return
 	}
-	if err := unix.Fdatasync(int(job.Files[FileSrc].Fd())); err != nil {
+	if err := fdatasync(int(job.Files[FileSrc].Fd())); err != nil {
 		job.MapHoles = false
 	}
 }
