@@ -32,7 +32,7 @@ var badInputs = []badInput{
 	{"offset unaligned direct always", []string{"--src-offset", "100", "--direct", "always", "{src}", "{new}"}, "--direct always: offset 100 is not a multiple of the alignment"},
 	{"queue depth zero", []string{"-q", "0", "{src}", "{new}"}, "--queue-depth 0: must be at least 1"},
 	{"queue depth negative", []string{"-q", "-1", "{src}", "{new}"}, "--queue-depth -1: must be at least 1"},
-	{"queue depth huge", []string{"-q", "100000", "{src}", "{new}"}, "queue depth 100000 out of range"},
+	{"queue depth huge", []string{"-q", "100000", "{src}", "{new}"}, "--queue-depth 100000: out of range (1 to 1024)"},
 	{"queue depth overflow", []string{"-q", "99999999999999999999", "{src}", "{new}"}, "invalid argument"},
 	{"queue depth not a number", []string{"-q", "many", "{src}", "{new}"}, "invalid argument"},
 	{"unknown flag", []string{"--bogus", "{src}", "{new}"}, "unknown flag: --bogus"},

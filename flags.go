@@ -20,8 +20,6 @@ type config struct {
 	progress string
 }
 
-var errHelp = errors.New("help shown")
-
 const usageHead = `Usage: ringcp [flags] SRC DST
        ringcp demo [--size SIZE]
 
@@ -51,8 +49,16 @@ func (s *sizeFlag) Set(v string) error {
 }
 
 // parseArgs parses flags and operands into a config. Errors are one line,
-// fit for "ringcp: <error>" and exit 2.
+// fit for "ringcp: <error>", and are usage errors (exit 2).
 func parseArgs(args []string, stdout io.Writer) (config, error) {
+	cfg, err := parseFlags(args, stdout)
+	if err != nil && !errors.Is(err, errHelp) {
+		err = &usageError{err}
+	}
+	return cfg, err
+}
+
+func parseFlags(args []string, stdout io.Writer) (config, error) {
 	var cfg config
 	var bs, srcOff, dstOff, length sizeFlag
 	var qd int
@@ -156,4 +162,36 @@ func contains(list []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// onlyOnce makes a flag given twice with different values an error. pflag
+// keeps the last (--engine pool --engine uring runs io_uring), and a tool
+// trusted with whole disks must not guess which one was meant. The same
+// value twice is fine: scripts repeat their defaults.
+func onlyOnce(fs *pflag.FlagSet) {
+	fs.VisitAll(func(f *pflag.Flag) {
+		f.Value = &onceValue{Value: f.Value}
+	})
+}
+
+// onceValue wraps a flag's value and remembers the first value given.
+type onceValue struct {
+	pflag.Value
+	first string
+	set   bool
+}
+
+func (v *onceValue) Set(s string) error {
+	if v.set && s != v.first {
+		return fmt.Errorf("given twice with different values (%q, then %q)", v.first, s)
+	}
+	v.set, v.first = true, s
+	return v.Value.Set(s)
+}
+
+// IsBoolFlag forwards to a bool flag's value, which pflag asks to render
+// the help.
+func (v *onceValue) IsBoolFlag() bool {
+	b, ok := v.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/ringcp/ringcp/copier"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -23,7 +25,8 @@ func checkDescriptors() error {
 		return nil // nothing to go by: let the opens tell
 	}
 	if lim.Cur < minDescriptors {
-		return fmt.Errorf("only %d open files allowed (ulimit -n): ringcp needs at least %d", lim.Cur, minDescriptors)
+		return &copier.RefusedError{Kind: copier.KindResources, Reason: fmt.Sprintf(
+			"only %d open files allowed (ulimit -n): ringcp needs at least %d", lim.Cur, minDescriptors)}
 	}
 	return nil
 }

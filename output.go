@@ -53,17 +53,15 @@ func toJSON(r copier.Report) jsonReport {
 
 // writeJSON prints the report; copyErr, when not nil, is why the copy did
 // not complete, so integrations get one object on success and failure.
-func writeJSON(stdout, stderr io.Writer, r copier.Report, copyErr error) int {
+func writeJSON(stdout io.Writer, r copier.Report, copyErr error) error {
 	j := toJSON(r)
 	if copyErr != nil {
-		j.Error = oneLine(copyErr)
+		j.Error = message(copyErr)
 	}
-	enc := json.NewEncoder(stdout)
-	if err := enc.Encode(j); err != nil {
-		fmt.Fprintf(stderr, "ringcp: writing JSON: %v\n", err)
-		return exitFailed
+	if err := json.NewEncoder(stdout).Encode(j); err != nil {
+		return fmt.Errorf("writing JSON: %w", err)
 	}
-	return exitOK
+	return nil
 }
 
 // printSummary is the one human line at the end.

@@ -40,7 +40,7 @@ func (p *Plan) chooseOffload() error {
 	forced := o.Offload != OffloadAuto
 	if p.src.isBlock || p.dst.isBlock {
 		if forced {
-			return refuse("", fmt.Sprintf("--offload %s: block devices have no copy offload", o.Offload))
+			return refuse(KindNotSupported, "", fmt.Sprintf("Options.Offload %s: block devices have no copy offload", o.Offload)).on("Offload")
 		}
 		return nil
 	}

@@ -49,7 +49,7 @@ func (p *Plan) checkRoom() error {
 		p.forced(short)
 		return nil
 	}
-	return refuse(p.opts.Dst, short+" (--force tries anyway)")
+	return refuse(KindNoRoom, p.opts.Dst, short+" (Options.Force tries anyway)").on("Dst")
 }
 
 // room is what the copy allocates on DST: exactly, or estimated within

@@ -12,50 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Report is what a copy did.
-type Report struct {
-	Src, Dst       string
-	Engine         string // "io_uring" or "pool"
-	FallbackReason string
-	Bytes          int64 // bytes written to DST as data
-	BytesRead      int64
-	BytesHoles     int64  // not written: holes, or zeros left as holes
-	BytesZeroed    int64  // made zero on DST (fallocate or writes of zeros)
-	Offload        string // "reflink" or "copy_file_range" when the filesystem copied
-	// OffloadFallback says why an offload that was tried gave way to the
-	// engine.
-	OffloadFallback string
-	Seconds         float64
-	CPUSeconds      float64 // user+system of this process, io_uring workers included
-	BlockSize       int
-	QueueDepth      int
-	DirectSrc       bool
-	DirectDst       bool
-	Synced          bool
-	Caps            engine.Caps
-	// Contiguous is how many bytes from the start of the copy reached DST
-	// without a gap; DstState says what DST holds (after a failure too).
-	Contiguous int64
-	DstState   DstState
-	// Notes are what Run decided or met that Plan.Notes could not say
-	// yet: how a new DST was created, why an offload gave way, a side
-	// that stayed buffered.
-	Notes []string
-}
-
-func (r *Report) note(format string, args ...any) {
-	r.Notes = append(r.Notes, fmt.Sprintf(format, args...))
-}
-
-// Copy is Prepare followed by Run.
-func Copy(ctx context.Context, opts Options) (Report, error) {
-	p, err := Prepare(opts)
-	if err != nil {
-		return Report{}, err
-	}
-	return p.Run(ctx)
-}
-
 // Run performs the planned copy. It first acquires everything the copy
 // needs (descriptors, buffers, the engine's backend); a failure there is a
 // *RefusedError and DST is as it was. Only then is DST cut and written.
@@ -145,7 +101,7 @@ func (p *Plan) acquire(rep *Report) (*acquired, error) {
 	a.release()
 	var refused *RefusedError
 	if !errors.As(err, &refused) {
-		err = refuseErr("", "nothing was written, the copy could not start", err)
+		err = refuseErr(acquireKind(err), "", "nothing was written, the copy could not start", err)
 	}
 	return nil, err
 }

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/engine"
+)
+
+// copyCommand is `ringcp [flags] SRC DST`: Prepare, Run, and what to say
+// about it. It prints the lines of a copy that stopped (what DST holds)
+// itself, and returns the outcome for main.go to turn into an exit code.
+func copyCommand(cfg config, stdout, stderr io.Writer) error {
+	progress := &engine.Progress{}
+	cfg.opts.Progress = progress
+	if err := refuseOwnStream(cfg.opts.Dst, stdout, stderr); err != nil {
+		return err // no JSON either: stdout may be DST
+	}
+	plan, err := copier.Prepare(cfg.opts)
+	if err != nil {
+		return jsonIfAsked(cfg, stdout, copier.Report{Src: cfg.opts.Src, Dst: cfg.opts.Dst}, err)
+	}
+	if cfg.verbose {
+		printNotes(stderr, plan.Notes)
+	} else if plan.Forced != "" {
+		fmt.Fprintf(stderr, "ringcp: --force: writing %s although %s\n", cfg.opts.Dst, plan.Forced)
+	}
+	ctx, sig := withSignals()
+	defer sig.stop()
+	stopProgress := startProgress(cfg.progress, progress, plan.Length, stderr)
+	rep, err := plan.Run(ctx)
+	stopProgress()
+	if cfg.verbose {
+		printNotes(stderr, rep.Notes)
+	}
+	if err != nil {
+		err = stoppedCopy(stderr, cfg.opts, rep, err, sig.caught())
+		return jsonIfAsked(cfg, stdout, rep, err)
+	}
+	if cfg.verbose {
+		fmt.Fprintf(stderr, "ringcp: engine %s: %s\n", rep.Engine, rep.Caps.Detail)
+	}
+	if cfg.json {
+		return writeJSON(stdout, rep, nil)
+	}
+	printSummary(stderr, rep, "copied")
+	return nil
+}
+
+// jsonIfAsked prints the --json object for a copy that did not complete,
+// and returns its error: the exit code stays the copy's.
+func jsonIfAsked(cfg config, stdout io.Writer, rep copier.Report, err error) error {
+	if cfg.json {
+		writeJSON(stdout, rep, err)
+	}
+	return err
+}
+
+func printNotes(stderr io.Writer, notes []string) {
+	for _, n := range notes {
+		fmt.Fprintf(stderr, "ringcp: %s\n", oneLine(flagWords.Replace(n)))
+	}
+}
+
+// stopSignals end a copy cleanly: SIGINT (^C), SIGTERM (kill, systemd),
+// and SIGHUP (the terminal or ssh session went away). A signal the
+// process was started with ignored stays ignored: under nohup, or as a
+// background job of a script, the copy goes on, as the AIX technote's
+// nohup dd runs expect. (signal.Notify would otherwise un-ignore it.)
+var stopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+
+// signals turns the stop signals into a cancelled context: the engine
+// stops submitting, drains, syncs what was written, and the command exits
+// 128+signal.
+type signals struct {
+	ch     chan os.Signal
+	got    chan syscall.Signal
+	cancel context.CancelFunc
+}
+
+func withSignals() (context.Context, *signals) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &signals{ch: make(chan os.Signal, 1), got: make(chan syscall.Signal, 1), cancel: cancel}
+	for _, sig := range stopSignals {
+		if !signal.Ignored(sig) {
+			signal.Notify(s.ch, sig)
+		}
+	}
+	go func() {
+		if v, ok := <-s.ch; ok {
+			s.got <- v.(syscall.Signal)
+			cancel()
+		}
+	}()
+	return ctx, s
+}
+
+func (s *signals) stop() {
+	signal.Stop(s.ch)
+	close(s.ch)
+	s.cancel()
+}
+
+func (s *signals) caught() syscall.Signal {
+	select {
+	case v := <-s.got:
+		s.got <- v
+		return v
+	default:
+		return 0
+	}
+}
