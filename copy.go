@@ -23,7 +23,7 @@ func copyCommand(cfg config, stdout, stderr io.Writer) error {
 	}
 	plan, err := copier.Prepare(cfg.opts)
 	if err != nil {
-		return jsonIfAsked(cfg, stdout, copier.Report{Src: cfg.opts.Src, Dst: cfg.opts.Dst}, err)
+		return jsonIfAsked(cfg, stdout, copier.Report{}, err)
 	}
 	if cfg.verbose {
 		printNotes(stderr, plan.Notes)
@@ -46,7 +46,7 @@ func copyCommand(cfg config, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "ringcp: engine %s: %s\n", rep.Engine, rep.Caps.Detail)
 	}
 	if cfg.json {
-		return writeJSON(stdout, rep, nil)
+		return writeJSON(stdout, cfg.opts, rep, nil)
 	}
 	printSummary(stderr, rep, "copied")
 	return nil
@@ -56,7 +56,7 @@ func copyCommand(cfg config, stdout, stderr io.Writer) error {
 // and returns its error: the exit code stays the copy's.
 func jsonIfAsked(cfg config, stdout io.Writer, rep copier.Report, err error) error {
 	if cfg.json {
-		writeJSON(stdout, rep, err)
+		writeJSON(stdout, cfg.opts, rep, err)
 	}
 	return err
 }

@@ -17,6 +17,7 @@ type config struct {
 	opts     copier.Options
 	json     bool
 	verbose  bool
+	version  bool
 	progress string
 }
 
@@ -84,6 +85,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.BoolVarP(&cfg.verbose, "verbose", "v", false, "explain alignment, block size, direct I/O and engine choices")
 	fs.StringVar(&srcFormat, "src-format", "", "raw: copy SRC's bytes as they are although they form a disk image (qcow2, vmdk, vhdx, vdi, vpc, qed), which is refused otherwise")
 	force := fs.Bool("force", false, "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device), create a file in /dev, try a copy that seems not to fit; never a mounted DST")
+	fs.BoolVar(&cfg.version, "version", false, "print the version, and whether io_uring is usable here (with --json: as JSON)")
 	help := fs.BoolP("help", "h", false, "show this help")
 	onlyOnce(fs)
 	if err := fs.Parse(args); err != nil {
@@ -92,6 +94,9 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	if *help {
 		fmt.Fprint(stdout, usageHead+fs.FlagUsages())
 		return cfg, errHelp
+	}
+	if cfg.version {
+		return cfg, nil
 	}
 	if fs.NArg() != 2 {
 		return cfg, fmt.Errorf("need SRC and DST, got %d operand(s) (see ringcp --help)", fs.NArg())
@@ -150,6 +155,20 @@ func checkChoices(engine, direct, syncMode, progress, sparse, offload string) er
 		}
 	}
 	return nil
+}
+
+// wantsJSON says whether a command line that could not be read asked for
+// --json: then the refusal is printed as JSON too.
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "--json", "--json=true":
+			return true
+		}
+	}
+	return false
 }
 
 // choiceList renders a flag's values for its help: "auto|uring|pool".

@@ -57,8 +57,13 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	cfg, err := parseArgs(args, stdout)
-	if err != nil {
+	switch {
+	case err != nil && wantsJSON(args):
+		return writeJSON(stdout, cfg.opts, copier.Report{}, err)
+	case err != nil:
 		return err
+	case cfg.version:
+		return printVersion(stdout, cfg.json)
 	}
 	return copyCommand(cfg, stdout, stderr)
 }

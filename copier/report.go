@@ -10,6 +10,7 @@ import (
 // Report is what a copy did.
 type Report struct {
 	Src, Dst       string
+	Length         int64  // bytes in the range to copy (Plan.Length)
 	Engine         string // "io_uring" or "pool"
 	FallbackReason string
 	Bytes          int64 // bytes written to DST as data

@@ -17,7 +17,7 @@ import (
 // *RefusedError and DST is as it was. Only then is DST cut and written.
 // Run does not change the Plan: what it learns goes into the Report.
 func (p *Plan) Run(ctx context.Context) (Report, error) {
-	rep := Report{Src: p.opts.Src, Dst: p.opts.Dst, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
+	rep := Report{Src: p.opts.Src, Dst: p.opts.Dst, Length: p.Length, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
 		DirectSrc: p.src.direct, DirectDst: p.dst.direct, FallbackReason: p.FallbackReason}
 	a, err := p.acquire(&rep)
 	if err != nil {
