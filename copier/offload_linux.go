@@ -184,6 +184,7 @@ func (p *Plan) copyRange(ctx context.Context, src, dst int) (int64, error) {
 func (p *Plan) addProgress(n int64) {
 	if pr := p.opts.Progress; pr != nil {
 		pr.Read.Add(n)
+		pr.Data.Add(n) // the split first: Done is never more than its parts
 		pr.Done.Add(n)
 	}
 }

@@ -2,6 +2,7 @@ package copier
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
@@ -117,8 +118,17 @@ type Options struct {
 	// SrcFormat "raw" (SrcFormatRaw) copies SRC's bytes even when they are
 	// a disk image container (qcow2, vmdk...); "" refuses such a SRC.
 	SrcFormat string
-	// Progress, when not nil, counts completed reads and writes.
+	// Progress, when not nil, counts completed reads and writes as the
+	// copy goes; Prepare makes one otherwise. Plan.Status reads it.
 	Progress *engine.Progress
+	// OnProgress, when not nil, is called with the copy's Status every
+	// ProgressInterval (DefaultProgressInterval when 0) while Run runs,
+	// and once more when the copy has ended (PhaseDone, 100%, when it
+	// completed), before Run returns. Calls come from one goroutine at a
+	// time, never after Run returned; a slow OnProgress delays the next
+	// call, never the copy.
+	OnProgress       func(Status)
+	ProgressInterval time.Duration
 }
 
 // Limits on what a user may ask for.
@@ -144,6 +154,9 @@ func (o *Options) normalize() error {
 	}
 	if o.ZeroBlock == 0 {
 		o.ZeroBlock = DefaultZeroBlock
+	}
+	if o.Progress == nil {
+		o.Progress = &engine.Progress{}
 	}
 	if err := o.checkChoices(); err != nil {
 		return err

@@ -53,8 +53,8 @@ func (p *Plan) chooseOffload() error    { return nil }
 func (p *Plan) checkRoom() error        { return nil }
 func (p *Plan) uringObstacle() string   { return "" }
 
-// Run refuses: no Plan is ever prepared here.
-func (p *Plan) Run(ctx context.Context) (Report, error) {
+// run refuses: no Plan is ever prepared here.
+func (p *Plan) run(ctx context.Context) (Report, error) {
 	return Report{}, linuxOnly(p.opts.Src)
 }
 

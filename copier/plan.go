@@ -26,6 +26,7 @@ type Plan struct {
 	offloadMode    OffloadMode // OffloadNever, OffloadReflink or OffloadCopyRange: what Run tries first
 	Notes          []string
 	Forced         string // what Options.Force overrode (DST in use, a new file in /dev, too little room), or ""
+	meter          *meter // the copy's progress (progress.go)
 }
 
 // Prepare checks opts against both ends and decides how to copy. It writes
@@ -50,6 +51,7 @@ func Prepare(opts Options) (*Plan, error) {
 			return nil, err
 		}
 	}
+	p.meter = newMeter(p.opts.Progress, p.Length)
 	return p, nil
 }
 

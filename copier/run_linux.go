@@ -12,11 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Run performs the planned copy. It first acquires everything the copy
-// needs (descriptors, buffers, the engine's backend); a failure there is a
-// *RefusedError and DST is as it was. Only then is DST cut and written.
-// Run does not change the Plan: what it learns goes into the Report.
-func (p *Plan) Run(ctx context.Context) (Report, error) {
+// run is Run (progress.go) without the progress reports.
+func (p *Plan) run(ctx context.Context) (Report, error) {
 	rep := Report{Src: p.opts.Src, Dst: p.opts.Dst, Length: p.Length, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
 		DirectSrc: p.src.direct, DirectDst: p.dst.direct, FallbackReason: p.FallbackReason}
 	a, err := p.acquire(&rep)
