@@ -9,18 +9,16 @@ import (
 	"syscall"
 
 	"github.com/ringcp/ringcp/copier"
-	"github.com/ringcp/ringcp/engine"
 )
 
 // copyCommand is `ringcp [flags] SRC DST`: Prepare, Run, and what to say
 // about it. It prints the lines of a copy that stopped (what DST holds)
 // itself, and returns the outcome for main.go to turn into an exit code.
 func copyCommand(cfg config, stdout, stderr io.Writer) error {
-	progress := &engine.Progress{}
-	cfg.opts.Progress = progress
 	if err := refuseOwnStream(cfg.opts.Dst, stdout, stderr); err != nil {
 		return err // no JSON either: stdout may be DST
 	}
+	endProgress, redrawn := startProgress(cfg.progress, &cfg.opts, stdout, stderr)
 	plan, err := copier.Prepare(cfg.opts)
 	if err != nil {
 		return jsonIfAsked(cfg, stdout, copier.Report{}, err)
@@ -32,9 +30,10 @@ func copyCommand(cfg config, stdout, stderr io.Writer) error {
 	}
 	ctx, sig := withSignals()
 	defer sig.stop()
-	stopProgress := startProgress(cfg.progress, progress, plan.Length, stderr)
+	stopStatus := answerStatus(stderr, redrawn, statusLine(plan))
 	rep, err := plan.Run(ctx)
-	stopProgress()
+	stopStatus()
+	endProgress()
 	if cfg.verbose {
 		printNotes(stderr, rep.Notes)
 	}

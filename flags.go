@@ -10,6 +10,7 @@ import (
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/internal/units"
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 )
 
 // config is the parsed command line.
@@ -18,7 +19,7 @@ type config struct {
 	json     bool
 	verbose  bool
 	version  bool
-	progress string
+	progress progressConfig
 }
 
 const usageHead = `Usage: ringcp [flags] SRC DST
@@ -81,7 +82,9 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	targetZero := fs.Bool("target-is-zero", false, "DST already reads as zeros: skip zero ranges instead of zeroing them")
 	fs.StringVar(&offload, "offload", "auto", choiceList(copier.OffloadChoices)+": let the filesystem copy (auto: reflink on btrfs/XFS, copy_file_range on NFS/SMB)")
 	fs.BoolVar(&cfg.json, "json", false, "print one JSON object with the results on stdout")
-	fs.StringVar(&cfg.progress, "progress", "auto", "auto|always|none: live progress line on stderr (auto: when it is a terminal)")
+	fs.StringVar(&cfg.progress.mode, "progress", "auto", choiceList(progressModes)+": auto draws a line on stderr when it is a terminal, always draws it anyway; json writes one JSON object a line to stderr, qemu writes qemu-img -p's (NN.NN/100%) records to stdout, percent writes nbdcopy's N/100 lines to stderr")
+	fs.DurationVar(&cfg.progress.interval, "progress-interval", 0, "how often progress is written (default 1s; the terminal line 250ms)")
+	fs.IntVar(&cfg.progress.fd, "progress-fd", -1, "write progress to this open file descriptor instead")
 	fs.BoolVarP(&cfg.verbose, "verbose", "v", false, "explain alignment, block size, direct I/O and engine choices")
 	fs.StringVar(&srcFormat, "src-format", "", "raw: copy SRC's bytes as they are although they form a disk image (qcow2, vmdk, vhdx, vdi, vpc, qed), which is refused otherwise")
 	force := fs.Bool("force", false, "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device), create a file in /dev, try a copy that seems not to fit; never a mounted DST")
@@ -101,7 +104,10 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	if fs.NArg() != 2 {
 		return cfg, fmt.Errorf("need SRC and DST, got %d operand(s) (see ringcp --help)", fs.NArg())
 	}
-	if err := checkChoices(engine, direct, syncMode, cfg.progress, sparse, offload); err != nil {
+	if err := checkChoices(engine, direct, syncMode, cfg.progress.mode, sparse, offload); err != nil {
+		return cfg, err
+	}
+	if err := checkProgress(cfg.progress, fs.Changed("progress-interval")); err != nil {
 		return cfg, err
 	}
 	if bs.set && bs.v == 0 {
@@ -145,7 +151,7 @@ func checkChoices(engine, direct, syncMode, progress, sparse, offload string) er
 		{"engine", engine, copier.EngineChoices()},
 		{"direct", direct, copier.DirectChoices},
 		{"sync", syncMode, []string{"end", "none"}},
-		{"progress", progress, []string{"auto", "always", "none"}},
+		{"progress", progress, progressModes},
 		{"sparse", sparse, copier.SparseChoices},
 		{"offload", offload, copier.OffloadChoices},
 	}
@@ -153,6 +159,25 @@ func checkChoices(engine, direct, syncMode, progress, sparse, offload string) er
 		if !contains(c.allowed, c.value) {
 			return fmt.Errorf("--%s %q: want one of %v", c.flag, c.value, c.allowed)
 		}
+	}
+	return nil
+}
+
+// checkProgress refuses an interval that is not positive and a
+// descriptor that is not open for writing, before anything is copied.
+func checkProgress(pc progressConfig, intervalSet bool) error {
+	if intervalSet && pc.interval <= 0 {
+		return fmt.Errorf("--progress-interval %v: must be more than 0", pc.interval)
+	}
+	if pc.fd < 0 {
+		return nil
+	}
+	flags, err := unix.FcntlInt(uintptr(pc.fd), unix.F_GETFL, 0)
+	if err != nil {
+		return fmt.Errorf("--progress-fd %d: not an open file descriptor (%v)", pc.fd, err)
+	}
+	if flags&unix.O_ACCMODE == unix.O_RDONLY {
+		return fmt.Errorf("--progress-fd %d: open for reading only", pc.fd)
 	}
 	return nil
 }

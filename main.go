@@ -30,6 +30,10 @@ const (
 )
 
 func main() {
+	// SIGUSR1's default action kills the process: its handler goes in
+	// before anything else, so that `kill -USR1` (a status request, as
+	// with dd) never ends a copy.
+	statusRequests = notifyStatus()
 	if err := checkDescriptors(); err != nil {
 		fmt.Fprintf(os.Stderr, "ringcp: %v\n", err)
 		os.Exit(exitCode(err))

@@ -1,5 +1,7 @@
 package engine
 
+import "fmt"
+
 // Phase is what a copy is doing, for progress reports.
 type Phase int32
 
@@ -28,6 +30,17 @@ func (p Phase) String() string {
 
 // MarshalText writes the name, so that JSON carries "sync", not 2.
 func (p Phase) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText reads a name MarshalText wrote.
+func (p *Phase) UnmarshalText(b []byte) error {
+	for i, name := range phaseNames {
+		if string(b) == name {
+			*p = Phase(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown phase %q", b)
+}
 
 // Phase is the copy's phase now.
 func (p *Progress) Phase() Phase { return Phase(p.phase.Load()) }

@@ -53,5 +53,9 @@ func TestPhaseNames(t *testing.T) {
 		if b, _ := ph.MarshalText(); ph.String() != want || string(b) != want {
 			t.Errorf("Phase(%d) = %q, want %q", ph, ph.String(), want)
 		}
+		var back Phase
+		if err := back.UnmarshalText([]byte(want)); (err == nil) != (want != "unknown") || (err == nil && back != ph) {
+			t.Errorf("UnmarshalText(%q) = %v, %v", want, back, err)
+		}
 	}
 }
