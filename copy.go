@@ -30,7 +30,7 @@ func copyCommand(cfg config, stdout, stderr io.Writer) error {
 	}
 	ctx, sig := withSignals()
 	defer sig.stop()
-	stopStatus := answerStatus(stderr, redrawn, statusLine(plan))
+	stopStatus := answerStatus(stderr, map[bool]string{true: "\r\033[K"}[redrawn], statusLine(plan))
 	rep, err := plan.Run(ctx)
 	stopStatus()
 	endProgress()

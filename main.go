@@ -58,6 +58,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		switch args[0] {
 		case "demo":
 			return runDemo(args[1:], stdout, stderr)
+		case "dd":
+			return runDD(args[1:], stdout, stderr)
 		}
 	}
 	cfg, err := parseArgs(args, stdout)

@@ -25,14 +25,10 @@ func notifyStatus() <-chan os.Signal {
 // answerStatus prints line() on w for every SIGUSR1 until the returned
 // function is called. Each answer is one Write: *os.File serialises
 // writes, so an answer never lands inside a progress line's redraw; when
-// such a line is drawn on w, the answer clears it first.
-func answerStatus(w io.Writer, redrawn bool, line func() string) (stop func()) {
+// such a line is drawn on w, prefix moves off it first.
+func answerStatus(w io.Writer, prefix string, line func() string) (stop func()) {
 	if statusRequests == nil {
 		return func() {}
-	}
-	prefix := ""
-	if redrawn {
-		prefix = "\r\033[K"
 	}
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
