@@ -47,7 +47,7 @@ var badInputs = []badInput{
 	{"zero block zero", []string{"--zero-block", "0", "{src}", "{new}"}, "--zero-block 0: must be a power of two up to 1 GiB"},
 	{"zero block over 1 GiB", []string{"--zero-block", "2G", "{src}", "{new}"}, "--zero-block 2147483648: must be a power of two up to 1 GiB"},
 	{"bad bool", []string{"--json=perhaps", "{src}", "{new}"}, "invalid argument"},
-	{"no operands", nil, "need SRC and DST, got 0 operand(s)"},
+	{"no operands", []string{"-v"}, "need SRC and DST, got 0 operand(s)"},
 	{"one operand", []string{"{src}"}, "need SRC and DST, got 1 operand(s)"},
 	{"three operands", []string{"{src}", "{new}", "{dst}"}, "need SRC and DST, got 3 operand(s)"},
 	{"empty SRC", []string{"", "{new}"}, "SRC and DST must both be given"},

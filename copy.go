@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/internal/units"
 )
 
 // copyCommand is `ringcp [flags] SRC DST`: Prepare, Run, and what to say
@@ -25,8 +26,8 @@ func copyCommand(cfg config, stdout, stderr io.Writer) error {
 	}
 	if cfg.verbose {
 		printNotes(stderr, plan.Notes)
-	} else if plan.Forced != "" {
-		fmt.Fprintf(stderr, "ringcp: --force: writing %s although %s\n", cfg.opts.Dst, plan.Forced)
+	} else {
+		sayOverrides(stderr, cfg.opts, plan)
 	}
 	ctx, sig := withSignals()
 	defer sig.stop()
@@ -49,6 +50,20 @@ func copyCommand(cfg config, stdout, stderr io.Writer) error {
 	}
 	printSummary(stderr, rep, "copied")
 	return nil
+}
+
+// sayOverrides prints, without -v, what the plan changed of what was
+// asked: what --force overrode, and a --block-size rounded to the
+// O_DIRECT alignment (a size given for a reason should not change
+// silently).
+func sayOverrides(stderr io.Writer, o copier.Options, plan *copier.Plan) {
+	if plan.Forced != "" {
+		fmt.Fprintf(stderr, "ringcp: --force: writing %s although %s\n", o.Dst, plan.Forced)
+	}
+	if o.BlockSize != 0 && plan.BlockSize != o.BlockSize {
+		fmt.Fprintf(stderr, "ringcp: --block-size %d rounded to %d (%s), a multiple of the O_DIRECT alignment, so that O_DIRECT stays on\n",
+			o.BlockSize, plan.BlockSize, units.Format(int64(plan.BlockSize)))
+	}
 }
 
 // jsonIfAsked prints the --json object for a copy that did not complete,

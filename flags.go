@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/ringcp/ringcp/copier"
@@ -22,24 +21,13 @@ type config struct {
 	progress progressConfig
 }
 
-const usageHead = `Usage: ringcp [flags] SRC DST
-       ringcp demo [--size SIZE]
-
-Copies SRC to DST (regular files or block devices; DST may be a new file)
-with io_uring and O_DIRECT, ending with an fdatasync barrier.
-
-Sizes take k/M/G/T/P or Ki/Mi/Gi (x1024) and kB/MB/GB (x1000).
-
-Flags:
-`
-
 // sizeFlag is a byte count flag that remembers whether it was given.
 type sizeFlag struct {
 	v   int64
 	set bool
 }
 
-func (s *sizeFlag) String() string { return strconv.FormatInt(s.v, 10) }
+func (s *sizeFlag) String() string { return units.Exact(s.v) }
 func (s *sizeFlag) Type() string   { return "SIZE" }
 func (s *sizeFlag) Set(v string) error {
 	n, err := units.ParseSize(v)
@@ -69,24 +57,24 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs := pflag.NewFlagSet("ringcp", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.SortFlags = false
-	fs.VarP(&bs, "block-size", "b", "bytes per request (default: chosen from both ends)")
+	fs.VarP(&bs, "block-size", "b", "bytes per request (default: chosen from both ends); with --direct auto rounded to a multiple of the O_DIRECT alignment, which keeps O_DIRECT on")
 	fs.IntVarP(&qd, "queue-depth", "q", 0, "requests in flight (default: chosen)")
-	fs.StringVar(&engine, "engine", "auto", choiceList(copier.EngineChoices())+": auto uses io_uring, the pool where it is unavailable or not trusted")
-	fs.StringVar(&direct, "direct", "auto", choiceList(copier.DirectChoices)+": O_DIRECT on each side that accepts it; always refuses otherwise")
-	fs.StringVar(&syncMode, "sync", "end", "end|none: fdatasync DST before reporting success")
+	fs.StringVar(&engine, "engine", "auto", "auto: io_uring, or the pool where io_uring is unavailable or not trusted")
+	fs.StringVar(&direct, "direct", "auto", "auto: O_DIRECT on each side that takes it; always: refuse where a side cannot")
+	fs.StringVar(&syncMode, "sync", "end", "end: fdatasync DST before reporting success")
 	fs.Var(&srcOff, "src-offset", "start this many bytes into SRC")
 	fs.Var(&dstOff, "dst-offset", "write this many bytes into DST (DST is then not truncated)")
 	fs.Var(&length, "length", "copy this many bytes (default: to the end of SRC; DST is then not truncated)")
-	fs.StringVar(&sparse, "sparse", "auto", choiceList(copier.SparseChoices)+": holes and zero blocks are not copied as data (auto skips zero scans where zeros cost what data costs)")
+	fs.StringVar(&sparse, "sparse", "auto", "holes and zero blocks are not copied as data (auto skips zero scans where zeros cost what data costs; never copies every byte)")
 	fs.Var(&zeroBlock, "zero-block", "zero detection granularity, a power of two (default 4096)")
 	targetZero := fs.Bool("target-is-zero", false, "DST already reads as zeros: skip zero ranges instead of zeroing them")
-	fs.StringVar(&offload, "offload", "auto", choiceList(copier.OffloadChoices)+": let the filesystem copy (auto: reflink on btrfs/XFS, copy_file_range on NFS/SMB)")
-	fs.BoolVar(&cfg.json, "json", false, "print one JSON object with the results on stdout")
-	fs.StringVar(&cfg.progress.mode, "progress", "auto", choiceList(progressModes)+": auto draws a line on stderr when it is a terminal, always draws it anyway; json writes one JSON object a line to stderr, qemu writes qemu-img -p's (NN.NN/100%) records to stdout, percent writes nbdcopy's N/100 lines to stderr")
+	fs.StringVar(&offload, "offload", "auto", "let the filesystem copy (auto: reflink on btrfs/XFS, copy_file_range on NFS/SMB)")
+	fs.BoolVar(&cfg.json, "json", false, "print one JSON object on stdout with the outcome, whatever it is (refusals included)")
+	fs.StringVar(&cfg.progress.mode, "progress", "auto", choiceList(progressModes)+". auto: a line on stderr when it is a terminal; always: that line anyway; json: one JSON object a line on stderr; qemu: qemu-img -p's (NN.NN/100%) records on stdout; percent: nbdcopy's N/100 lines on stderr")
 	fs.DurationVar(&cfg.progress.interval, "progress-interval", 0, "how often progress is written (default 1s; the terminal line 250ms)")
 	fs.IntVar(&cfg.progress.fd, "progress-fd", -1, "write progress to this open file descriptor instead")
 	fs.BoolVarP(&cfg.verbose, "verbose", "v", false, "explain alignment, block size, direct I/O and engine choices")
-	fs.StringVar(&srcFormat, "src-format", "", "raw: copy SRC's bytes as they are although they form a disk image (qcow2, vmdk, vhdx, vdi, vpc, qed), which is refused otherwise")
+	fs.StringVar(&srcFormat, "src-format", "", "copy SRC's bytes as they are although they form a disk image (qcow2, vmdk, vhdx, vdi, vpc, qed), which is refused otherwise")
 	force := fs.Bool("force", false, "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device), create a file in /dev, try a copy that seems not to fit; never a mounted DST")
 	fs.BoolVar(&cfg.version, "version", false, "print the version, and whether io_uring is usable here (with --json: as JSON)")
 	help := fs.BoolP("help", "h", false, "show this help")
@@ -95,7 +83,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		return cfg, err
 	}
 	if *help {
-		fmt.Fprint(stdout, usageHead+fs.FlagUsages())
+		fmt.Fprint(stdout, usageHead+flagHelp(fs)+usageTail)
 		return cfg, errHelp
 	}
 	if cfg.version {
@@ -157,7 +145,7 @@ func checkChoices(engine, direct, syncMode, progress, sparse, offload string) er
 	}
 	for _, c := range choices {
 		if !contains(c.allowed, c.value) {
-			return fmt.Errorf("--%s %q: want one of %v", c.flag, c.value, c.allowed)
+			return fmt.Errorf("--%s %q: want one of %s", c.flag, c.value, oneOf(c.allowed))
 		}
 	}
 	return nil
@@ -194,6 +182,14 @@ func wantsJSON(args []string) bool {
 		}
 	}
 	return false
+}
+
+// oneOf lists values as people say them: "auto, uring or pool".
+func oneOf(values []string) string {
+	if len(values) < 2 {
+		return strings.Join(values, "")
+	}
+	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
 }
 
 // choiceList renders a flag's values for its help: "auto|uring|pool".

@@ -62,6 +62,10 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 			return runDD(args[1:], stdout, stderr)
 		}
 	}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usageShort)
+		return &reported{usagef("no operands")}
+	}
 	cfg, err := parseArgs(args, stdout)
 	switch {
 	case err != nil && wantsJSON(args):

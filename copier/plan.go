@@ -45,7 +45,7 @@ func Prepare(opts Options) (*Plan, error) {
 	}
 	steps := []func() error{p.checkPseudoFS, p.checkRange, p.checkSameObject, p.checkInUse, p.checkLocks, p.checkDestSize,
 		p.checkNewInDev, p.checkWritable, p.checkFileLimit, p.checkImageFormat,
-		p.chooseDirect, p.chooseSizes, p.chooseSparse, p.chooseOffload, p.checkRoom, p.chooseEngine}
+		p.roundBlockSize, p.chooseDirect, p.chooseSizes, p.chooseSparse, p.chooseOffload, p.checkRoom, p.chooseEngine}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return nil, err
