@@ -37,8 +37,13 @@ func (p *Plan) run(ctx context.Context) (Report, error) {
 	}
 	if a.undrained {
 		// Requests the backend could not reap may still write DST: it is
-		// neither cut back nor discarded, and nothing is freed (release).
+		// not cut back, and nothing is freed (release). A new DST never
+		// got its name: its temporary name goes, and what the requests
+		// still write lands in an inode nobody can reach.
 		rep.DstState = DstChanging
+		if a.dst.fresh != newNone && a.dst.discard() {
+			rep.DstState = DstDiscarded
+		}
 		return rep, err
 	}
 	if err != nil {
@@ -142,6 +147,9 @@ func (a *acquired) release() {
 		a.bufs.Free()
 	}
 	closeAll(a.files)
+	if a.dst != nil {
+		a.dst.close()
+	}
 	a.locks.release()
 }
 
