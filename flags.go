@@ -98,6 +98,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	if err := checkProgress(cfg.progress, fs.Changed("progress-interval")); err != nil {
 		return cfg, err
 	}
+	cfg.progress.json = cfg.json
 	if bs.set && bs.v == 0 {
 		return cfg, errors.New("--block-size must be more than 0")
 	}

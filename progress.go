@@ -38,6 +38,7 @@ type progressConfig struct {
 	mode     string
 	interval time.Duration // 0: the format's default
 	fd       int           // -1: the format's default stream
+	json     bool          // --json: stdout holds the report alone
 }
 
 // progressSink renders copier.Status updates in one format. update is
@@ -68,7 +69,7 @@ func startProgress(pc progressConfig, opts *copier.Options, stdout, stderr io.Wr
 
 func newSink(pc progressConfig, stdout, stderr io.Writer) (progressSink, time.Duration) {
 	out := stderr
-	if pc.mode == progressQemu {
+	if pc.mode == progressQemu && !pc.json {
 		out = stdout // where qemu-img -p writes, and where Proxmox reads it
 	}
 	if pc.fd >= 0 {

@@ -308,3 +308,14 @@ func TestHumanLine(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressQemuWithJSON: with --json, stdout holds the report alone and
+// the qemu records go to stderr.
+func TestProgressQemuWithJSON(t *testing.T) {
+	out, stderr := progressCopy(t, "--progress", "qemu", "--json")
+	var report map[string]any
+	if err := json.Unmarshal(out.bytes(), &report); err != nil {
+		t.Fatalf("stdout is not the one report: %v\n%q", err, out.bytes())
+	}
+	rising(t, "CDI", cdiValues(stderr.Bytes()), false)
+}
