@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -35,5 +36,39 @@ func TestModuleBuildsWithItsGoVersion(t *testing.T) {
 	}
 	if !strings.Contains(string(mod), "\ngo 1.23.0\n") {
 		t.Errorf("go.mod's go directive moved from 1.23.0: say why in the README (a newer one shuts out importers on older toolchains)")
+	}
+}
+
+// TestLibraryAPISameEverywhere: copier's exported functions, methods,
+// types, constants and variables are the same on every system, so that
+// code importing it compiles for all of them (other.go stubs what
+// Linux-only files define).
+func TestLibraryAPISameEverywhere(t *testing.T) {
+	decls := func(goos string) string {
+		cmd := exec.Command("go", "doc", "-all", "./copier")
+		cmd.Env = append(os.Environ(), "GOOS="+goos, "CGO_ENABLED=0")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("GOOS=%s go doc -all ./copier: %v", goos, err)
+		}
+		var lines []string
+		for _, l := range strings.Split(string(out), "\n") {
+			for _, p := range []string{"func ", "type ", "const ", "var ", "    func "} {
+				if strings.HasPrefix(l, p) {
+					lines = append(lines, strings.TrimSpace(l))
+				}
+			}
+		}
+		slices.Sort(lines)
+		return strings.Join(lines, "\n")
+	}
+	linux := decls("linux")
+	if !strings.Contains(linux, "func (p *Plan) Run(ctx context.Context) (Report, error)") {
+		t.Fatalf("go doc shows no Plan.Run: is the check blind?\n%s", linux)
+	}
+	for _, goos := range []string{"darwin", "windows"} {
+		if other := decls(goos); other != linux {
+			t.Errorf("copier's API on %s differs from Linux's:\n--- linux\n%s\n--- %s\n%s", goos, linux, goos, other)
+		}
 	}
 }

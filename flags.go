@@ -19,6 +19,8 @@ type config struct {
 	verbose  bool
 	version  bool
 	progress progressConfig
+	jobs     string // --jobs FILE: the batch's list, "" for one copy
+	parallel int
 }
 
 // sizeFlag is a byte count flag that remembers whether it was given.
@@ -75,6 +77,8 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.IntVar(&cfg.progress.fd, "progress-fd", -1, "write progress to this open file descriptor instead")
 	fs.BoolVarP(&cfg.verbose, "verbose", "v", false, "explain alignment, block size, direct I/O and engine choices")
 	fs.StringVar(&srcFormat, "src-format", "", "copy SRC's bytes as they are although they form a disk image (qcow2, vmdk, vhdx, vdi, vpc, qed), which is refused otherwise")
+	fs.StringVar(&cfg.jobs, "jobs", "", "copy each job listed in FILE (a line: SRC DST [range flags]; - reads stdin) in this one process, sharing one buffer budget; the other flags apply to every job")
+	fs.IntVar(&cfg.parallel, "parallel", 0, "with --jobs: how many jobs run at once, in the list's order (0: all)")
 	force := fs.Bool("force", false, "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device), create a file in /dev, try a copy that seems not to fit; never a mounted DST")
 	fs.BoolVar(&cfg.version, "version", false, "print the version, and whether io_uring is usable here (with --json: as JSON)")
 	help := fs.BoolP("help", "h", false, "show this help")
@@ -89,14 +93,17 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	if cfg.version {
 		return cfg, nil
 	}
-	if fs.NArg() != 2 {
-		return cfg, fmt.Errorf("need SRC and DST, got %d operand(s) (see ringcp --help)", fs.NArg())
+	if err := checkOperands(fs, cfg.jobs); err != nil {
+		return cfg, err
 	}
 	if err := checkChoices(engine, direct, syncMode, cfg.progress.mode, sparse, offload); err != nil {
 		return cfg, err
 	}
 	if err := checkProgress(cfg.progress, fs.Changed("progress-interval")); err != nil {
 		return cfg, err
+	}
+	if cfg.jobs != "" && cfg.progress.mode != progressAuto && cfg.progress.mode != progressAlways && cfg.progress.mode != progressNone {
+		return cfg, fmt.Errorf("--progress %s is for one copy; with --jobs the line on a terminal shows them all, and --json reports each job", cfg.progress.mode)
 	}
 	cfg.progress.json = cfg.json
 	if bs.set && bs.v == 0 {

@@ -10,6 +10,7 @@ import (
 
 // usageShort is what `ringcp` alone prints (on stderr, exit 2).
 const usageShort = `Usage: ringcp [flags] SRC DST     copy SRC to DST (files or block devices)
+       ringcp [flags] --jobs FILE  copy each SRC DST line of FILE, in one process
        ringcp dd if=SRC of=DST [bs=N count=N skip=N seek=N ...]
        ringcp demo                 copy a built-in 1 GiB image with each engine, verified
        ringcp --version
@@ -17,6 +18,7 @@ ringcp --help lists the flags, with examples and exit codes.
 `
 
 const usageHead = `Usage: ringcp [flags] SRC DST
+       ringcp [flags] --jobs FILE
        ringcp dd if=SRC of=DST [OPERAND]...   (ringcp dd --help)
        ringcp demo [--size SIZE] [--dir DIR]
        ringcp --version [--json]
@@ -63,7 +65,7 @@ func flagPlaceholders() map[string]string {
 		"dst-offset": "SIZE", "length": "SIZE", "sparse": choiceList(copier.SparseChoices),
 		"zero-block": "SIZE", "offload": choiceList(copier.OffloadChoices), "progress": "MODE",
 		"progress-interval": "DURATION", "progress-fd": "FD", "src-format": "raw",
-		"size": "SIZE", "dir": "DIR",
+		"size": "SIZE", "dir": "DIR", "jobs": "FILE", "parallel": "N",
 	}
 }
 

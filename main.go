@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/ringcp/ringcp/copier"
@@ -34,11 +36,23 @@ func main() {
 	// before anything else, so that `kill -USR1` (a status request, as
 	// with dd) never ends a copy.
 	statusRequests = notifyStatus()
+	defer exitOnPanic()
+	signal.Ignore(syscall.SIGPIPE)
 	if err := checkDescriptors(); err != nil {
 		fmt.Fprintf(os.Stderr, "ringcp: %v\n", err)
 		os.Exit(exitCode(err))
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// exitOnPanic turns a panic of the command's goroutine into exit status 1
+// ("failed") with its stack: the Go runtime would exit 2, which ringcp
+// keeps for "refused, nothing written".
+func exitOnPanic() {
+	if v := recover(); v != nil {
+		fmt.Fprintf(os.Stderr, "ringcp: internal error: %v\n%s", v, debug.Stack())
+		os.Exit(exitFailed)
+	}
 }
 
 // run is the whole command, with its streams, so tests can call it. Each
@@ -74,6 +88,9 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return err
 	case cfg.version:
 		return printVersion(stdout, cfg.json)
+	}
+	if cfg.jobs != "" {
+		return jobsCommand(cfg, stdout, stderr)
 	}
 	return copyCommand(cfg, stdout, stderr)
 }

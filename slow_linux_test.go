@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -58,7 +59,13 @@ func startSlow(t *testing.T, args ...string) *slowCopy {
 // directly when wrapper is "".
 func startSlowWith(t *testing.T, wrapper string, args ...string) *slowCopy {
 	t.Helper()
-	flags := []string{"-q", "1", "-b", "4k", "--direct", "always", "--sparse", "never", "--progress", "always"}
+	return startSlowDepth(t, wrapper, 1, args...)
+}
+
+// startSlowDepth is startSlowWith with depth 4 KiB requests in flight.
+func startSlowDepth(t *testing.T, wrapper string, depth int, args ...string) *slowCopy {
+	t.Helper()
+	flags := []string{"-q", strconv.Itoa(depth), "-b", "4k", "--direct", "always", "--sparse", "never", "--progress", "always"}
 	argv := append([]string{binary(t)}, append(flags, args...)...)
 	if wrapper != "" {
 		argv = append([]string{wrapper}, argv...)

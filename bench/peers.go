@@ -33,6 +33,8 @@ type Tool struct {
 	// that only means something there (cp --sparse=always on a file with
 	// no zeros is cp).
 	Workloads []string
+	// Batch: the tool copies the pair's Jobs, all at once (jobs.go).
+	Batch bool
 }
 
 // debianPkg says where each program comes from, for the "missing" list.
@@ -69,6 +71,13 @@ var tools = []Tool{
 	{Name: "cp+sync", Needs: []string{"cp", "sync"}, Plan: cpPlan},
 	{Name: "cp-sparse+sync", Needs: []string{"cp", "sync"}, Plan: cpSparsePlan, Workloads: []string{"sparse"}},
 	{Name: "fio-ceiling", Needs: []string{"fio"}, Plan: fioPlan, Parse: parseFio, Ceiling: true},
+	// Many disks at once (jobs.go): one ringcp --jobs, and four processes
+	// of each peer, the AIX technote's dd's (bs=1M, raw devices: O_DIRECT).
+	{Name: "ringcp-jobs", Needs: []string{"ringcp"}, Plan: ringcpJobsPlan, Parse: parseRingcpJobs, Batch: true, Workloads: jobsWorkloads},
+	{Name: "ringcp-4proc", Needs: []string{"ringcp"}, Plan: eachJob(ringcpPlan()), Parse: parseEachRingcp, Batch: true, Workloads: jobsWorkloads},
+	{Name: "dd-4proc", Needs: []string{"dd"}, Plan: eachJob(ddPlan("1M")), Batch: true, Workloads: jobsWorkloads},
+	{Name: "sgp_dd-4proc", Needs: []string{"sgp_dd", "truncate"}, Plan: eachJob(sgpDDPlan), Batch: true, Workloads: jobsWorkloads},
+	{Name: "qemu-img-4proc", Needs: []string{"qemu-img", "truncate"}, Plan: eachJob(qemuImgPlan), Batch: true, Workloads: jobsWorkloads},
 }
 
 func ringcpPlan(flags ...string) func(j Job) Plan {

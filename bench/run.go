@@ -74,7 +74,7 @@ func (b *bench) runOne(ctx context.Context, w *Workload, t *Tool, j Job, round, 
 	start := time.Now()
 	outs, err := b.execPlan(ctx, plan, r)
 	if err == nil && !t.Ceiling {
-		err = fdatasync(j.Dst)
+		err = forCopies(j, t, func(p *Pair) error { return fdatasync(p.Dst) })
 	}
 	r.Wall = time.Since(start)
 	if t.Ceiling {
@@ -84,7 +84,7 @@ func (b *bench) runOne(ctx context.Context, w *Workload, t *Tool, j Job, round, 
 		err = t.Parse(outs, r)
 	}
 	if err == nil && !t.Ceiling {
-		err = verifyCopy(j.Dst, j.Content, j.Size)
+		err = forCopies(j, t, func(p *Pair) error { return verifyCopy(p.Dst, p.Content, p.Size) })
 	}
 	if j.SrcAlloc > 0 && !t.Ceiling {
 		if alloc, aerr := allocBytes(j.Dst); aerr == nil {

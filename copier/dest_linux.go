@@ -22,6 +22,8 @@ type dest struct {
 	tmp string
 	// published: a new DST, complete, has DST's name.
 	published bool
+	// size is an existing file DST's size when it was opened.
+	size int64
 	// dir is a new DST's folder, opened with everything else before the
 	// copy, for the fsync that makes its name durable: at the end there
 	// may be no descriptor left to open it with.
@@ -55,6 +57,12 @@ func (p *Plan) openDest() (*dest, error) {
 			d.f.Close()
 			return nil, err
 		}
+		fi, err := d.f.Stat()
+		if err != nil {
+			d.f.Close()
+			return nil, err
+		}
+		d.size = fi.Size()
 	}
 	return d, nil
 }

@@ -95,4 +95,13 @@
 // a percent that reaches 100 only when the copy is done, the data, zero
 // and hole split, a smoothed rate and an ETA. The ringcp command prints
 // the same fields as JSON lines (--progress json).
+//
+// # Several copies at once
+//
+// PrepareAll and Batch.Run do the same for several copies at once in one
+// process (a VM's disks; ringcp --jobs): one budget of buffers shared in
+// fair shares, one rate cap, refusals across the jobs (one DST twice, a
+// DST that is or overlaps another job's SRC, files that do not fit on
+// their filesystem together), every job's resources acquired before any
+// job writes, and a job that fails stops alone (batch.go).
 package copier

@@ -223,9 +223,10 @@ func renameNoReplace(tmp, path string) error {
 	if err := nameError(path, unix.Link(tmp, path)); err != nil {
 		return err
 	}
-	if err := os.Remove(tmp); err != nil {
-		return fmt.Errorf("%s is complete, but its temporary name %s stays: %w", path, tmp, err)
-	}
+	// DST is complete and named: a temporary name that cannot be removed
+	// now is a second link to it, which the next run onto DST finds
+	// unlocked and removes.
+	os.Remove(tmp)
 	return nil
 }
 

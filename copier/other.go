@@ -59,3 +59,14 @@ func (p *Plan) run(ctx context.Context) (Report, error) {
 }
 
 func errnoName(e syscall.Errno) string { return "" }
+
+func (p *Plan) checkEmptyDevice() error { return nil }
+
+// A batch's checks across jobs, never reached: every Prepare refused.
+func (b *Batch) crossCheck() []*JobError { return nil }
+func (b *Batch) roomCheck() []*JobError  { return nil }
+
+// Run refuses: no Batch is ever prepared here.
+func (b *Batch) Run(ctx context.Context) (BatchReport, error) {
+	return BatchReport{}, linuxOnly("")
+}

@@ -14,13 +14,22 @@ import (
 
 // run is Run (progress.go) without the progress reports.
 func (p *Plan) run(ctx context.Context) (Report, error) {
-	rep := Report{Src: p.opts.Src, Dst: p.opts.Dst, Length: p.Length, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
-		DirectSrc: p.src.direct, DirectDst: p.dst.direct, FallbackReason: p.FallbackReason}
-	a, err := p.acquire(&rep)
+	rep := p.newReport()
+	a, err := p.acquire(&rep, nil)
 	if err != nil {
 		return rep, err
 	}
 	defer a.release()
+	return p.runAcquired(ctx, a, rep)
+}
+
+func (p *Plan) newReport() Report {
+	return Report{Src: p.opts.Src, Dst: p.opts.Dst, Length: p.Length, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
+		DirectSrc: p.src.direct, DirectDst: p.dst.direct, FallbackReason: p.FallbackReason}
+}
+
+// runAcquired is Run once everything is acquired: it cuts and writes DST.
+func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report, error) {
 	start, cpu0 := time.Now(), cpuTime()
 	st, err := p.move(ctx, a, &rep)
 	a.undrained = errors.Is(err, engine.ErrUndrained)
@@ -46,6 +55,15 @@ func (p *Plan) run(ctx context.Context) (Report, error) {
 		}
 		return rep, err
 	}
+	var refused *RefusedError
+	if errors.As(err, &refused) || a.cutFailed {
+		// Refused in Run before DST was changed (roomShort), or its first
+		// change, the cut, failed: nothing to keep of a new DST, nothing
+		// changed in an existing one.
+		a.dst.discard()
+		rep.DstState = DstUntouched
+		return rep, err
+	}
 	if err != nil {
 		return rep, p.stopped(&rep, a.dst, err)
 	}
@@ -53,23 +71,44 @@ func (p *Plan) run(ctx context.Context) (Report, error) {
 	return rep, nil
 }
 
-// move cuts DST if the plan says so, lets the filesystem copy where the
-// plan allows it, and has the engine copy otherwise. Both end with the
-// engine's size and barrier.
+// move lets the filesystem share SRC's extents where the plan says so,
+// cuts DST, lets the filesystem copy where it can, and has the engine
+// copy otherwise. All end with the engine's size and barrier. A reflink is
+// tried before the cut: refused, it changed nothing, and a refusal for
+// too little room (roomShort) can still leave DST untouched.
 func (p *Plan) move(ctx context.Context, a *acquired, rep *Report) (engine.Stats, error) {
+	if p.offloadMode == OffloadReflink {
+		if st, done, err := p.tryOffload(ctx, a, rep); done {
+			return st, err
+		}
+		if p.roomShort != nil {
+			return engine.Stats{}, p.roomShort
+		}
+	}
 	if err := a.dst.cut(p); err != nil {
+		a.cutFailed = true
 		return engine.Stats{}, err
 	}
-	if p.offloadMode != OffloadNever {
-		n, handled, err := p.offload(ctx, a.files[engine.FileSrc], a.dst.f)
-		if handled {
-			rep.Offload = map[OffloadMode]string{OffloadReflink: "reflink", OffloadCopyRange: "copy_file_range"}[p.offloadMode]
-			return a.copy.Finish(n, err)
+	if p.offloadMode == OffloadCopyRange {
+		if st, done, err := p.tryOffload(ctx, a, rep); done {
+			return st, err
 		}
-		rep.OffloadFallback = err.Error()
-		rep.note("offload failed, the engine copies: %v", err)
 	}
 	return a.copy.Run(ctx)
+}
+
+// tryOffload runs the planned offload; done is false, with nothing moved,
+// when the filesystem cannot do it here, and the engine is to copy.
+func (p *Plan) tryOffload(ctx context.Context, a *acquired, rep *Report) (st engine.Stats, done bool, err error) {
+	n, handled, err := p.offload(ctx, a.files[engine.FileSrc], a.dst.f)
+	if handled {
+		rep.Offload = map[OffloadMode]string{OffloadReflink: "reflink", OffloadCopyRange: "copy_file_range"}[p.offloadMode]
+		st, err := a.copy.Finish(n, err)
+		return st, true, err
+	}
+	rep.OffloadFallback = err.Error()
+	rep.note("offload failed, the engine copies: %v", err)
+	return engine.Stats{}, false, nil
 }
 
 // acquired is everything a copy holds while it runs.
@@ -86,14 +125,17 @@ type acquired struct {
 	// be overwritten, and DST could change after its file was closed. The
 	// locks stay too, for the life of the process.
 	undrained bool
+	// cutFailed: cutting DST, the first change, failed: DST is as it was.
+	cutFailed bool
 }
 
 // acquire opens both ends, maps the buffers and sets the engine up, in
 // that order, without changing DST. Whatever fails is a refusal; what was
 // acquired is released again, and a new DST's temporary file removed.
-func (p *Plan) acquire(rep *Report) (*acquired, error) {
+// With s (a batch), the buffers and the rate cap are the batch's.
+func (p *Plan) acquire(rep *Report, s *shared) (*acquired, error) {
 	a := &acquired{}
-	err := p.acquireAll(a, rep)
+	err := p.acquireAll(a, rep, s)
 	if err == nil {
 		return a, nil
 	}
@@ -108,7 +150,7 @@ func (p *Plan) acquire(rep *Report) (*acquired, error) {
 	return nil, err
 }
 
-func (p *Plan) acquireAll(a *acquired, rep *Report) error {
+func (p *Plan) acquireAll(a *acquired, rep *Report, s *shared) error {
 	var err error
 	if a.files[engine.FileSrc], err = p.openSource(); err != nil {
 		return err
@@ -124,15 +166,32 @@ func (p *Plan) acquireAll(a *acquired, rep *Report) error {
 		rep.note("new DST is %s", a.dst.fresh)
 	}
 	if p.dst.direct && !a.dst.direct {
+		if p.opts.Direct == DirectAlways {
+			return refuse(KindNotSupported, p.dst.path, "Options.Direct always: its filesystem refused O_DIRECT on the new file").on("Direct")
+		}
 		rep.DirectDst = false
 		rep.note("DST %s: buffered: its filesystem refused O_DIRECT on the new file", p.dst.path)
 	}
+	job := p.job(a.files, a.dst)
+	if err := a.buffers(p, &job, s); err != nil {
+		return err
+	}
+	a.copy, err = p.openEngine(job, rep)
+	return err
+}
+
+// buffers gives the job its slots: a batch's shared ones (s), or its own.
+func (a *acquired) buffers(p *Plan, job *engine.Job, s *shared) error {
+	if s != nil {
+		s.join(p, job)
+		return nil
+	}
+	var err error
 	if a.bufs, err = align.AllocBuffers(p.QueueDepth, p.BlockSize); err != nil {
 		return fmt.Errorf("cannot map %d buffers of %d bytes: %w (a smaller block size or queue depth needs less)", p.QueueDepth, p.BlockSize, errors.Unwrap(err))
 	}
-	job := p.job(a.files, a.bufs.Slots, a.dst.direct)
-	a.copy, err = p.openEngine(job, rep)
-	return err
+	job.Buffers = a.bufs.Slots
+	return nil
 }
 
 // release closes what acquire got, last first.
@@ -153,15 +212,14 @@ func (a *acquired) release() {
 	a.locks.release()
 }
 
-func (p *Plan) job(files engine.Files, bufs [][]byte, dstDirect bool) engine.Job {
+func (p *Plan) job(files engine.Files, d *dest) engine.Job {
 	dstAlign := 1
-	if dstDirect {
+	if d.direct {
 		dstAlign = p.dst.alignment()
 	}
 	job := engine.Job{
 		Files: files, SrcOff: p.opts.SrcOffset, DstOff: p.opts.DstOffset, Length: p.Length,
-		BlockSize: p.BlockSize, Buffers: bufs,
-		SrcAlign: p.src.alignment(), DstAlign: dstAlign,
+		BlockSize: p.BlockSize, SrcAlign: p.src.alignment(), DstAlign: dstAlign,
 		Sync: !p.opts.NoSync, Progress: p.opts.Progress, Sparse: p.sparse,
 	}
 	if p.dst.isBlock {
@@ -170,10 +228,12 @@ func (p *Plan) job(files engine.Files, bufs [][]byte, dstDirect bool) engine.Job
 	end := p.opts.DstOffset + p.Length
 	// A file this copy owns (new, or cut) gets exactly the range's end
 	// as its size and is cut back if the copy stops; a file that holds
-	// other data only grows, and keeps what lies outside the range.
+	// other data only grows, and keeps what lies outside the range. Its
+	// size is the one found at the open, not at Prepare: it may have
+	// changed in between.
 	owned := p.truncate || !p.dst.exists
 	job.CutBackOnStop = owned
-	if owned || end > p.dst.geo.Size {
+	if owned || end > d.size {
 		job.FinalSize = end
 	}
 	job.Preallocate = true
