@@ -31,7 +31,11 @@ func copyCommand(cfg config, stdout, stderr io.Writer) error {
 	}
 	ctx, sig := withSignals()
 	defer sig.stop()
-	stopStatus := answerStatus(stderr, map[bool]string{true: "\r\033[K"}[redrawn], statusLine(plan))
+	prefix := ""
+	if redrawn {
+		prefix = "\r\033[K" // the status line replaces the live line, which is redrawn after it
+	}
+	stopStatus := answerStatus(stderr, prefix, statusLine(plan))
 	rep, err := plan.Run(ctx)
 	stopStatus()
 	endProgress()
