@@ -38,7 +38,7 @@ func FuzzParseArgs(f *testing.F) {
 				t.Fatal("help asked for, none printed")
 			}
 		case err != nil:
-			if msg := oneLine(err); msg == "" || strings.ContainsAny(msg, "\n\r") {
+			if msg := message(err); msg == "" || strings.ContainsAny(msg, "\n\r") {
 				t.Fatalf("%q: error %q is not one line", args, msg)
 			}
 		default:

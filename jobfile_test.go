@@ -133,7 +133,7 @@ func FuzzJobList(f *testing.F) {
 		jobs, err := parseJobList(strings.NewReader(list), "list")
 		switch {
 		case err != nil:
-			if msg := err.Error(); strings.ContainsAny(oneLine(err), "\n\r") || !strings.HasPrefix(msg, "--jobs list") {
+			if msg := err.Error(); strings.ContainsAny(message(err), "\n\r") || !strings.HasPrefix(msg, "--jobs list") {
 				t.Fatalf("%q: error %q", list, msg)
 			}
 		case len(jobs) == 0:

@@ -10,15 +10,14 @@ import (
 
 // jobsCommand is ringcp --jobs FILE: every job of the list in this
 // process, on one buffer budget (copier.PrepareAll, Batch.Run). Any
-// refusal, of any job, refuses them all before anything is written
-// (exit 2). Then a job that fails stops alone; the exit code is 0 when
-// every job is complete, 1 when one is not, 128+signal when a signal
-// stopped them.
-func jobsCommand(cfg config, stdout, stderr io.Writer) int {
+// refusal, of any job, refuses them all before anything is written (a
+// refusal: exit 2). Then a job that fails stops alone; the outcome is nil
+// when every job is complete, a failure when one is not, an interruption
+// when a signal stopped them (main.go's exitCode turns it into the code).
+func jobsCommand(cfg config, stdout, stderr io.Writer) error {
 	list, err := readJobList(cfg.jobs)
 	if err != nil {
-		fmt.Fprintf(stderr, "ringcp: %s\n", oneLine(err))
-		return exitRefused
+		return &usageError{err}
 	}
 	opts := make([]copier.Options, len(list))
 	own := map[int]error{}
@@ -62,9 +61,9 @@ func refusedRun(err error) bool {
 }
 
 // refusedJobs prints one line per refused job, then what it means, and
-// returns exit 2. err is PrepareAll's or Run's; own holds the jobs whose
-// DST is one of ringcp's own streams.
-func refusedJobs(stderr io.Writer, list []jobLine, err error, own map[int]error) int {
+// returns the refusal, reported. err is PrepareAll's or Run's; own holds
+// the jobs whose DST is one of ringcp's own streams.
+func refusedJobs(stderr io.Writer, list []jobLine, err error, own map[int]error) error {
 	why := map[int]error{}
 	var be *copier.BatchError
 	if errors.As(err, &be) {
@@ -72,20 +71,27 @@ func refusedJobs(stderr io.Writer, list []jobLine, err error, own map[int]error)
 			why[j.Index] = j.Err
 		}
 	} else if err != nil {
-		fmt.Fprintf(stderr, "ringcp: %s\n", oneLine(err))
+		fmt.Fprintf(stderr, "ringcp: %s\n", message(err))
 	}
 	for i, e := range own {
 		why[i] = e
 	}
 	for i, j := range list {
 		if e, ok := why[i]; ok {
-			fmt.Fprintf(stderr, "ringcp: job %d (line %d): %s\n", i+1, j.line, oneLine(e))
+			fmt.Fprintf(stderr, "ringcp: job %d (line %d): %s\n", i+1, j.line, message(e))
 		}
 	}
 	if len(why) > 0 {
 		fmt.Fprintf(stderr, "ringcp: refused %d of %d jobs; nothing was written\n", len(why), len(list))
 	}
-	return exitRefused
+	refusal := &copier.RefusedError{Kind: copier.KindBadInput, Reason: fmt.Sprintf("refused %d of %d jobs", len(why), len(list)), Err: err}
+	for _, e := range why {
+		var r *copier.RefusedError
+		if errors.As(e, &r) {
+			refusal.Kind = r.Kind
+		}
+	}
+	return &reported{refusal}
 }
 
 // explainBatch prints what -v explains for each job, and what --force

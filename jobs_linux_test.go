@@ -265,7 +265,7 @@ func (s *slowCopy) waitFor(t *testing.T, re *regexp.Regexp) {
 // TestJobsHelp: --help shows the --jobs usage and flags.
 func TestJobsHelp(t *testing.T) {
 	r := cli(t, "--help")
-	for _, want := range []string{"ringcp [flags] --jobs FILE", "--jobs FILE", "--parallel int"} {
+	for _, want := range []string{"ringcp [flags] --jobs FILE", "--jobs FILE", "--parallel N"} {
 		if !bytes.Contains([]byte(r.stdout), []byte(want)) {
 			t.Errorf("--help lacks %q:\n%s", want, r.stdout)
 		}

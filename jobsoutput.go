@@ -52,11 +52,15 @@ func totalOf(rep copier.BatchReport) jobsTotal {
 	return t
 }
 
+// errJobsIncomplete is the outcome of a batch in which a job did not
+// complete (each job's line said why): exit 1, or 128+signal.
+var errJobsIncomplete = errors.New("not every job is complete")
+
 // reportJobs prints each job's outcome and the total (or, with --json,
 // the JSON object on stdout and the jobs that did not complete on
-// stderr) and returns the exit code: 0 when every job is complete,
-// 128+signal when a signal stopped some, 1 when one failed.
-func reportJobs(stdout, stderr io.Writer, cfg config, list []jobLine, b *copier.Batch, rep copier.BatchReport, sig syscall.Signal) int {
+// stderr) and returns the outcome, reported: nil when every job is
+// complete, an interruption when a signal stopped some, else a failure.
+func reportJobs(stdout, stderr io.Writer, cfg config, list []jobLine, b *copier.Batch, rep copier.BatchReport, sig syscall.Signal) error {
 	t := totalOf(rep)
 	for i, j := range rep.Jobs {
 		if !cfg.json || j.Err != nil {
@@ -64,20 +68,19 @@ func reportJobs(stdout, stderr io.Writer, cfg config, list []jobLine, b *copier.
 		}
 	}
 	if cfg.json {
-		if err := writeJobsJSON(stdout, list, b, rep, t); err != nil {
-			fmt.Fprintf(stderr, "ringcp: writing JSON: %v\n", err)
-			return exitFailed
+		if err := writeJobsJSON(stdout, cfg.opts, list, b, rep, t); err != nil {
+			return fmt.Errorf("writing JSON: %w", err)
 		}
 	} else {
 		printTotal(stderr, t, rep)
 	}
 	switch {
 	case t.count[outcomeComplete] == len(rep.Jobs):
-		return exitOK
+		return nil
 	case sig != 0:
-		return exitInterrupted + int(sig)
+		return &interruptedError{sig: sig, err: &reported{errJobsIncomplete}}
 	}
-	return exitFailed
+	return &reported{errJobsIncomplete}
 }
 
 // printJob is a job's line and, when it did not complete, what its DST
@@ -97,7 +100,7 @@ func printJob(w io.Writer, i int, l jobLine, opts copier.Options, j copier.JobRe
 		fmt.Fprintf(w, "%s: stopped submitting and waited for the I/O in flight; %s written, %s\n",
 			stoppedBy(sig, "interrupted"), byteCount(j.Bytes), syncState(opts, j.Report))
 	default:
-		fmt.Fprintf(w, "failed: %s\n", oneLine(j.Err))
+		fmt.Fprintf(w, "failed: %s\n", message(j.Err))
 	}
 	if line := dstState(opts, j.Report); line != "" {
 		fmt.Fprintf(w, "ringcp: job %d: DST %s %s\n", i+1, l.dst, line)
@@ -138,6 +141,8 @@ type jsonJob struct {
 	Job     int    `json:"job"`
 	Line    int    `json:"line"`
 	Outcome string `json:"outcome"` // complete, failed, interrupted, not_started
+	// ExitCode hides the single copy's: the batch has one exit code.
+	ExitCode int `json:"exit_code,omitempty"`
 	jsonReport
 }
 
@@ -160,7 +165,7 @@ type jsonTotal struct {
 	Synced         bool    `json:"synced"` // every job complete and synced
 }
 
-func writeJobsJSON(stdout io.Writer, list []jobLine, b *copier.Batch, rep copier.BatchReport, t jobsTotal) error {
+func writeJobsJSON(stdout io.Writer, base copier.Options, list []jobLine, b *copier.Batch, rep copier.BatchReport, t jobsTotal) error {
 	out := jsonJobs{Jobs: make([]jsonJob, len(rep.Jobs)), Total: jsonTotal{
 		Jobs: len(rep.Jobs), Complete: t.count[outcomeComplete], Failed: t.count[outcomeFailed],
 		Interrupted: t.count[outcomeInterrupted], NotStarted: t.count[outcomeNotStarted],
@@ -172,9 +177,9 @@ func writeJobsJSON(stdout io.Writer, list []jobLine, b *copier.Batch, rep copier
 		out.Total.BytesPerSecond = float64(t.bytes) / rep.Seconds
 	}
 	for i, j := range rep.Jobs {
-		out.Jobs[i] = jsonJob{Job: i + 1, Line: list[i].line, Outcome: outcomeOf(j), jsonReport: toJSON(j.Report)}
+		out.Jobs[i] = jsonJob{Job: i + 1, Line: list[i].line, Outcome: outcomeOf(j), jsonReport: toJSON(list[i].options(base), j.Report, j.Err)}
 		if j.Err != nil {
-			out.Jobs[i].Error = oneLine(j.Err)
+			out.Jobs[i].Error = message(j.Err)
 		}
 	}
 	return json.NewEncoder(stdout).Encode(out)

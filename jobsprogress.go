@@ -23,8 +23,8 @@ const maxShownJobs = 6
 
 // startJobsProgress draws the batch's line on stderr while it runs and
 // returns the function that stops and erases it.
-func startJobsProgress(mode string, b *copier.Batch, stderr io.Writer) func() {
-	if !wantProgress(mode, stderr) {
+func startJobsProgress(pc progressConfig, b *copier.Batch, stderr io.Writer) func() {
+	if pc.mode != progressAlways && (pc.mode != progressAuto || !isTerminal(stderr)) {
 		return func() {}
 	}
 	done, finished := make(chan struct{}), make(chan struct{})
@@ -39,7 +39,7 @@ func startJobsProgress(mode string, b *copier.Batch, stderr io.Writer) func() {
 }
 
 func drawJobsProgress(w io.Writer, b *copier.Batch, done <-chan struct{}) {
-	tick := time.NewTicker(progressEvery)
+	tick := time.NewTicker(humanEvery)
 	defer tick.Stop()
 	var lastBytes int64
 	lastTime := time.Now()
@@ -53,9 +53,21 @@ func drawJobsProgress(w io.Writer, b *copier.Batch, done <-chan struct{}) {
 			written, total := statusSum(st)
 			rate := float64(written-lastBytes) / now.Sub(lastTime).Seconds()
 			lastBytes, lastTime = written, now
-			fmt.Fprintf(w, "\r\033[K%s%s", progressLine(written, total, rate), runningJobs(st))
+			fmt.Fprintf(w, "\r\033[K%s%s", batchLine(written, total, rate), runningJobs(st))
 		}
 	}
+}
+
+// batchLine is the single copy's line for the jobs together.
+func batchLine(done, total int64, rate float64) string {
+	s := copier.Status{Phase: copier.PhaseCopy, BytesDone: done, BytesTotal: total, BytesPerSecond: rate, ETASeconds: -1}
+	if total > 0 {
+		s.Percent = min(99.99, float64(done)*100/float64(total))
+	}
+	if rate > 0 {
+		s.ETASeconds = float64(total-done) / rate
+	}
+	return humanLine(s)
 }
 
 func statusSum(st []copier.JobStatus) (done, total int64) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"syscall"
 
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/engine"
@@ -16,7 +17,7 @@ import (
 //
 //	ringcp verify [flags] SRC DST   compare two files or devices; exit 0 equal, 3 not
 //	ringcp checksum [flags] PATH    print the oVirt imageio checksum as JSON
-var readCommands = map[string]func(args []string, stdout, stderr io.Writer) int{
+var readCommands = map[string]func(args []string, stdout, stderr io.Writer) error{
 	"verify":   runVerify,
 	"checksum": runChecksum,
 }
@@ -120,15 +121,11 @@ type jsonCompare struct {
 	Error          string  `json:"error,omitempty"`
 }
 
-func runVerify(args []string, stdout, stderr io.Writer) int {
+func runVerify(args []string, stdout, stderr io.Writer) error {
 	f := newReadFlags("ringcp verify", true)
 	o, err := f.parse(args, 2, verifyUsage, stdout)
-	if errors.Is(err, errHelp) {
-		return exitOK
-	}
 	if err != nil {
-		fmt.Fprintf(stderr, "ringcp verify: %s\n", oneLine(err))
-		return exitRefused
+		return f.usage(stderr, err)
 	}
 	ctx, sig := withSignals()
 	defer sig.stop()
@@ -140,55 +137,61 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	if errors.As(err, &mm) {
 		j.FirstBadOffset, j.FirstBadSrc, j.BadBlocks = mm.Offset, mm.SrcOffset, mm.BadBlocks
 	}
-	code := exitOK
 	if err != nil {
-		j.Error = oneLine(err)
-		code = report(stderr, err)
-		if s := sig.caught(); s != 0 {
-			code = exitInterrupted + int(s)
-		}
+		j.Error = message(err)
+		err = markStop(err, sig.caught())
 	} else {
 		fmt.Fprintf(stderr, "ringcp: %s and %s are equal: %s compared in %.2f s (%s)\n",
 			o.Src, o.Dst, units.Format(rep.Bytes), rep.Seconds, units.Rate(rep.Bytes, rep.Seconds))
 	}
 	if f.json {
-		if err := json.NewEncoder(stdout).Encode(j); err != nil {
-			fmt.Fprintf(stderr, "ringcp: writing JSON: %v\n", err)
-			return exitFailed
+		if jerr := json.NewEncoder(stdout).Encode(j); jerr != nil && err == nil {
+			return fmt.Errorf("writing JSON: %w", jerr)
 		}
 	}
-	return code
+	return err
 }
 
-func runChecksum(args []string, stdout, stderr io.Writer) int {
+func runChecksum(args []string, stdout, stderr io.Writer) error {
 	f := newReadFlags("ringcp checksum", false)
 	o, err := f.parse(args, 1, checksumUsage, stdout)
-	if errors.Is(err, errHelp) {
-		return exitOK
-	}
 	if err != nil {
-		fmt.Fprintf(stderr, "ringcp checksum: %s\n", oneLine(err))
-		return exitRefused
+		return f.usage(stderr, err)
 	}
 	ctx, sig := withSignals()
 	defer sig.stop()
 	rep, err := copier.Checksum(ctx, o)
 	f.explain(stderr, rep)
 	if err != nil {
-		code := report(stderr, err)
-		if s := sig.caught(); s != 0 {
-			code = exitInterrupted + int(s)
-		}
-		return code
+		return markStop(err, sig.caught())
 	}
 	// As imageio's API and Python's json.dumps write it.
 	c := rep.Checksum
 	if _, err := fmt.Fprintf(stdout, "{\"algorithm\": %q, \"block_size\": %d, \"checksum\": %q}\n", c.Algorithm, c.BlockSize, c.Checksum); err != nil {
-		fmt.Fprintf(stderr, "ringcp: writing JSON: %v\n", err)
-		return exitFailed
+		return fmt.Errorf("writing JSON: %w", err)
 	}
 	if f.verbose {
 		fmt.Fprintf(stderr, "ringcp: %s: %s read of %s in %.2f s\n", o.Src, units.Format(rep.BytesRead), units.Format(rep.Bytes), rep.Seconds)
 	}
-	return exitOK
+	return nil
+}
+
+// usage reports a command line of verify or checksum that could not be
+// read, with the subcommand's name, as a usage error (exit 2); --help
+// shown is not one.
+func (f *readFlags) usage(stderr io.Writer, err error) error {
+	if errors.Is(err, errHelp) {
+		return err
+	}
+	fmt.Fprintf(stderr, "%s: %s\n", f.fs.Name(), message(err))
+	return &reported{&usageError{err}}
+}
+
+// markStop is err, marked as a stop by sig when a signal stopped the
+// command.
+func markStop(err error, sig syscall.Signal) error {
+	if sig == 0 {
+		return err
+	}
+	return &interruptedError{sig: sig, err: err}
 }

@@ -78,7 +78,7 @@ func (r *resumable) watchState(path string) {
 }
 
 // progressBytes reads the written figure of a progress line.
-var progressBytes = regexp.MustCompile(`\r\x1b\[K([0-9.]+) ([KMGT]?i?B) / `)
+var progressBytes = regexp.MustCompile(`\r\x1b\[K[a-z]* +([0-9.]+) ([KMGT]?i?B) / `)
 
 func startResumable(t *testing.T, state string, args ...string) *resumable {
 	t.Helper()

@@ -46,7 +46,7 @@ type slowCopy struct {
 }
 
 // progressMoved: a progress line that shows more than "0 B" written.
-var progressMoved = regexp.MustCompile(`\r\x1b\[K[1-9][0-9.]* [KMG]?i?B / `)
+var progressMoved = regexp.MustCompile(`\r\x1b\[Kcopying +[1-9][0-9.]* [KMG]?i?B / `)
 
 // startSlow starts ringcp with one 4 KiB O_DIRECT request at a time, every
 // byte read, and a progress line, and returns once that line shows bytes written.

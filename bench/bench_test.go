@@ -129,13 +129,13 @@ func TestSectorToolsCutPadding(t *testing.T) {
 func TestParseSize(t *testing.T) {
 	for in, want := range map[string]int64{
 		"4G": 4 << 30, "1GiB": 1 << 30, "512k": 512 << 10, "64M+12345": 64<<20 + 12345,
-		"1048576": 1 << 20, "2MB": 2e6, "1KB": 1000, "1T": 1 << 40, "4KiB+1": 4097,
+		"1048576": 1 << 20, "2MB": 2e6, "1KB": 1000, "1T": 1 << 40, "4KiB+1": 4097, "4g": 4 << 30,
 	} {
 		if got, err := parseSize(in); err != nil || got != want {
 			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "G", "4X", "1.5G", "4G+", "4g", " 4G", "8191P+8191P"} {
+	for _, in := range []string{"", "G", "4X", "1.5G", "4G+", "4gb", " 4G", "8191P+8191P"} {
 		if _, err := parseSize(in); err == nil {
 			t.Errorf("parseSize(%q): want an error", in)
 		}

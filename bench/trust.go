@@ -65,16 +65,6 @@ type trustReport struct {
 	} `json:"verify"`
 }
 
-func lastJSON(out []byte) []byte {
-	var last []byte
-	for _, line := range bytes.Split(out, []byte("\n")) {
-		if line = bytes.TrimSpace(line); len(line) > 0 && line[0] == '{' {
-			last = line
-		}
-	}
-	return last
-}
-
 // parseVerify checks that the read-back ran over the whole copy and
 // passed, and keeps its time.
 func parseVerify(out [][]byte, r *Run) error {
@@ -156,8 +146,8 @@ func collectTrust(runs []*Run) trustRounds {
 	return t
 }
 
-// roundRatio is the median over rounds of a / b in the same round.
-func roundRatio(a, b map[int]float64) string {
+// medianRatioCell is the median over rounds of a / b in the same round.
+func medianRatioCell(a, b map[int]float64) string {
 	var xs []float64
 	for k, v := range a {
 		if d, ok := b[k]; ok && d > 0 {
@@ -194,6 +184,6 @@ func writeTrustTable(w io.Writer, runs []*Run) {
 		verifyReadBS>>20, verifyReadDepth)
 	fmt.Fprintln(w, "| verify pass s | plain read of DST s | verify pass ÷ read | copy+verify ÷ copy | copy --resume ÷ copy |")
 	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|")
-	fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n\n", medianOf(t.pass), medianOf(t.read), roundRatio(t.pass, t.read),
-		roundRatio(t.verify, t.copy), roundRatio(t.resume, t.copy))
+	fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n\n", medianOf(t.pass), medianOf(t.read), medianRatioCell(t.pass, t.read),
+		medianRatioCell(t.verify, t.copy), medianRatioCell(t.resume, t.copy))
 }

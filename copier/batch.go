@@ -131,10 +131,10 @@ func (e *BatchError) Unwrap() []error {
 // one, for Status.
 func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
 	if len(opts) == 0 {
-		return nil, refuse("", "a batch needs at least one job")
+		return nil, refuse(KindBadInput, "", "a batch needs at least one job")
 	}
 	if bo.Parallel < 0 {
-		return nil, refuse("", fmt.Sprintf("parallel %d: must be 0 (all at once) or more", bo.Parallel))
+		return nil, refuse(KindBadInput, "", fmt.Sprintf("parallel %d: must be 0 (all at once) or more", bo.Parallel))
 	}
 	b := &Batch{Plans: make([]*Plan, len(opts)), rate: bo.Rate, state: make([]atomic.Int32, len(opts)), noReserve: map[*Plan]bool{}}
 	var refused []*JobError
@@ -160,7 +160,7 @@ func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
 	}
 	b.Parallel = min(b.Parallel, b.Slots)
 	if bo.Rate != nil && bo.Rate.Limit() != rate.Inf && bo.Rate.Burst() < b.BlockSize {
-		return nil, refuse("", fmt.Sprintf("the rate cap's burst of %d bytes is smaller than a block (%d)", bo.Rate.Burst(), b.BlockSize))
+		return nil, refuse(KindBadInput, "", fmt.Sprintf("the rate cap's burst of %d bytes is smaller than a block (%d)", bo.Rate.Burst(), b.BlockSize))
 	}
 	return b, nil
 }

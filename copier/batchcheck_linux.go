@@ -60,14 +60,14 @@ func sameDst(p, q *Plan, j int) error {
 	switch {
 	case !p.dst.exists && !q.dst.exists:
 		if newFileKey(p.dst.path) == newFileKey(q.dst.path) {
-			return refuse(p.dst.path, fmt.Sprintf("is also job %d's DST (%s): a batch writes each DST once", j+1, q.dst.path))
+			return refuse(KindOverlap, p.dst.path, fmt.Sprintf("is also job %d's DST (%s): a batch writes each DST once", j+1, q.dst.path)).on("Dst")
 		}
 	case p.dst.exists && q.dst.exists:
 		if guard.ObjectOf(&p.dst.st) == guard.ObjectOf(&q.dst.st) {
-			return refuse(p.dst.path, fmt.Sprintf("is also job %d's DST (%s): a batch writes each DST once", j+1, q.dst.path))
+			return refuse(KindOverlap, p.dst.path, fmt.Sprintf("is also job %d's DST (%s): a batch writes each DST once", j+1, q.dst.path)).on("Dst")
 		}
 		if ov := guard.FindOverlap(q.dstSpan(), p.dstSpan()); ov != nil {
-			return refuse(p.dst.path, fmt.Sprintf("overlaps job %d's DST on %s: job %d's DST %s, this DST %s", j+1, ov.On, j+1, ov.Src, ov.Dst))
+			return refuse(KindOverlap, p.dst.path, fmt.Sprintf("overlaps job %d's DST on %s: job %d's DST %s, this DST %s", j+1, ov.On, j+1, ov.Src, ov.Dst)).on("Dst")
 		}
 	}
 	return nil
@@ -80,10 +80,10 @@ func dstOnSrc(p, q *Plan, j int) error {
 		return nil
 	}
 	if guard.ObjectOf(&p.dst.st) == guard.ObjectOf(&q.src.st) {
-		return refuse(p.dst.path, fmt.Sprintf("is job %d's SRC (%s): job %d would read blocks this job overwrites", j+1, q.src.path, j+1))
+		return refuse(KindOverlap, p.dst.path, fmt.Sprintf("is job %d's SRC (%s): job %d would read blocks this job overwrites", j+1, q.src.path, j+1)).on("Dst")
 	}
 	if ov := guard.FindOverlap(q.srcSpan(), p.dstSpan()); ov != nil {
-		return refuse(p.dst.path, fmt.Sprintf("overlaps job %d's SRC on %s: job %d's SRC %s, this DST %s", j+1, ov.On, j+1, ov.Src, ov.Dst))
+		return refuse(KindOverlap, p.dst.path, fmt.Sprintf("overlaps job %d's SRC on %s: job %d's SRC %s, this DST %s", j+1, ov.On, j+1, ov.Src, ov.Dst)).on("Dst")
 	}
 	return nil
 }

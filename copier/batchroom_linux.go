@@ -91,11 +91,11 @@ func (b *Batch) roomTogether(jobs []int) []*JobError {
 		b.fitWithoutReserving(jobs, strings.Join(names, ", "))
 		return nil
 	}
-	why := fmt.Sprintf("DST's filesystem has %s free; jobs %s write there at once and need %s (%d bytes) together (each fits alone; --force tries anyway)",
+	why := fmt.Sprintf("DST's filesystem has %s free; jobs %s write there at once and need %s (%d bytes) together (each fits alone; Options.Force tries anyway)",
 		units.Format(free), strings.Join(names, ", "), units.Format(need), need)
 	out := make([]*JobError, len(jobs))
 	for k, i := range jobs {
-		out[k] = &JobError{Index: i, Err: refuse(b.Plans[i].dst.path, why)}
+		out[k] = &JobError{Index: i, Err: refuse(KindNoRoom, b.Plans[i].dst.path, why).on("Dst")}
 	}
 	return out
 }

@@ -11,29 +11,6 @@ import (
 	"github.com/ringcp/ringcp/engine"
 )
 
-// BatchReport is what a batch did.
-type BatchReport struct {
-	// Jobs has one entry per job, in the order given, whatever happened.
-	Jobs []JobReport
-	// Seconds and CPUSeconds are the whole batch's wall time and this
-	// process's CPU time (io_uring workers included) over it.
-	Seconds    float64
-	CPUSeconds float64
-	// BlockSize and Slots are the shared buffers (Batch's).
-	BlockSize int
-	Slots     int
-}
-
-// JobReport is one job's Report and error. Err is nil for a job that is
-// complete (and synced, unless NoSync); ErrNotStarted (and the context's
-// error) for one that never started. A job's CPUSeconds is the process's
-// CPU while it ran, which the jobs running beside it share.
-type JobReport struct {
-	Report
-	Err     error
-	Started bool // the job began cutting or writing its DST
-}
-
 // Run runs the batch. First every job acquires, on its own goroutine,
 // what its copy needs (descriptors, locks, a new DST's unnamed inode or
 // temporary file, its engine on the batch's shared buffers), changing no
@@ -56,7 +33,7 @@ func (b *Batch) Run(ctx context.Context) (BatchReport, error) {
 	start, cpu0 := time.Now(), cpuTime()
 	bufs, err := align.AllocBuffers(b.Slots, b.BlockSize)
 	if err != nil {
-		return rep, refuseErr("", fmt.Sprintf("nothing was written, the batch could not start: cannot map %d buffers of %d bytes", b.Slots, b.BlockSize), errors.Unwrap(err))
+		return rep, refuseErr(KindResources, "", fmt.Sprintf("nothing was written, the batch could not start: cannot map %d buffers of %d bytes", b.Slots, b.BlockSize), errors.Unwrap(err))
 	}
 	g := newGate(len(b.Plans))
 	s := &shared{budget: engine.NewBudget(bufs.Slots), rate: b.rate, noReserve: b.noReserve}

@@ -26,7 +26,7 @@ func Compare(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	r, err := p.startRead(true)
 	defer r.close()
 	if err != nil {
-		return ReadReport{}, refuseErr("", "nothing was read, the compare could not start", err)
+		return ReadReport{}, refuseErr(KindResources, "", "nothing was read, the compare could not start", err)
 	}
 	start := time.Now()
 	cmp := newComparer(0, p.opts.Progress)
@@ -51,11 +51,11 @@ func (p *Plan) compareRange() (want, endsAt int64, err error) {
 	srcAvail, dstAvail := p.src.geo.Size-o.SrcOffset, p.dst.geo.Size-o.DstOffset
 	switch {
 	case srcAvail < 0:
-		return 0, -1, refuse(o.Src, fmt.Sprintf("--src-offset %d is past the end (size %d)", o.SrcOffset, p.src.geo.Size))
+		return 0, -1, refuse(KindBadInput, o.Src, fmt.Sprintf("Options.SrcOffset %d is past the end (size %d)", o.SrcOffset, p.src.geo.Size))
 	case dstAvail < 0:
-		return 0, -1, refuse(o.Dst, fmt.Sprintf("--dst-offset %d is past the end (size %d)", o.DstOffset, p.dst.geo.Size))
+		return 0, -1, refuse(KindBadInput, o.Dst, fmt.Sprintf("Options.DstOffset %d is past the end (size %d)", o.DstOffset, p.dst.geo.Size))
 	case o.LengthSet && (o.Length > srcAvail || o.SrcOffset+o.Length < 0):
-		return 0, -1, refuse(o.Src, fmt.Sprintf("range %d+%d runs past the end (size %d)", o.SrcOffset, o.Length, p.src.geo.Size))
+		return 0, -1, refuse(KindBadInput, o.Src, fmt.Sprintf("range %d+%d runs past the end (size %d)", o.SrcOffset, o.Length, p.src.geo.Size))
 	}
 	want = srcAvail
 	if o.LengthSet {

@@ -85,7 +85,7 @@ func (p *Plan) openBlockDest(flag int) (*os.File, error) {
 		return f, err
 	}
 	if !p.opts.Force {
-		return nil, refuseErr(p.dst.path, "block device is in use (mounted or held open exclusively)", err)
+		return nil, refuseErr(KindInUse, p.dst.path, "block device is in use (mounted or held open exclusively)", err).on("Dst")
 	}
 	busy, berr := p.dstBusy()
 	if berr != nil {
@@ -145,7 +145,7 @@ func checkSame(f *os.File, ep *endpoint) error {
 	}
 	if st.Dev != ep.st.Dev || st.Ino != ep.st.Ino || st.Mode&unix.S_IFMT != ep.st.Mode&unix.S_IFMT {
 		// Refused: nothing was written, the other file is left alone.
-		return refuse(ep.path, "changed between checking and opening it (renamed or replaced meanwhile)")
+		return refuse(KindChanged, ep.path, "changed between checking and opening it (renamed or replaced meanwhile)")
 	}
 	return nil
 }

@@ -21,12 +21,12 @@ func (p *Plan) chooseDirect() error {
 		reason := p.directObstacle(s.ep, s.off)
 		switch {
 		case o.Direct == DirectNever:
-			s.ep.why = "buffered: --direct never"
+			s.ep.why = "buffered: Options.Direct never"
 		case reason == "":
 			s.ep.direct = true
 			s.ep.why = fmt.Sprintf("O_DIRECT, alignment %d", s.ep.geo.DirectAlign())
 		case o.Direct == DirectAlways:
-			return refuse(s.ep.path, "--direct always: "+reason)
+			return refuse(KindNotSupported, s.ep.path, "Options.Direct always: "+reason).on("Direct")
 		default:
 			s.ep.why = "buffered: " + reason
 		}

@@ -149,14 +149,14 @@ func createTemp(tmp, dst string, acc int) (*os.File, error) {
 		if err == nil {
 			if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil && !errors.Is(err, unix.ENOLCK) {
 				f.Close()
-				return nil, refuseErr(dst, "cannot lock the temporary file "+tmp, err)
+				return nil, refuseErr(KindCheckFailed, dst, "cannot lock the temporary file "+tmp, err).on("Dst")
 			}
 			// Between the create and the lock, another ringcp may have
 			// taken the file for a leftover, removed it and made its own:
 			// then the name is no longer ours.
 			if !stillNamed(f, tmp) {
 				f.Close()
-				return nil, refuse(dst, "another ringcp is creating DST now (it took over "+tmp+")")
+				return nil, refuse(KindLocked, dst, "another ringcp is creating DST now (it took over "+tmp+")").on("Dst")
 			}
 			return f, nil
 		}
@@ -173,18 +173,18 @@ func createTemp(tmp, dst string, acc int) (*os.File, error) {
 func removeLeftover(tmp, dst string) error {
 	f, err := os.OpenFile(tmp, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return refuseErr(dst, "a temporary file "+tmp+" is in the way", err)
+		return refuseErr(KindInUse, dst, "a temporary file "+tmp+" is in the way", err).on("Dst")
 	}
 	defer f.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return refuse(dst, tmp+" is in the way and is not a regular file")
+		return refuse(KindInUse, dst, tmp+" is in the way and is not a regular file").on("Dst")
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); errors.Is(err, unix.EWOULDBLOCK) {
-		return refuse(dst, "another ringcp is creating DST now (it holds "+tmp+")")
+		return refuse(KindLocked, dst, "another ringcp is creating DST now (it holds "+tmp+")").on("Dst")
 	}
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return refuseErr(dst, "cannot remove the leftover "+tmp, err)
+		return refuseErr(KindPermission, dst, "cannot remove the leftover "+tmp, err).on("Dst")
 	}
 	return nil
 }

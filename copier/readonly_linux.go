@@ -16,40 +16,6 @@ import (
 // direct I/O, block size, queue depth and the backend as a copy does,
 // with both ends opened read-only.
 
-// ReadOptions describe a comparison of two files or devices (Compare), or
-// the checksum of one (Checksum: Src alone).
-type ReadOptions struct {
-	Src, Dst   string
-	SrcOffset  int64
-	DstOffset  int64
-	Length     int64 // with LengthSet; else to SRC's end
-	LengthSet  bool
-	BlockSize  int // 0: chosen
-	QueueDepth int // 0: chosen
-	Engine     EngineChoice
-	Direct     DirectMode
-	Progress   *engine.Progress // Verified counts what was read and checked
-	// Sum makes the block checksum Checksum computes, given the range's
-	// length (see Options.Checksum).
-	Sum func(length int64) BlockSum
-}
-
-// ReadReport is what Compare or Checksum did.
-type ReadReport struct {
-	Src, Dst       string
-	Engine         string
-	FallbackReason string
-	Bytes          int64 // of the range, read or known to be holes
-	BytesRead      int64
-	Seconds        float64
-	BlockSize      int
-	QueueDepth     int
-	DirectSrc      bool
-	DirectDst      bool
-	// Checksum is Src's block checksum (Checksum).
-	Checksum *ChecksumResult
-}
-
 // prepareRead checks the ends and decides how to read them; checkRange
 // settles the range. With no Dst, the one end plays both parts for the
 // choices.
@@ -138,7 +104,7 @@ func (p *Plan) readReport(st engine.Stats, start time.Time) ReadReport {
 func Checksum(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	o.Dst, o.DstOffset = "", 0
 	if o.Sum == nil {
-		return ReadReport{}, refuse("", "no checksum to compute (ReadOptions.Sum)")
+		return ReadReport{}, refuse(KindBadInput, "", "no checksum to compute (ReadOptions.Sum)")
 	}
 	p, err := prepareRead(o, (*Plan).checkRange)
 	if err != nil {
@@ -147,7 +113,7 @@ func Checksum(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	r, err := p.startRead(false)
 	defer r.close()
 	if err != nil {
-		return ReadReport{}, refuseErr("", "nothing was read, the checksum could not start", err)
+		return ReadReport{}, refuseErr(KindResources, "", "nothing was read, the checksum could not start", err)
 	}
 	start := time.Now()
 	h := sumObserver{o.Sum(p.Length)}

@@ -82,7 +82,7 @@ func (p *Plan) inspectTarget() (endpoint, error) {
 		return ep, err
 	}
 	if ep.isBlock && o.StatePath == "" {
-		return ep, refuse(o.Dst, "a resumable copy to a block device needs a state file path (--state): beside the device, in /dev, it would not survive a reboot")
+		return ep, refuse(KindBadInput, o.Dst, "a resumable copy to a block device needs a state file path (Options.StatePath): beside the device, in /dev, it would not survive a reboot")
 	}
 	if !ep.exists {
 		r.newDst, ep.fresh, ep.freshWhy = true, newPartial, "a resumable copy needs a name a kill cannot lose"
@@ -98,14 +98,14 @@ func (r *resumePlan) target(dst string) (string, error) {
 		return dst, nil
 	}
 	if st.Partial != r.partial {
-		return "", refuse(dst, fmt.Sprintf("the resume state %s is for a copy into %s: remove it, or give its own --state", r.statePath, st.Partial))
+		return "", refuse(KindChanged, dst, fmt.Sprintf("the resume state %s is for a copy into %s: remove it, or give this copy its own Options.StatePath", r.statePath, st.Partial))
 	}
 	if _, err := os.Lstat(r.partial); err == nil {
 		r.newDst = true
 		return r.partial, nil
 	}
 	if _, err := os.Lstat(dst); err != nil {
-		return "", refuse(dst, fmt.Sprintf("the resume state %s records a copy into %s, which is gone: remove the state to start over", r.statePath, r.partial))
+		return "", refuse(KindChanged, dst, fmt.Sprintf("the resume state %s records a copy into %s, which is gone: remove the state to start over", r.statePath, r.partial))
 	}
 	// The partial file is gone and DST is there: the earlier run renamed
 	// it when complete and was stopped before it removed the state. DST's
@@ -127,18 +127,18 @@ func (p *Plan) checkResume() error {
 	p.truncate = false // what was copied stays
 	st, again := r.state, fmt.Sprintf("; remove %s to start over", r.statePath)
 	if why := st.Src.differs(identityOf(p.src.path, &p.src.st, p.src.geo.Size, true)); why != "" {
-		return refuse(o.Src, "changed since the copy that the resume state records: "+why+again)
+		return refuse(KindChanged, o.Src, "changed since the copy that the resume state records: "+why+again)
 	}
 	if why := st.Dst.differs(identityOf(p.dst.path, &p.dst.st, p.dst.geo.Size, false)); why != "" {
-		return refuse(p.dst.path, "is not the DST the resume state records: "+why+again)
+		return refuse(KindChanged, p.dst.path, "is not the DST the resume state records: "+why+again)
 	}
 	if st.SrcOffset != o.SrcOffset || st.DstOffset != o.DstOffset || st.Length != p.Length {
-		return refuse("", fmt.Sprintf("the resume state %s records the range %d+%d to offset %d, this copy is %d+%d to %d%s",
+		return refuse(KindChanged, "", fmt.Sprintf("the resume state %s records the range %d+%d to offset %d, this copy is %d+%d to %d%s",
 			r.statePath, st.SrcOffset, st.Length, st.DstOffset, o.SrcOffset, p.Length, o.DstOffset, again))
 	}
 	r.from = resumePoint(st.Done, p.Length)
 	if !p.dst.isBlock && p.dst.st.Size < o.DstOffset+r.from {
-		return refuse(p.dst.path, fmt.Sprintf("holds %d bytes, less than the %d the resume state records as copied%s", p.dst.st.Size, o.DstOffset+r.from, again))
+		return refuse(KindChanged, p.dst.path, fmt.Sprintf("holds %d bytes, less than the %d the resume state records as copied%s", p.dst.st.Size, o.DstOffset+r.from, again))
 	}
 	p.note("resume: %s of %s copied and synced by an earlier run; copying the rest", units.Format(r.from), units.Format(p.Length))
 	return nil

@@ -12,69 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Report is what a copy did.
-type Report struct {
-	Src, Dst       string
-	Engine         string // "io_uring" or "pool"
-	FallbackReason string
-	Bytes          int64 // bytes written to DST as data
-	BytesRead      int64
-	BytesHoles     int64  // not written: holes, or zeros left as holes
-	BytesZeroed    int64  // made zero on DST (fallocate or writes of zeros)
-	Offload        string // "reflink" or "copy_file_range" when the filesystem copied
-	// OffloadFallback says why an offload that was tried gave way to the
-	// engine.
-	OffloadFallback string
-	Seconds         float64
-	CPUSeconds      float64 // user+system of this process, io_uring workers included
-	BlockSize       int
-	QueueDepth      int
-	DirectSrc       bool
-	DirectDst       bool
-	Synced          bool
-	Caps            engine.Caps
-	// Contiguous is how many bytes from the start of the copy reached DST
-	// without a gap; DstState says what DST holds (after a failure too).
-	Contiguous int64
-	DstState   DstState
-	// Notes are what Run decided or met that Plan.Notes could not say
-	// yet: how a new DST was created, why an offload gave way, a side
-	// that stayed buffered.
-	Notes []string
-	// Verify is what the read-back verification found (Options.Verify).
-	Verify *VerifyReport
-	// Checksum is SRC's imageio checksum over the range (Options.Checksum).
-	Checksum *ChecksumResult
-	// Resumed is how many bytes of the range an earlier run had copied
-	// and this one did not copy again (Options.Resume). StatePath is the
-	// state file; after a copy that did not complete it records the
-	// first ResumeFrom bytes as done: the next run starts there.
-	// PartialPath is the partial file a new DST is copied into until it
-	// is complete, after such a copy.
-	Resumed     int64
-	StatePath   string
-	ResumeFrom  int64
-	PartialPath string
-}
-
-func (r *Report) note(format string, args ...any) {
-	r.Notes = append(r.Notes, fmt.Sprintf(format, args...))
-}
-
-// Copy is Prepare followed by Run.
-func Copy(ctx context.Context, opts Options) (Report, error) {
-	p, err := Prepare(opts)
-	if err != nil {
-		return Report{}, err
-	}
-	return p.Run(ctx)
-}
-
-// Run performs the planned copy. It first acquires everything the copy
-// needs (descriptors, buffers, the engine's backend); a failure there is a
-// *RefusedError and DST is as it was. Only then is DST cut and written.
-// Run does not change the Plan: what it learns goes into the Report.
-func (p *Plan) Run(ctx context.Context) (Report, error) {
+// run is Run (progress.go) without the progress reports.
+func (p *Plan) run(ctx context.Context) (Report, error) {
 	rep := p.newReport()
 	a, err := p.acquire(&rep, nil)
 	if err != nil {
@@ -85,7 +24,7 @@ func (p *Plan) Run(ctx context.Context) (Report, error) {
 }
 
 func (p *Plan) newReport() Report {
-	return Report{Src: p.opts.Src, Dst: p.opts.Dst, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
+	return Report{Src: p.opts.Src, Dst: p.opts.Dst, Length: p.Length, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
 		DirectSrc: p.src.direct, DirectDst: p.dst.direct, FallbackReason: p.FallbackReason}
 }
 
@@ -214,7 +153,7 @@ func (p *Plan) acquire(rep *Report, s *shared) (*acquired, error) {
 	a.release()
 	var refused *RefusedError
 	if !errors.As(err, &refused) {
-		err = refuseErr("", "nothing was written, the copy could not start", err)
+		err = refuseErr(acquireKind(err), "", "nothing was written, the copy could not start", err)
 	}
 	return nil, err
 }
@@ -236,7 +175,7 @@ func (p *Plan) acquireAll(a *acquired, rep *Report, s *shared) error {
 	}
 	if p.dst.direct && !a.dst.direct {
 		if p.opts.Direct == DirectAlways {
-			return refuse(p.dst.path, "--direct always: its filesystem refused O_DIRECT on the new file")
+			return refuse(KindNotSupported, p.dst.path, "Options.Direct always: its filesystem refused O_DIRECT on the new file").on("Direct")
 		}
 		rep.DirectDst = false
 		rep.note("DST %s: buffered: its filesystem refused O_DIRECT on the new file", p.dst.path)

@@ -25,7 +25,7 @@ func (p *Plan) chooseSparse() error {
 	zeroUseless := p.dst.isBlock && !o.TargetIsZero && p.dst.geo.WriteZeroesMax == 0
 	switch {
 	case o.Sparse == SparseAuto && zeroUseless:
-		p.note("zero detection off: %s has no WRITE_ZEROES, so zeros cost what data costs (--sparse always scans anyway)", p.dst.path)
+		p.note("zero detection off: %s has no WRITE_ZEROES, so zeros cost what data costs (Options.Sparse always scans anyway)", p.dst.path)
 	default:
 		zb := int(align.RoundUp(int64(o.ZeroBlock), int64(p.dst.alignment())))
 		if zb != o.ZeroBlock {

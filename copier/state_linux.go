@@ -101,11 +101,11 @@ func loadState(path string) (*resumeState, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, refuseErr(path, "cannot read the resume state", err)
+		return nil, refuseErr(KindCheckFailed, path, "cannot read the resume state", err)
 	}
 	var st resumeState
 	if err := json.Unmarshal(b, &st); err != nil || st.Format != stateFormat {
-		return nil, refuse(path, "is not a ringcp resume state (remove it to start the copy over)")
+		return nil, refuse(KindBadInput, path, "is not a ringcp resume state (remove it to start the copy over)")
 	}
 	return &st, nil
 }

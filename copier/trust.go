@@ -111,11 +111,11 @@ func (p *Plan) chooseTrust() error {
 		return nil
 	}
 	if o.NoSync && (o.Verify || o.Resume) {
-		return refuse("", "verification and resuming need the fdatasync barrier: they cannot run with no sync")
+		return refuse(KindBadInput, "", "verification and resuming need the fdatasync barrier: they cannot run with no sync")
 	}
 	if p.offloadMode != OffloadNever {
 		if o.Offload != OffloadAuto {
-			return refuse("", fmt.Sprintf("offload %s: the data would not pass through ringcp, which verification, checksums and resuming need", o.Offload))
+			return refuse(KindBadInput, "", fmt.Sprintf("offload %s: the data would not pass through ringcp, which verification, checksums and resuming need", o.Offload))
 		}
 		p.offloadMode = OffloadNever
 		p.note("offload off: verification, checksums and resuming need the data to pass through ringcp")
@@ -125,7 +125,7 @@ func (p *Plan) chooseTrust() error {
 	}
 	for _, ep := range []*endpoint{&p.src, &p.dst} {
 		if a := int64(ep.alignment()); CellSize%a != 0 {
-			return refuse(ep.path, fmt.Sprintf("its alignment %d does not divide the %d-byte blocks verification and checksums use", a, CellSize))
+			return refuse(KindNotSupported, ep.path, fmt.Sprintf("its alignment %d does not divide the %d-byte blocks verification and checksums use", a, CellSize))
 		}
 	}
 	if bs := align.RoundUp(int64(p.BlockSize), CellSize); bs != int64(p.BlockSize) {

@@ -78,7 +78,7 @@ func (t *trustRun) begin(p *Plan, d *dest) error {
 	if st == nil {
 		var dstSt unix.Stat_t
 		if err := unix.Fstat(int(d.f.Fd()), &dstSt); err != nil {
-			return refuseErr(p.dst.path, "cannot stat DST", err)
+			return refuseErr(KindCheckFailed, p.dst.path, "cannot stat DST", err)
 		}
 		st = &resumeState{Format: stateFormat, Src: identityOf(p.src.path, &p.src.st, p.src.geo.Size, true),
 			Dst: identityOf(p.dst.path, &dstSt, p.dst.geo.Size, false), SrcOffset: p.opts.SrcOffset,
@@ -87,7 +87,7 @@ func (t *trustRun) begin(p *Plan, d *dest) error {
 			st.Partial, st.Dst.Path = r.partial, p.opts.Dst
 		}
 		if err := writeState(r.statePath, st); err != nil {
-			return refuseErr(r.statePath, "cannot record the copy's progress", err)
+			return refuseErr(KindResources, r.statePath, "cannot record the copy's progress", err)
 		}
 	}
 	d.keep = true

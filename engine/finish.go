@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // prefix tracks how far DST is complete without gaps from the range start:
@@ -81,7 +79,7 @@ func (r *run) setSize() error {
 		return nil
 	}
 	dst := r.job.Files[FileDst]
-	if err := unix.Ftruncate(int(dst.Fd()), size); err != nil {
+	if err := ftruncate(int(dst.Fd()), size); err != nil {
 		return &OpError{Op: "truncate", Path: dst.Name(), Offset: size, Err: err}
 	}
 	return nil
@@ -91,7 +89,7 @@ func (r *run) setSize() error {
 // descriptor that wrote the unaligned tail is synced too: fsync is per
 // inode on local filesystems, but a FUSE server may buffer per handle.
 func (r *run) sync() error {
-	r.job.Progress.SetPhase(PhaseSync)
+	r.job.setPhase(PhaseSync)
 	r.pending = append(r.pending, syncRequest(SyncSlot))
 	if r.tailWritten {
 		r.pending = append(r.pending, syncRequest(SyncTailSlot))

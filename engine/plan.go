@@ -3,9 +3,9 @@ package engine
 import (
 	"errors"
 	"math"
+	"syscall"
 
 	"github.com/ringcp/ringcp/align"
-	"golang.org/x/sys/unix"
 )
 
 // Sizes of planning steps.
@@ -86,9 +86,9 @@ func (p *planner) next() (chunk, error) {
 func (p *planner) mapFrom(off int64) error {
 	src := p.job.Files[FileSrc]
 	fd, base, end := int(src.Fd()), p.job.SrcOff, p.job.Length
-	ds, err := unix.Seek(fd, base+off, unix.SEEK_DATA)
+	ds, err := seekData(fd, base+off)
 	switch {
-	case errors.Is(err, unix.ENXIO):
+	case errors.Is(err, syscall.ENXIO):
 		// No data after off. Trust that only if SRC is still as long as
 		// planned: a truncated SRC would otherwise copy as zeros.
 		if err := p.checkSize(); err != nil {
@@ -103,7 +103,7 @@ func (p *planner) mapFrom(off int64) error {
 	}
 	de := base + end
 	if ds < base+end {
-		if h, err := unix.Seek(fd, ds, unix.SEEK_HOLE); err == nil {
+		if h, err := seekHole(fd, ds); err == nil {
 			de = h
 		}
 	}
@@ -130,7 +130,7 @@ func (p *planner) sizeFirst() error {
 		return nil
 	}
 	dst := p.job.Files[FileDst]
-	if err := unix.Ftruncate(int(dst.Fd()), p.job.FinalSize); err != nil {
+	if err := ftruncate(int(dst.Fd()), p.job.FinalSize); err != nil {
 		return &OpError{Op: "truncate", Path: dst.Name(), Offset: p.job.FinalSize, Err: err}
 	}
 	return nil
@@ -148,12 +148,12 @@ func roundUpWithin(n, a, limit int64) int64 {
 
 func (p *planner) checkSize() error {
 	src := p.job.Files[FileSrc]
-	var st unix.Stat_t
-	if err := unix.Fstat(int(src.Fd()), &st); err != nil {
+	size, regular, err := fileSize(int(src.Fd()))
+	if err != nil {
 		return &OpError{Op: "stat", Path: src.Name(), Err: err}
 	}
-	if st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size < p.job.SrcOff+p.job.Length {
-		return &OpError{Op: "read", Path: src.Name(), Offset: st.Size, Err: ErrSourceShrank}
+	if regular && size < p.job.SrcOff+p.job.Length {
+		return &OpError{Op: "read", Path: src.Name(), Offset: size, Err: ErrSourceShrank}
 	}
 	return nil
 }
@@ -169,17 +169,17 @@ func (p *planner) reserve(upTo int64) error {
 	to := max(upTo, from+min(preallocWindow, p.dataEnd-from)) // <= dataEnd, and cannot wrap
 	mode := uint32(0)
 	if !p.job.CutBackOnStop {
-		mode = unix.FALLOC_FL_KEEP_SIZE
+		mode = fallocKeepSize
 	}
 	dst := p.job.Files[FileDst]
-	err := unix.Fallocate(int(dst.Fd()), mode, p.job.DstOff+from, to-from)
+	err := fallocate(int(dst.Fd()), mode, p.job.DstOff+from, to-from)
 	switch {
 	case err == nil:
 		p.reserved = to
-	case errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS):
+	case errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS):
 		p.prealloc = false // no fallocate here: allocate as we write
 		return p.sizeFirst()
-	case (errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT)) && p.job.ZeroBlock > 0:
+	case (errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)) && p.job.ZeroBlock > 0:
 		// With zero detection the window may hold zero runs that are
 		// never written (SEEK_DATA calls allocated zeros data), so a
 		// sparse copy can fit where its reservation does not. Reserving

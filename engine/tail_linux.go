@@ -2,16 +2,6 @@ package engine
 
 import "golang.org/x/sys/unix"
 
-// tailFile is the descriptor the unaligned last block is written through:
-// the caller's buffered FileDstTail when it gave one, else DST itself once
-// bufferTail has turned its O_DIRECT off.
-func (j *Job) tailFile() FileID {
-	if j.Files[FileDstTail] != nil {
-		return FileDstTail
-	}
-	return FileDst
-}
-
 // bufferTail prepares DST for the unaligned last block, which O_DIRECT
 // cannot write: with no FileDstTail, it clears O_DIRECT on DST's open file
 // description with F_SETFL, as GNU dd does for its last partial block. The
