@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // prefix tracks how far DST is complete without gaps from the range start:
@@ -77,8 +75,8 @@ func (r *run) setSize() error {
 	if size <= 0 && !r.stopping() {
 		return nil
 	}
-	dst := r.job.Files[FileDst]
-	if err := unix.Ftruncate(int(dst.Fd()), size); err != nil {
+	dst := r.job.end(FileDst)
+	if err := dst.Truncate(size); err != nil {
 		return &OpError{Op: "truncate", Path: dst.Name(), Offset: size, Err: err}
 	}
 	return nil

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Run copies job with a backend built by newBackend: Open, then
@@ -35,7 +33,7 @@ func flushBeforeMapping(job *Job) {
 	if !job.MapHoles {
 		return
 	}
-	if err := unix.Fdatasync(int(job.Files[FileSrc].Fd())); err != nil {
+	if err := job.end(FileSrc).Settle(); err != nil {
 		job.MapHoles = false
 	}
 }
@@ -247,12 +245,12 @@ func (r *run) startTail() {
 	}
 	s := &r.slots[idx]
 	if err := r.job.bufferTail(); err != nil {
-		r.fail(&OpError{Op: "fcntl(F_SETFL)", Path: r.job.Files[FileDst].Name(), Offset: r.job.DstOff + s.rel, Err: err})
+		r.fail(&OpError{Op: "fcntl(F_SETFL)", Path: r.job.end(FileDst).Name(), Offset: r.job.DstOff + s.rel, Err: err})
 		r.release(idx)
 		return
 	}
 	s.phase, s.done = phaseTailWrite, 0
-	r.tailWritten = r.job.Files[FileDstTail] != nil
+	r.tailWritten = r.job.end(FileDstTail) != nil
 	r.queue(idx)
 }
 
@@ -436,5 +434,5 @@ func (r *run) opError(s *slot, err error) error {
 	if q.Op == OpFallocate {
 		op = zeroMethodName(q.Mode)
 	}
-	return &OpError{Op: op, Path: r.job.Files[q.File].Name(), Offset: q.Off, Err: err}
+	return &OpError{Op: op, Path: r.job.end(q.File).Name(), Offset: q.Off, Err: err}
 }

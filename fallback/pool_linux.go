@@ -29,6 +29,9 @@ func New(s engine.Setup) (engine.Backend, error) {
 	if s.Depth < 1 {
 		return nil, fmt.Errorf("pool: depth %d", s.Depth)
 	}
+	if err := s.DescriptorsOnly(); err != nil {
+		return nil, fmt.Errorf("pool: %w", err)
+	}
 	p := &Pool{
 		reqs:    make(chan engine.Request, s.Depth+1),
 		done:    make(chan engine.Completion, s.Depth+1),
