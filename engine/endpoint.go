@@ -23,11 +23,13 @@ import (
 type Endpoint interface {
 	// Name names the end in errors: its path, or its URI.
 	Name() string
-	// Data finds the first run of data in [off, end): it starts at start
-	// and stops at stop, off <= start < stop <= end, or start == stop ==
-	// end when there is none. What is not data reads as zeros. An error
-	// matching ErrCannotMap says the end cannot tell (everything is then
-	// copied as data); any other error fails the copy.
+	// Data finds the first run of data at or after off, before end: it
+	// is [start, stop), off <= start <= stop <= end. start == stop says
+	// there is no data before stop (an end may look no further in one
+	// go: the planner asks again from stop); start == stop == end, none
+	// at all. What is not data reads as zeros. An error matching
+	// ErrCannotMap says the end cannot tell (everything is then copied as
+	// data); any other error fails the copy.
 	Data(off, end int64) (start, stop int64, err error)
 	// Settle makes Data's answers true of what was written to the end
 	// until now (fdatasync: see flushBeforeMapping). An error means they

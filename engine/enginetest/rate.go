@@ -17,7 +17,7 @@ import (
 // bound on time: a slow machine only makes it longer). That the copy
 // reaches the cap is measured by the bench, not here. Then the cap is
 // raised while a copy runs, as a caller may.
-func RateCap(t *testing.T, nb engine.NewBackend) {
+func RateCap(t *testing.T, tg Target) {
 	const size, bs, cap = 24 << 20, 256 << 10, 8 << 20
 	dir := t.TempDir()
 	src := RandomBytes(size, 77)
@@ -30,7 +30,8 @@ func RateCap(t *testing.T, nb engine.NewBackend) {
 	job.Progress = &engine.Progress{}
 	samples := sample(job.Progress, 50*time.Millisecond)
 	start := time.Now()
-	if _, err := engine.Run(context.Background(), job, nb); err != nil {
+	tg.serve(t, &job)
+	if _, err := engine.Run(context.Background(), job, tg.New); err != nil {
 		t.Fatal(err)
 	}
 	took := time.Since(start)
@@ -46,12 +47,12 @@ func RateCap(t *testing.T, nb engine.NewBackend) {
 			}
 		}
 	}
-	raiseCap(t, nb, srcPath, src)
+	raiseCap(t, tg, srcPath, src)
 }
 
 // raiseCap starts a copy at 1 MiB/s, which would take 16 s, and raises the
 // cap after a moment: the copy must then end far sooner.
-func raiseCap(t *testing.T, nb engine.NewBackend, srcPath string, src []byte) {
+func raiseCap(t *testing.T, tg Target, srcPath string, src []byte) {
 	const size, bs = 16 << 20, 256 << 10
 	dstPath := filepath.Join(t.TempDir(), "dst")
 	job, cleanup := NewJob(t, srcPath, dstPath, true, bs, 4)
@@ -61,7 +62,8 @@ func raiseCap(t *testing.T, nb engine.NewBackend, srcPath string, src []byte) {
 	timer := time.AfterFunc(300*time.Millisecond, func() { job.Rate.SetLimit(1 << 30) })
 	defer timer.Stop()
 	start := time.Now()
-	if _, err := engine.Run(context.Background(), job, nb); err != nil {
+	tg.serve(t, &job)
+	if _, err := engine.Run(context.Background(), job, tg.New); err != nil {
 		t.Fatal(err)
 	}
 	if took := time.Since(start); took > 8*time.Second {
