@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/internal/units"
@@ -55,7 +56,8 @@ func (s *sizeFlag) Set(v string) error {
 func parseArgs(args []string, stdout io.Writer) (config, error) {
 	var cfg config
 	var bs, srcOff, dstOff, length sizeFlag
-	var qd int
+	var qd, nbdConns int
+	var nbdTimeout time.Duration
 	var engine, direct, syncMode, sparse, offload, srcFormat string
 	var zeroBlock sizeFlag
 	fs := pflag.NewFlagSet("ringcp", pflag.ContinueOnError)
@@ -77,6 +79,8 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&cfg.progress, "progress", "auto", "auto|always|none: live progress line on stderr (auto: when it is a terminal)")
 	fs.BoolVarP(&cfg.verbose, "verbose", "v", false, "explain alignment, block size, direct I/O and engine choices")
 	fs.StringVar(&srcFormat, "src-format", "", "raw: copy SRC's bytes as they are although they form a disk image (qcow2, vmdk, vhdx, vdi, vpc, qed), which is refused otherwise")
+	fs.IntVar(&nbdConns, "nbd-connections", copier.DefaultNBDConnections, "connections to an NBD export whose server allows several (CAN_MULTI_CONN)")
+	fs.DurationVar(&nbdTimeout, "nbd-timeout", 0, "fail when an NBD server does not answer for this long (default 5m; 30s to connect)")
 	force := fs.Bool("force", false, "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device), create a file in /dev, try a copy that seems not to fit; never a mounted DST")
 	help := fs.BoolP("help", "h", false, "show this help")
 	onlyOnce(fs)
@@ -122,6 +126,10 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 		}
 		cfg.opts.ZeroBlock = int(zeroBlock.v)
 	}
+	if nbdConns < 1 || nbdConns > copier.MaxNBDConnections || nbdTimeout < 0 {
+		return cfg, fmt.Errorf("--nbd-connections %d (1 to %d) or --nbd-timeout %v out of range", nbdConns, copier.MaxNBDConnections, nbdTimeout)
+	}
+	cfg.opts.NBD = copier.NBDOptions{Connections: nbdConns, Timeout: nbdTimeout}
 	cfg.opts.Force, cfg.opts.SrcFormat = *force, srcFormat
 	return cfg, nil
 }

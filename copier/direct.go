@@ -17,6 +17,9 @@ func (p *Plan) chooseDirect() error {
 		tag string
 	}{{&p.src, o.SrcOffset, "SRC"}, {&p.dst, o.DstOffset, "DST"}}
 	for _, s := range sides {
+		if s.ep.export != nil {
+			continue // no O_DIRECT over a socket; checkExports noted the export
+		}
 		reason := p.directObstacle(s.ep, s.off)
 		switch {
 		case o.Direct == DirectNever:
@@ -65,6 +68,9 @@ func (p *Plan) directObstacle(ep *endpoint, off int64) string {
 
 // alignment is what the engine must respect on this side.
 func (ep *endpoint) alignment() int {
+	if ep.export != nil {
+		return int(ep.export.info.BlockSize.Min) // every request's offset and length
+	}
 	if !ep.direct {
 		return 1
 	}

@@ -115,6 +115,8 @@ type Options struct {
 	SrcFormat string
 	// Progress, when not nil, counts completed reads and writes.
 	Progress *engine.Progress
+	// NBD tunes the ends that are NBD URIs (export_linux.go).
+	NBD NBDOptions
 }
 
 // Limits on what a user may ask for.
@@ -159,6 +161,8 @@ func (o *Options) normalize() error {
 		return refuse("", fmt.Sprintf("block size %d out of range (1 B to 1 GiB)", o.BlockSize))
 	case o.QueueDepth < 0 || o.QueueDepth > align.MaxQueueDepth:
 		return refuse("", fmt.Sprintf("queue depth %d out of range (1 to %d)", o.QueueDepth, align.MaxQueueDepth))
+	case o.NBD.Connections < 0 || o.NBD.Connections > MaxNBDConnections || o.NBD.Timeout < 0:
+		return refuse("", fmt.Sprintf("NBD connections %d (1 to %d) or timeout %v out of range", o.NBD.Connections, MaxNBDConnections, o.NBD.Timeout))
 	}
 	return nil
 }

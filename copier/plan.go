@@ -35,13 +35,13 @@ func Prepare(opts Options) (*Plan, error) {
 	}
 	p := &Plan{opts: opts}
 	var err error
-	if p.src, err = inspectSource(opts.Src); err != nil {
+	if p.src, err = p.inspectEnd(opts.Src, inspectSource); err != nil {
 		return nil, err
 	}
-	if p.dst, err = inspectDest(opts.Dst); err != nil {
+	if p.dst, err = p.inspectEnd(opts.Dst, inspectDest); err != nil {
 		return nil, err
 	}
-	steps := []func() error{p.checkPseudoFS, p.checkRange, p.checkSameObject, p.checkInUse, p.checkLocks, p.checkDestSize,
+	steps := []func() error{p.checkPseudoFS, p.checkRange, p.checkExports, p.checkSameObject, p.checkInUse, p.checkLocks, p.checkDestSize,
 		p.checkNewInDev, p.checkWritable, p.checkFileLimit, p.checkImageFormat,
 		p.chooseDirect, p.chooseSizes, p.chooseSparse, p.chooseOffload, p.checkRoom, p.chooseEngine}
 	for _, step := range steps {
@@ -72,7 +72,7 @@ func (p *Plan) checkRange() error {
 	if o.DstOffset+p.Length < 0 {
 		return refuse(o.Dst, "--dst-offset plus length overflows")
 	}
-	p.truncate = !p.dst.isBlock && p.cutsDst()
+	p.truncate = !p.dst.fixedSize() && p.cutsDst()
 	return nil
 }
 
@@ -98,22 +98,19 @@ func (p *Plan) checkSameObject() error {
 	o := &p.opts
 	overlap := o.SrcOffset < o.DstOffset+p.Length && o.DstOffset < o.SrcOffset+p.Length
 	if p.truncate || overlap || p.Length == 0 {
-		what := "the same file"
-		if p.src.isBlock {
-			what = "the same block device"
-		}
+		what := "the same " + p.src.kind()
 		return refuse(o.Dst, fmt.Sprintf("SRC and DST are %s and the ranges overlap", what))
 	}
 	return nil
 }
 
 func (p *Plan) checkDestSize() error {
-	if !p.dst.isBlock {
+	if !p.dst.fixedSize() {
 		return nil
 	}
 	need := p.opts.DstOffset + p.Length
 	if need > p.dst.geo.Size {
-		return refuse(p.opts.Dst, fmt.Sprintf("block device too small: %d bytes, the copy needs %d", p.dst.geo.Size, need))
+		return refuse(p.opts.Dst, fmt.Sprintf("%s too small: %d bytes, the copy needs %d", p.dst.kind(), p.dst.geo.Size, need))
 	}
 	return nil
 }

@@ -117,6 +117,7 @@ func (p *Plan) move(ctx context.Context, a *acquired, rep *Report) (engine.Stats
 // acquired is everything a copy holds while it runs.
 type acquired struct {
 	files engine.Files
+	ends  engine.Ends // the NBD ends
 	locks heldLocks
 	dst   *dest
 	bufs  *align.Buffers
@@ -152,6 +153,9 @@ func (p *Plan) acquire(rep *Report) (*acquired, error) {
 
 func (p *Plan) acquireAll(a *acquired, rep *Report) error {
 	var err error
+	if a.ends, err = p.openExports(rep); err != nil {
+		return err
+	}
 	if a.files[engine.FileSrc], err = p.openSource(); err != nil {
 		return err
 	}
@@ -173,6 +177,7 @@ func (p *Plan) acquireAll(a *acquired, rep *Report) error {
 		return fmt.Errorf("cannot map %d buffers of %d bytes: %w (a smaller block size or queue depth needs less)", p.QueueDepth, p.BlockSize, errors.Unwrap(err))
 	}
 	job := p.job(a.files, a.bufs.Slots, a.dst.direct)
+	job.Ends = a.ends
 	a.copy, err = p.openEngine(job, rep)
 	return err
 }
@@ -189,6 +194,7 @@ func (a *acquired) release() {
 		a.bufs.Free()
 	}
 	closeAll(a.files)
+	closeExports(a.ends)
 	a.locks.release()
 }
 
@@ -203,7 +209,7 @@ func (p *Plan) job(files engine.Files, bufs [][]byte, dstDirect bool) engine.Job
 		SrcAlign: p.src.alignment(), DstAlign: dstAlign,
 		Sync: !p.opts.NoSync, Progress: p.opts.Progress, Sparse: p.sparse,
 	}
-	if p.dst.isBlock {
+	if p.dst.fixedSize() {
 		return job
 	}
 	end := p.opts.DstOffset + p.Length
@@ -221,6 +227,9 @@ func (p *Plan) job(files engine.Files, bufs [][]byte, dstDirect bool) engine.Job
 
 // openSource opens SRC read-only and checks it is what Prepare inspected.
 func (p *Plan) openSource() (*os.File, error) {
+	if !p.src.local() {
+		return nil, nil // an export, opened by openExports
+	}
 	f, err := openAs(p.src.path, p.src.path, os.O_RDONLY|unix.O_NONBLOCK|directFlag(p.src.direct), 0)
 	if err != nil {
 		return nil, err

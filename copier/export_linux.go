@@ -1,0 +1,284 @@
+package copier
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ringcp/ringcp/align"
+	"github.com/ringcp/ringcp/engine"
+	"github.com/ringcp/ringcp/guard"
+	"github.com/ringcp/ringcp/nbd"
+	"github.com/ringcp/ringcp/nbdend"
+)
+
+// SRC and DST may be NBD URIs (nbd://host[:port]/export,
+// nbd+unix:///export?socket=PATH): an export served by qemu-nbd,
+// qemu-storage-daemon or nbdkit, local or on another host. Prepare
+// connects to look at it (size, block size constraints, read-only, FLUSH,
+// CAN_MULTI_CONN) and closes again; Run connects with several connections
+// where the server allows them. An NBD DST is like a block device: never
+// truncated, its zero ranges made zero with WRITE_ZEROES (or skipped with
+// TargetIsZero), and synced only by a successful FLUSH. The checks of
+// local files (mounts, locks, room, pseudo filesystems) do not apply to
+// an export; what its server enforces (its own locks on the image it
+// serves) does.
+
+// NBDOptions tune the NBD ends of a copy.
+type NBDOptions struct {
+	// Connections is how many connections an export is reached over
+	// when its server advertises CAN_MULTI_CONN (one otherwise); 0 is
+	// DefaultNBDConnections.
+	Connections int
+	// Timeout bounds how long a server may take to answer while requests
+	// are in flight, and to connect and negotiate; 0 is the nbd package's
+	// default (5 minutes for answers: a FLUSH of a large cache on slow
+	// storage takes long; 30 s to connect).
+	Timeout time.Duration
+}
+
+// DefaultNBDConnections: nbdcopy's default too. Four connections keep a
+// multi-threaded server (nbdkit, qemu-storage-daemon) busy and spread a
+// long network path over four TCP windows.
+const DefaultNBDConnections = 4
+
+// MaxNBDConnections bounds NBDOptions.Connections.
+const MaxNBDConnections = 64
+
+// exportEnd is what Prepare learned of an NBD end.
+type exportEnd struct {
+	addr nbd.Address
+	info nbd.Info
+}
+
+// fixedSize: the end's size is what it is (a block device, an export):
+// never truncated, never grown.
+func (ep *endpoint) fixedSize() bool { return ep.isBlock || ep.export != nil }
+
+// local: the end is a file or device on this host, which the checks of
+// package guard can look at.
+func (ep *endpoint) local() bool { return ep.export == nil }
+
+// kind names the end for messages.
+func (ep *endpoint) kind() string {
+	switch {
+	case ep.export != nil:
+		return "NBD export"
+	case ep.isBlock:
+		return "block device"
+	}
+	return "file"
+}
+
+// inspectEnd looks at SRC or DST: an NBD URI by asking its server, any
+// other path with local.
+func (p *Plan) inspectEnd(path string, local func(string) (endpoint, error)) (endpoint, error) {
+	if !nbd.IsURI(path) {
+		return local(path)
+	}
+	ep := endpoint{path: path, exists: true}
+	a, err := nbd.ParseURI(path)
+	if err != nil {
+		return ep, refuse("", err.Error()) // TLS, vsock, a bad URI: the message names it
+	}
+	x, err := p.dialExport(path, 1)
+	if err != nil {
+		return ep, refuseErr(path, "cannot open the NBD export", err)
+	}
+	defer x.Close()
+	ep.export = &exportEnd{addr: a, info: x.Info()}
+	ep.geo = exportGeometry(path, x.Info())
+	return ep, nil
+}
+
+// dialExport connects to an export over up to conns connections.
+func (p *Plan) dialExport(uri string, conns int) (*nbdend.Export, error) {
+	t := p.opts.NBD.Timeout
+	opt := nbd.Options{Connections: conns, Timeout: t, DialTimeout: t, HandshakeTimeout: t}
+	return nbdend.Dial(context.Background(), uri, opt)
+}
+
+// exportGeometry is what the block size choice needs of an export: its
+// minimum block size as the alignment, the preferred one as the optimal
+// request size, WRITE_ZEROES as a device's.
+func exportGeometry(uri string, in nbd.Info) align.Geometry {
+	bs := in.BlockSize
+	g := align.Geometry{Path: uri, Size: in.Size, MemAlign: 1, OffsetAlign: int(bs.Min),
+		OptimalIO: int(bs.Preferred), MaxIO: int(bs.Max)}
+	if in.CanZero() {
+		g.WriteZeroesMax = 1 << 30
+	}
+	how := "sent by the server"
+	if !bs.Advertised {
+		how = "the protocol's defaults: the server sent none"
+	}
+	g.Notes = append(g.Notes, fmt.Sprintf("block sizes %d/%d/%d (%s)", bs.Min, bs.Preferred, bs.Max, how))
+	return g
+}
+
+// describe is one line on an export for the notes.
+func (e *exportEnd) describe() string {
+	in := e.info
+	var has []string
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{in.ReadOnly(), "read-only"}, {in.CanFlush(), "flush"}, {in.CanZero(), "write zeroes"},
+		{in.CanFastZero(), "fast zero"}, {in.BlockStatus, "block status"}, {in.CanMultiConn(), "multi-conn"}} {
+		if f.on {
+			has = append(has, f.name)
+		}
+	}
+	bs := in.BlockSize
+	return fmt.Sprintf("NBD export of %d bytes, block sizes %d/%d/%d (min/preferred/max), offers: %s", in.Size, bs.Min, bs.Preferred, bs.Max, strings.Join(has, ", "))
+}
+
+// checkExports refuses what an NBD end cannot do: a block size that is
+// not a multiple of its minimum, a read-only DST, and a DST without FLUSH
+// unless the copy needs no barrier (NoSync). A DST smaller than the range
+// is checkDestSize's, the same export at both ends checkSameObject's.
+func (p *Plan) checkExports() error {
+	for _, ep := range []*endpoint{&p.src, &p.dst} {
+		if ep.export == nil {
+			continue
+		}
+		p.note("%s: %s", ep.path, ep.export.describe())
+		bs := ep.export.info.BlockSize
+		switch {
+		case p.opts.BlockSize != 0 && p.opts.BlockSize%int(bs.Min) != 0:
+			return refuse(ep.path, fmt.Sprintf("--block-size %d is not a multiple of the server's minimum block size %d", p.opts.BlockSize, bs.Min))
+		case p.opts.BlockSize != 0 && p.opts.BlockSize%int(bs.Preferred) != 0:
+			p.note("%s: --block-size %d is not a multiple of the server's preferred block size %d: it may read-modify-write", ep.path, p.opts.BlockSize, bs.Preferred)
+		}
+	}
+	dst := p.dst.export
+	switch {
+	case dst == nil:
+	case dst.info.ReadOnly():
+		return refuse(p.dst.path, "the NBD export is read-only")
+	case !dst.info.CanFlush() && !p.opts.NoSync:
+		return refuse(p.dst.path, "the NBD server does not offer FLUSH, so the copy could never be made durable (--sync none copies without the barrier)")
+	}
+	return nil
+}
+
+// same says two ends reach one export: the same export name at the same
+// Unix socket (one inode) or TCP address (the host resolved).
+func (e *exportEnd) same(o *exportEnd) bool {
+	a, b := e.addr, o.addr
+	if a.Export != b.Export || a.Network != b.Network {
+		return false
+	}
+	if a.Network == "unix" {
+		return sameSocket(a.Addr, b.Addr)
+	}
+	return sameHostPort(a.Addr, b.Addr)
+}
+
+func sameSocket(a, b string) bool {
+	if a == b {
+		return true
+	}
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
+func sameHostPort(a, b string) bool {
+	ha, pa, err1 := net.SplitHostPort(a)
+	hb, pb, err2 := net.SplitHostPort(b)
+	if err1 != nil || err2 != nil || pa != pb {
+		return a == b
+	}
+	ia, err1 := net.LookupHost(ha)
+	ib, err2 := net.LookupHost(hb)
+	if err1 != nil || err2 != nil {
+		return ha == hb
+	}
+	return slices.ContainsFunc(ia, func(x string) bool { return slices.Contains(ib, x) })
+}
+
+// openExports connects to the NBD ends for the copy, over several
+// connections where the servers allow, and refuses an export that is not
+// what Prepare saw (another size, flags or block sizes: the server was
+// restarted with something else meanwhile).
+func (p *Plan) openExports(rep *Report) (engine.Ends, error) {
+	var ends engine.Ends
+	conns := p.opts.NBD.Connections
+	if conns == 0 {
+		conns = DefaultNBDConnections
+	}
+	for _, s := range []struct {
+		ep *endpoint
+		id engine.FileID
+	}{{&p.src, engine.FileSrc}, {&p.dst, engine.FileDst}} {
+		if s.ep.export == nil {
+			continue
+		}
+		x, err := p.dialExport(s.ep.path, conns)
+		if err != nil {
+			closeExports(ends)
+			return ends, refuseErr(s.ep.path, "cannot open the NBD export", err)
+		}
+		ends[s.id] = x
+		in, was := x.Info(), s.ep.export.info
+		if in.Size != was.Size || in.Flags != was.Flags || in.BlockSize != was.BlockSize {
+			closeExports(ends)
+			return ends, refuse(s.ep.path, "the NBD export changed between checking and opening it (size, flags or block sizes)")
+		}
+		rep.note("%s: %d connection(s)", s.ep.path, in.Connections)
+		if in.Note != "" {
+			rep.note("%s: %s", s.ep.path, in.Note)
+		}
+	}
+	return ends, nil
+}
+
+// closeExports closes the exports a copy opened.
+func closeExports(ends engine.Ends) {
+	for _, e := range ends {
+		if x, ok := e.(*nbdend.Export); ok {
+			x.Close()
+		}
+	}
+}
+
+// exportRoom is roomNeeded for an NBD SRC: its data is what block status
+// does not call zeros; when that does not fit, zero blocks in it are
+// counted by reading it (or samples of it) over NBD, as for a file.
+func (p *Plan) exportRoom(free int64) (room, error) {
+	o := &p.opts
+	x, err := p.dialExport(o.Src, 1)
+	if err != nil {
+		return room{}, err
+	}
+	defer x.Close()
+	var ext guard.Extents
+	for off, end := o.SrcOffset, o.SrcOffset+p.Length; off < end; {
+		start, stop, err := x.Data(off, end)
+		if err != nil {
+			return room{}, err
+		}
+		if stop > start {
+			ext = append(ext, guard.Extent{Off: start, N: stop - start})
+		}
+		off = stop // past off: Data answers at least one extent
+	}
+	data := ext.Bytes()
+	if data <= free || p.sparse.ZeroBlock == 0 || data == 0 {
+		return room{need: data, how: " of SRC's data (NBD block status)"}, nil
+	}
+	e, err := guard.NonZero(x.Client(), ext, data, p.sparse.ZeroBlock)
+	if err != nil {
+		return room{}, err
+	}
+	r := room{need: e.Need, margin: e.Margin, sampled: e.Sampled, how: " of SRC's data that is not zeros"}
+	if e.Sampled {
+		r.how += ", judged by a sample"
+	}
+	return r, nil
+}
