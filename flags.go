@@ -126,8 +126,11 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 		}
 		cfg.opts.ZeroBlock = int(zeroBlock.v)
 	}
-	if nbdConns < 1 || nbdConns > copier.MaxNBDConnections || nbdTimeout < 0 {
-		return cfg, fmt.Errorf("--nbd-connections %d (1 to %d) or --nbd-timeout %v out of range", nbdConns, copier.MaxNBDConnections, nbdTimeout)
+	if nbdConns < 1 || nbdConns > copier.MaxNBDConnections {
+		return cfg, fmt.Errorf("--nbd-connections %d: want 1 to %d", nbdConns, copier.MaxNBDConnections)
+	}
+	if nbdTimeout < 0 {
+		return cfg, fmt.Errorf("--nbd-timeout %v: must not be negative", nbdTimeout)
 	}
 	cfg.opts.NBD = copier.NBDOptions{Connections: nbdConns, Timeout: nbdTimeout}
 	cfg.opts.Force, cfg.opts.SrcFormat = *force, srcFormat

@@ -137,18 +137,26 @@ func (e *exportEnd) describe() string {
 	return fmt.Sprintf("NBD export of %d bytes, block sizes %d/%d/%d (min/preferred/max), offers: %s", in.Size, bs.Min, bs.Preferred, bs.Max, strings.Join(has, ", "))
 }
 
-// checkExports refuses what an NBD end cannot do: a block size that is
-// not a multiple of its minimum, a read-only DST, and a DST without FLUSH
+// checkExports refuses what an NBD end cannot do: an offset or a block
+// size that is not a multiple of its minimum block size, a read-only DST, and a DST without FLUSH
 // unless the copy needs no barrier (NoSync). A DST smaller than the range
 // is checkDestSize's, the same export at both ends checkSameObject's.
 func (p *Plan) checkExports() error {
-	for _, ep := range []*endpoint{&p.src, &p.dst} {
+	sides := []struct {
+		ep   *endpoint
+		off  int64
+		flag string
+	}{{&p.src, p.opts.SrcOffset, "--src-offset"}, {&p.dst, p.opts.DstOffset, "--dst-offset"}}
+	for _, s := range sides {
+		ep := s.ep
 		if ep.export == nil {
 			continue
 		}
 		p.note("%s: %s", ep.path, ep.export.describe())
 		bs := ep.export.info.BlockSize
 		switch {
+		case s.off%int64(bs.Min) != 0:
+			return refuse(ep.path, fmt.Sprintf("%s %d is not a multiple of the server's minimum block size %d", s.flag, s.off, bs.Min))
 		case p.opts.BlockSize != 0 && p.opts.BlockSize%int(bs.Min) != 0:
 			return refuse(ep.path, fmt.Sprintf("--block-size %d is not a multiple of the server's minimum block size %d", p.opts.BlockSize, bs.Min))
 		case p.opts.BlockSize != 0 && p.opts.BlockSize%int(bs.Preferred) != 0:

@@ -161,8 +161,10 @@ func (o *Options) normalize() error {
 		return refuse("", fmt.Sprintf("block size %d out of range (1 B to 1 GiB)", o.BlockSize))
 	case o.QueueDepth < 0 || o.QueueDepth > align.MaxQueueDepth:
 		return refuse("", fmt.Sprintf("queue depth %d out of range (1 to %d)", o.QueueDepth, align.MaxQueueDepth))
-	case o.NBD.Connections < 0 || o.NBD.Connections > MaxNBDConnections || o.NBD.Timeout < 0:
-		return refuse("", fmt.Sprintf("NBD connections %d (1 to %d) or timeout %v out of range", o.NBD.Connections, MaxNBDConnections, o.NBD.Timeout))
+	case o.NBD.Connections < 0 || o.NBD.Connections > MaxNBDConnections:
+		return refuse("", fmt.Sprintf("NBD connections %d out of range (1 to %d)", o.NBD.Connections, MaxNBDConnections))
+	case o.NBD.Timeout < 0:
+		return refuse("", fmt.Sprintf("NBD timeout %v is negative", o.NBD.Timeout))
 	}
 	return nil
 }

@@ -46,6 +46,25 @@ type Endpoint interface {
 	PrepareTail() error
 }
 
+// OpNamer is an Endpoint that names the ops done on it in its own terms,
+// for errors: an NBD export says "write zeroes" and "flush" where a file
+// says "fallocate(PUNCH_HOLE)" and "fdatasync".
+type OpNamer interface {
+	OpName(q Request) string
+}
+
+// OpName is how errors name q's op: its end's own name for it (OpNamer),
+// else the system call's.
+func (j *Job) OpName(q Request) string {
+	if n, ok := j.end(q.File).(OpNamer); ok {
+		return n.OpName(q)
+	}
+	if q.Op == OpFallocate {
+		return zeroMethodName(q.Mode)
+	}
+	return q.Op.String()
+}
+
 // Ends are a copy's ends by FileID; nil where Job.Files has the end, or
 // where there is none.
 type Ends [numFiles]Endpoint

@@ -430,9 +430,5 @@ func (r *run) fail(err error) {
 func (r *run) opError(s *slot, err error) error {
 	cp := *s // request moves start; rebuild on a copy, only for op and offset
 	q := r.job.request(0, &cp)
-	op := q.Op.String()
-	if q.Op == OpFallocate {
-		op = zeroMethodName(q.Mode)
-	}
-	return &OpError{Op: op, Path: r.job.end(q.File).Name(), Offset: q.Off, Err: err}
+	return &OpError{Op: r.job.OpName(q), Path: r.job.end(q.File).Name(), Offset: q.Off, Err: err}
 }

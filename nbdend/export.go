@@ -2,11 +2,13 @@ package nbdend
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"syscall"
 
 	"github.com/ringcp/ringcp/engine"
 	"github.com/ringcp/ringcp/nbd"
+	"golang.org/x/sys/unix"
 )
 
 // mapWindow is the most one block status query asks about: the client's
@@ -22,7 +24,10 @@ type Export struct {
 	ext []nbd.Extent
 }
 
-var _ engine.Endpoint = (*Export)(nil)
+var (
+	_ engine.Endpoint = (*Export)(nil)
+	_ engine.OpNamer  = (*Export)(nil)
+)
 
 // NewExport makes cl an end of a copy. The caller keeps cl and closes it after
 // the copy (Close does).
@@ -55,7 +60,8 @@ func (e *Export) Name() string { return e.cl.URI() }
 // further than the answer it has, or one window more: a run of data ends
 // there at the latest, and zeros up to there come back as an empty run
 // (the planner asks again from its end). A server without base:allocation
-// says all of it is data.
+// says all of it is data; one that fails block status with an errno is
+// not asked again (ErrCannotMap).
 func (e *Export) Data(off, end int64) (int64, int64, error) {
 	ext, err := e.extents(off, end)
 	if err != nil {
@@ -90,7 +96,15 @@ func (e *Export) extents(off, end int64) ([]nbd.Extent, error) {
 		}
 	}
 	ext, err := e.cl.Extents(off, min(end-off, mapWindow))
-	if err != nil {
+	var ne *nbd.Error
+	switch {
+	case errors.As(err, &ne) && ne.Err == nil && ne.Errno != 0:
+		// The server answered block status with an error (its storage
+		// cannot say, a filter injected it): reading everything is still
+		// a correct copy. A connection that died fails the copy instead,
+		// through the reads that follow.
+		return nil, fmt.Errorf("%w: %w", engine.ErrCannotMap, err)
+	case err != nil:
 		return nil, err
 	}
 	if len(ext) == 0 {
@@ -98,6 +112,20 @@ func (e *Export) extents(off, end int64) ([]nbd.Extent, error) {
 	}
 	e.ext = ext
 	return ext, nil
+}
+
+// OpName names engine requests as NBD commands, for errors.
+func (e *Export) OpName(q engine.Request) string {
+	switch q.Op {
+	case engine.OpSync:
+		return "flush"
+	case engine.OpFallocate:
+		if q.Mode&unix.FALLOC_FL_ZERO_RANGE != 0 {
+			return "write zeroes (no hole)"
+		}
+		return "write zeroes"
+	}
+	return q.Op.String()
 }
 
 // Settle has nothing to do: block status reflects every completed write.

@@ -268,6 +268,8 @@ func checkFailed(t *testing.T, sp randomSpec, job engine.Job, q engine.Request, 
 	}
 	op := q.Op.String()
 	switch {
+	case job.Ends[q.File] != nil:
+		op = job.OpName(q) // the end's own name for it
 	case q.Op == engine.OpFallocate && q.Mode&unix.FALLOC_FL_PUNCH_HOLE != 0:
 		op = "fallocate(PUNCH_HOLE)"
 	case q.Op == engine.OpFallocate:

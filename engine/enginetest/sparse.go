@@ -18,6 +18,12 @@ type Piece struct {
 	n    int64
 }
 
+// DataPiece, HolePiece and ZerosPiece are pieces of n bytes for layouts
+// of MakeSparse: random data, a hole, written zeros.
+func DataPiece(n int64) Piece  { return Piece{"data", n} }
+func HolePiece(n int64) Piece  { return Piece{"hole", n} }
+func ZerosPiece(n int64) Piece { return Piece{"zeros", n} }
+
 // SparseProperty copies random extent layouts (data, holes, written zeros,
 // data or a hole at the very end, sizes that are not a block multiple)
 // into a new file and over an old file full of data, buffered and direct,
