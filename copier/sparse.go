@@ -36,9 +36,13 @@ func (p *Plan) chooseSparse() error {
 	case o.Sparse == SparseAuto && zeroUseless:
 		p.note("zero detection off: %s has no WRITE_ZEROES, so zeros cost what data costs (--sparse always scans anyway)", p.dst.path)
 	default:
-		zb := int(align.RoundUp(int64(o.ZeroBlock), int64(p.dst.alignment())))
+		unit, what := p.dst.alignment(), "DST's alignment"
+		if p.dst.export != nil {
+			unit, what = p.sparse.HoleAlign, "the NBD server's preferred block size"
+		}
+		zb := int(align.RoundUp(int64(o.ZeroBlock), int64(unit)))
 		if zb != o.ZeroBlock {
-			p.note("zero block %d rounded up to DST's alignment: %d", o.ZeroBlock, zb)
+			p.note("zero block %d rounded up to %s: %d", o.ZeroBlock, what, zb)
 		}
 		p.sparse.ZeroBlock = zb
 	}

@@ -68,8 +68,24 @@ func (s *Server) Pid() int { return s.cmd.Process.Pid }
 // keeps for the server.
 func Start(t testing.TB, tr Transport, export string, argv ...string) *Server {
 	t.Helper()
+	sock := ""
+	if tr == Unix {
+		sock = filepath.Join(t.TempDir(), "nbd.sock")
+	}
+	return start(t, sock, export, argv)
+}
+
+// StartAt is Start on a Unix socket at the path sock (which must not
+// exist), for a test that restarts a server where a client expects it.
+func StartAt(t testing.TB, sock, export string, argv ...string) *Server {
+	t.Helper()
+	return start(t, sock, export, argv)
+}
+
+func start(t testing.TB, sock, export string, argv []string) *Server {
+	t.Helper()
 	Need(t, argv[0])
-	f, uri := listen(t, tr, export)
+	f, uri := listen(t, sock, export)
 	var stderr bytes.Buffer
 	cmd := exec.Command("sh", append([]string{"-c", `LISTEN_PID=$$ LISTEN_FDS=1 exec "$@"`, "sh"}, argv...)...)
 	cmd.ExtraFiles = []*os.File{f}
@@ -91,13 +107,13 @@ func Start(t testing.TB, tr Transport, export string, argv ...string) *Server {
 	return s
 }
 
-// listen makes the socket a server will inherit, and the URI naming it.
-func listen(t testing.TB, tr Transport, export string) (*os.File, string) {
+// listen makes the socket a server will inherit, and the URI naming it:
+// a Unix socket at sock, or TCP on loopback when sock is "".
+func listen(t testing.TB, sock, export string) (*os.File, string) {
 	t.Helper()
 	var ln net.Listener
 	var err error
-	if tr == Unix {
-		sock := filepath.Join(t.TempDir(), "nbd.sock")
+	if sock != "" {
 		ln, err = net.Listen("unix", sock)
 		if err == nil {
 			// Our copy closes below; the server's keeps the file.
@@ -117,7 +133,7 @@ func listen(t testing.TB, tr Transport, export string) (*os.File, string) {
 	ln.Close() // f is a dup that keeps listening
 	t.Cleanup(func() { f.Close() })
 	exp := url.PathEscape(export)
-	if tr == Unix {
+	if sock != "" {
 		return f, fmt.Sprintf("nbd+unix:///%s?socket=%s", exp, url.QueryEscape(ln.Addr().String()))
 	}
 	return f, fmt.Sprintf("nbd://%s/%s", ln.Addr().String(), exp)
