@@ -74,7 +74,7 @@ func (b *bench) runOne(ctx context.Context, w *Workload, t *Tool, j Job, round, 
 	start := time.Now()
 	outs, err := b.execPlan(ctx, plan, r)
 	if err == nil && !t.Ceiling {
-		err = fdatasync(j.Dst)
+		err = j.sync()
 	}
 	r.Wall = time.Since(start)
 	if t.Ceiling {
@@ -84,7 +84,7 @@ func (b *bench) runOne(ctx context.Context, w *Workload, t *Tool, j Job, round, 
 		err = t.Parse(outs, r)
 	}
 	if err == nil && !t.Ceiling {
-		err = verifyCopy(j.Dst, j.Content, j.Size)
+		err = j.check()
 	}
 	if j.SrcAlloc > 0 && !t.Ceiling {
 		if alloc, aerr := allocBytes(j.Dst); aerr == nil {

@@ -58,6 +58,30 @@ type Pair struct {
 	Reset func() error
 	// Close releases what Setup made (loop devices); Env.Close calls it too.
 	Close func()
+	// Sync and Check, when set, make DST durable after a tool's plan and
+	// check it, for a DST that is no file (an NBD export, nbd.go); else
+	// DST is fdatasync'ed and read back.
+	Sync  func() error
+	Check func(c Content, size int64) error
+	// SrcImage and SrcFormat, when set, are the image behind an NBD Src:
+	// qemu-img convert reads it itself (-f SrcFormat), as its users do.
+	SrcImage, SrcFormat string
+}
+
+// sync makes DST durable after a tool's plan.
+func (p *Pair) sync() error {
+	if p.Sync != nil {
+		return p.Sync()
+	}
+	return fdatasync(p.Dst)
+}
+
+// check checks DST after a copy.
+func (p *Pair) check() error {
+	if p.Check != nil {
+		return p.Check(p.Content, p.Size)
+	}
+	return verifyCopy(p.Dst, p.Content, p.Size)
 }
 
 var workloads = []Workload{
