@@ -5,7 +5,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ringcp/ringcp/internal/nbdtest"
 )
@@ -100,5 +102,83 @@ func qemuIO(t *testing.T, format, image string, cmds ...string) {
 	}
 	if out, err := exec.Command("qemu-io", append(args, image)...).CombinedOutput(); err != nil || strings.Contains(string(out), "error") {
 		t.Fatalf("qemu-io %v: %v\n%s", cmds, err, out)
+	}
+}
+
+// TestQcow2Recipe runs the README's recipe as written: qemu-nbd in the
+// foreground with --socket, neither --persistent nor --shared (so it
+// serves one client, once, and exits when that client leaves), then
+// ringcp on its socket; and the reverse into a new qcow2. ringcp must get
+// through with its one session, and qemu-nbd must exit by itself after.
+func TestQcow2Recipe(t *testing.T) {
+	nbdtest.Need(t, "qemu-nbd", "qemu-img", "qemu-io")
+	dir := t.TempDir()
+	top := sparseQcow2(t, dir)
+	ref, out := filepath.Join(dir, "ref.raw"), filepath.Join(dir, "out.raw")
+	nbdtest.QemuImg(t, "convert", "-f", "qcow2", "-O", "raw", top, ref)
+
+	sock := filepath.Join(dir, "import.sock")
+	wait := recipeServer(t, sock, "-r", "-f", "qcow2", "--socket", sock, top)
+	jsonCopy(t, "nbd+unix:///?socket="+sock, out)
+	wait()
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameBytes(t, "raw imported by the recipe", got, want)
+
+	img := filepath.Join(dir, "new.qcow2")
+	nbdtest.QemuImg(t, "create", "-q", "-f", "qcow2", img, "64M")
+	sock = filepath.Join(dir, "export.sock")
+	wait = recipeServer(t, sock, "-f", "qcow2", "--socket", sock, img)
+	jsonCopy(t, out, "nbd+unix:///?socket="+sock)
+	wait()
+	if b, err := exec.Command("qemu-img", "compare", "-f", "raw", "-F", "qcow2", ref, img).CombinedOutput(); err != nil {
+		t.Fatalf("qemu-img compare after the reverse recipe: %v\n%s", err, b)
+	}
+}
+
+// recipeServer starts qemu-nbd with args in the foreground, waits for its
+// socket, and returns a wait that fails the test unless qemu-nbd exits by
+// itself within 10 s.
+func recipeServer(t *testing.T, sock string, args ...string) (wait func()) {
+	t.Helper()
+	cmd := exec.Command("qemu-nbd", args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	})
+	for i := 0; ; i++ {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if i == 500 {
+			t.Fatalf("qemu-nbd %v: no socket after 5 s: %s", args, stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return func() {
+		t.Helper()
+		select {
+		case err := <-done:
+			done <- err // for the cleanup
+			if err != nil {
+				t.Errorf("qemu-nbd exited with %v: %s", err, stderr.String())
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("qemu-nbd did not exit after its one client left")
+		}
 	}
 }

@@ -2,6 +2,7 @@ package copier
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -19,9 +20,13 @@ import (
 // SRC and DST may be NBD URIs (nbd://host[:port]/export,
 // nbd+unix:///export?socket=PATH): an export served by qemu-nbd,
 // qemu-storage-daemon or nbdkit, local or on another host. Prepare
-// connects to look at it (size, block size constraints, read-only, FLUSH,
-// CAN_MULTI_CONN) and closes again; Run connects with several connections
-// where the server allows them. An NBD DST is like a block device: never
+// connects, over several connections where the server advertises
+// CAN_MULTI_CONN, and looks at the export (size, block size constraints,
+// read-only, FLUSH); Run copies over those same connections and closes
+// them (Plan.Close does, for a plan never run). One session from check to
+// copy is what a server for a single client expects: qemu-nbd without
+// --persistent exits when its first client leaves, and without --shared
+// serves one client at a time. An NBD DST is like a block device: never
 // truncated, its zero ranges made zero with WRITE_ZEROES (or skipped with
 // TargetIsZero), and synced only by a successful FLUSH. The checks of
 // local files (mounts, locks, room, pseudo filesystems) do not apply to
@@ -49,10 +54,12 @@ const DefaultNBDConnections = 4
 // MaxNBDConnections bounds NBDOptions.Connections.
 const MaxNBDConnections = 64
 
-// exportEnd is what Prepare learned of an NBD end.
+// exportEnd is what Prepare learned of an NBD end, and its connections,
+// open until Run takes them (nil after).
 type exportEnd struct {
 	addr nbd.Address
 	info nbd.Info
+	x    *nbdend.Export
 }
 
 // fixedSize: the end's size is what it is (a block device, an export):
@@ -85,21 +92,38 @@ func (p *Plan) inspectEnd(path string, local func(string) (endpoint, error)) (en
 	if err != nil {
 		return ep, refuse("", err.Error()) // TLS, vsock, a bad URI: the message names it
 	}
-	x, err := p.dialExport(path, 1)
+	x, err := p.dialExport(path)
 	if err != nil {
 		return ep, refuseErr(path, "cannot open the NBD export", err)
 	}
-	defer x.Close()
-	ep.export = &exportEnd{addr: a, info: x.Info()}
+	ep.export = &exportEnd{addr: a, info: x.Info(), x: x}
 	ep.geo = exportGeometry(path, x.Info())
 	return ep, nil
 }
 
-// dialExport connects to an export over up to conns connections.
-func (p *Plan) dialExport(uri string, conns int) (*nbdend.Export, error) {
-	t := p.opts.NBD.Timeout
+// dialExport connects to an export over up to Options.NBD.Connections.
+func (p *Plan) dialExport(uri string) (*nbdend.Export, error) {
+	t, conns := p.opts.NBD.Timeout, p.opts.NBD.Connections
+	if conns == 0 {
+		conns = DefaultNBDConnections
+	}
 	opt := nbd.Options{Connections: conns, Timeout: t, DialTimeout: t, HandshakeTimeout: t}
 	return nbdend.Dial(context.Background(), uri, opt)
+}
+
+// Close releases what a Plan holds open between Prepare and Run: the
+// connections to its NBD ends. Run takes them over and closes them when
+// it returns, so Close is for a plan that is not run; it is safe to call
+// in any case, and more than once.
+func (p *Plan) Close() error {
+	var errs []error
+	for _, ep := range []*endpoint{&p.src, &p.dst} {
+		if e := ep.export; e != nil && e.x != nil {
+			errs = append(errs, e.x.Close())
+			e.x = nil
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // exportGeometry is what the block size choice needs of an export: its
@@ -210,16 +234,13 @@ func sameHostPort(a, b string) bool {
 	return slices.ContainsFunc(ia, func(x string) bool { return slices.Contains(ib, x) })
 }
 
-// openExports connects to the NBD ends for the copy, over several
-// connections where the servers allow, and refuses an export that is not
-// what Prepare saw (another size, flags or block sizes: the server was
-// restarted with something else meanwhile).
+// openExports takes the NBD ends' connections over from Prepare (or, for
+// a plan run again, connects anew), and makes sure each server still
+// answers, and still serves the export Prepare saw (the same size, flags
+// and block sizes), before anything is written: a read of one block at
+// its start, which changes nothing.
 func (p *Plan) openExports(rep *Report) (engine.Ends, error) {
 	var ends engine.Ends
-	conns := p.opts.NBD.Connections
-	if conns == 0 {
-		conns = DefaultNBDConnections
-	}
 	for _, s := range []struct {
 		ep *endpoint
 		id engine.FileID
@@ -227,12 +248,16 @@ func (p *Plan) openExports(rep *Report) (engine.Ends, error) {
 		if s.ep.export == nil {
 			continue
 		}
-		x, err := p.dialExport(s.ep.path, conns)
+		x, err := s.ep.export.take(p)
 		if err != nil {
 			closeExports(ends)
 			return ends, refuseErr(s.ep.path, "cannot open the NBD export", err)
 		}
 		ends[s.id] = x
+		if err := probe(x); err != nil {
+			closeExports(ends)
+			return ends, refuseErr(s.ep.path, "the NBD server failed a first read of the export", err)
+		}
 		in, was := x.Info(), s.ep.export.info
 		if in.Size != was.Size || in.Flags != was.Flags || in.BlockSize != was.BlockSize {
 			closeExports(ends)
@@ -244,6 +269,29 @@ func (p *Plan) openExports(rep *Report) (engine.Ends, error) {
 		}
 	}
 	return ends, nil
+}
+
+// take hands the export's connections to a run, dialing them again for a
+// plan run twice.
+func (e *exportEnd) take(p *Plan) (*nbdend.Export, error) {
+	x := e.x
+	e.x = nil
+	if x != nil {
+		return x, nil
+	}
+	return p.dialExport(e.addr.URI)
+}
+
+// probe reads one block at the export's start: a server gone since
+// Prepare fails here, with nothing written.
+func probe(x *nbdend.Export) error {
+	in := x.Info()
+	n := min(int64(in.BlockSize.Min), in.Size)
+	if n == 0 {
+		return nil
+	}
+	_, err := x.Client().ReadAt(make([]byte, n), 0)
+	return err
 }
 
 // closeExports closes the exports a copy opened.
@@ -260,11 +308,8 @@ func closeExports(ends engine.Ends) {
 // counted by reading it (or samples of it) over NBD, as for a file.
 func (p *Plan) exportRoom(free int64) (room, error) {
 	o := &p.opts
-	x, err := p.dialExport(o.Src, 1)
-	if err != nil {
-		return room{}, err
-	}
-	defer x.Close()
+	// A map of its own: the copy's starts with no answers cached.
+	x := nbdend.NewExport(p.src.export.x.Client())
 	var ext guard.Extents
 	for off, end := o.SrcOffset, o.SrcOffset+p.Length; off < end; {
 		start, stop, err := x.Data(off, end)

@@ -30,7 +30,7 @@ func TestExportGoneBeforeRun(t *testing.T) {
 	srv.Stop()
 	rep, err := p.Run(context.Background())
 	var refused *copier.RefusedError
-	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "cannot open the NBD export") || rep.DstState != copier.DstUntouched {
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "the NBD server failed a first read") || rep.DstState != copier.DstUntouched {
 		t.Fatalf("Run after the server stopped: %v (state %v); want a refusal, DST untouched", err, rep.DstState)
 	}
 	if _, err := os.Lstat(dst); err == nil {
@@ -38,6 +38,9 @@ func TestExportGoneBeforeRun(t *testing.T) {
 	}
 }
 
+// TestExportChangedBeforeRun: a plan run a second time connects anew, and
+// refuses an export that is not the one Prepare saw (another server at
+// the same socket, of another size).
 func TestExportChangedBeforeRun(t *testing.T) {
 	nbdtest.Need(t, "nbdkit")
 	dir := t.TempDir()
@@ -48,16 +51,38 @@ func TestExportChangedBeforeRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := p.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	first.Stop()
 	os.Remove(sock) // the killed server leaves its socket file
 	second := nbdtest.StartAt(t, sock, "", "nbdkit", "-f", "memory", "4M")
 	_, err = p.Run(context.Background())
 	var refused *copier.RefusedError
 	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "changed between checking and opening") {
-		t.Fatalf("Run against another export at the same socket: %v; want a refusal", err)
+		t.Fatalf("Run again against another export at the same socket: %v; want a refusal", err)
 	}
 	if got := readExport(t, second.URI); !bytes.Equal(got, make([]byte, len(got))) {
 		t.Errorf("the second export was written although the copy was refused")
+	}
+}
+
+// TestPlanClose: a plan that is not run closes its connections with
+// Close: a server for one client at a time can then serve the next.
+func TestPlanClose(t *testing.T) {
+	nbdtest.Need(t, "qemu-nbd")
+	img := filepath.Join(t.TempDir(), "img")
+	writeFile(t, img, randomBytes(1<<20, 4))
+	uri := nbdtest.Start(t, nbdtest.Unix, "", "qemu-nbd", "--persistent", "-r", "-f", "raw", img).URI
+	p, err := copier.Prepare(copier.Options{Src: uri, Dst: filepath.Join(t.TempDir(), "dst")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readExport(t, uri); !bytes.Equal(got, randomBytes(1<<20, 4)) {
+		t.Fatal("the export read after Close differs from the image")
 	}
 }
 

@@ -34,22 +34,30 @@ func Prepare(opts Options) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{opts: opts}
-	var err error
-	if p.src, err = p.inspectEnd(opts.Src, inspectSource); err != nil {
+	if err := p.prepare(); err != nil {
+		p.Close() // the connections to NBD ends
 		return nil, err
 	}
-	if p.dst, err = p.inspectEnd(opts.Dst, inspectDest); err != nil {
-		return nil, err
+	return p, nil
+}
+
+func (p *Plan) prepare() error {
+	var err error
+	if p.src, err = p.inspectEnd(p.opts.Src, inspectSource); err != nil {
+		return err
+	}
+	if p.dst, err = p.inspectEnd(p.opts.Dst, inspectDest); err != nil {
+		return err
 	}
 	steps := []func() error{p.checkPseudoFS, p.checkRange, p.checkExports, p.checkSameObject, p.checkInUse, p.checkLocks, p.checkDestSize,
 		p.checkNewInDev, p.checkWritable, p.checkFileLimit, p.checkImageFormat,
 		p.chooseDirect, p.chooseSizes, p.chooseSparse, p.chooseOffload, p.checkRoom, p.chooseEngine}
 	for _, step := range steps {
 		if err := step(); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return p, nil
+	return nil
 }
 
 func (p *Plan) note(format string, args ...any) {
