@@ -15,7 +15,7 @@ import (
 // export to export, over a Unix socket and TCP loopback, at awkward
 // sizes, each compared byte for byte.
 
-var nbdSizes = []int64{1, 511, 4097, 1<<20 + 3, 9<<20 + 12345}
+var nbdSizes = []int64{0, 1, 511, 4097, 1<<20 + 3, 9<<20 + 12345}
 
 func TestNBDCopies(t *testing.T) {
 	nbdtest.Need(t, "nbdkit")

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -175,5 +177,27 @@ func TestNBDServerDies(t *testing.T) {
 	}
 	if took := time.Since(start); took > 20*time.Second {
 		t.Errorf("took %v to fail after the server died", took)
+	}
+}
+
+// TestNBDSignal: SIGINT while a copy to a slow export runs (20 ms on each
+// write): the writes in flight finish, a FLUSH makes them durable, exit
+// 130, and the export's first bytes, as many as the message states, are
+// SRC's.
+func TestNBDSignal(t *testing.T) {
+	nbdtest.Need(t, "nbdkit")
+	src := slowSrc(t)
+	dst := memory(t, nbdtest.Unix, slowSrcSize, "--filter=delay", "delay-write=20ms")
+	s := startSlow(t, src, dst)
+	s.signal(t, syscall.SIGINT)
+	r := s.wait(t)
+	interrupted(t, r, syscall.SIGINT, "SIGINT")
+	m := regexp.MustCompile(`DST \S+ holds the first (\d+) bytes \([^)]*\) of the copy from offset 0`).FindStringSubmatch(r.stderr)
+	if m == nil {
+		t.Fatalf("no \"DST ... holds the first N bytes\" line:\n%s", r.stderr)
+	}
+	n, _ := strconv.ParseInt(m[1], 10, 64)
+	if n == 0 || !bytes.Equal(exportBytes(t, dst)[:n], readRange(t, src, 0, n)) {
+		t.Errorf("the export's first %d bytes are not SRC's", n)
 	}
 }
