@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 )
@@ -45,18 +46,19 @@ func Need(t testing.TB, bins ...string) {
 
 // Server is a running server the test started.
 type Server struct {
-	URI string
-	cmd *exec.Cmd
+	URI  string
+	cmd  *exec.Cmd
+	once sync.Once
 }
 
 // Stop kills the server's process group and waits for it; the test's
-// cleanup does it too, and a second call does nothing.
+// cleanup does it too. It may be called from any goroutine (a timer that
+// kills the server mid-copy); later calls wait for the first.
 func (s *Server) Stop() {
-	if s.cmd.ProcessState != nil {
-		return
-	}
-	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	s.cmd.Wait()
+	s.once.Do(func() {
+		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		s.cmd.Wait()
+	})
 }
 
 // Pid is the server's process id (for SIGSTOP in tests of a server that
