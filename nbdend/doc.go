@@ -8,7 +8,9 @@
 // SEEK_HOLE map a file, keeping the last answer so that a fragmented
 // export costs one round trip per window (1 GiB), not one per extent;
 // only extents the server says read as zeros (NBD_STATE_ZERO) are holes,
-// an unallocated extent without it is data. An export has a fixed size and
+// an unallocated extent without it is data; a server that answers block
+// status with an error is asked no more, and everything is read (a dead
+// connection fails the copy instead). An export has a fixed size and
 // no preallocation: Truncate and Reserve fail with EOPNOTSUPP (the engine
 // then allocates as it writes), and a job with an NBD DST must not ask for
 // FinalSize or CutBackOnStop. Settle and PrepareTail have nothing to do:
@@ -25,6 +27,9 @@
 // pread/pwrite on a descriptor (fallback.Do), and every completion comes
 // back through one channel to Reap. The client spreads the requests over
 // its connections (several when the server advertises CAN_MULTI_CONN).
+//
+// Errors name NBD commands (OpName: "write zeroes", "flush"), with the
+// export's URI, the offset and the errno the server or the client gave.
 //
 // Zeroing: fallocate PUNCH_HOLE becomes WRITE_ZEROES that may leave a hole,
 // with FAST_ZERO where the server offers it (a server that would zero by
