@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -308,4 +310,92 @@ func (x *exportDst) check(c Content, size int64) error {
 		}
 	}
 	return nil
+}
+
+// writeNBDTargets sums the NBD workloads up against their targets:
+// ringcp's speed over nbdcopy's (at least 1.2) and its CPU over
+// nbdcopy's (at most 1/3), each the median over rounds of the ratio in
+// one round; what 1 ms and 10 ms of delay leave of ringcp's speed over
+// the same transport without (at least 0.8 at 10 ms), as a ratio of
+// medians; and the qcow2 import against qemu-img convert.
+func (b *bench) writeNBDTargets(w io.Writer) {
+	var rows []string
+	for _, c := range nbdCases {
+		runs := b.runsOf(c.name())
+		if len(runs) == 0 {
+			continue
+		}
+		speed, cpu := againstPeer(runs, "nbdcopy")
+		kept := "–"
+		if c.delay != "" {
+			base := b.runsOf(nbdCase{c.write, c.tr, ""}.name())
+			if at, at0 := toolMBps(runs, baseline), toolMBps(base, baseline); at > 0 && at0 > 0 {
+				kept = fmt.Sprintf("%.2f", at/at0)
+			}
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s |", c.name(), fmtRatio(speed), fmtRatio(cpu), kept))
+	}
+	if runs := b.runsOf("qcow2-import"); len(runs) > 0 {
+		speed, cpu := againstPeer(runs, "qemu-img")
+		rows = append(rows, fmt.Sprintf("| qcow2-import (against qemu-img convert) | %s | %s | – |", fmtRatio(speed), fmtRatio(cpu)))
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "### NBD: ringcp against its targets\n\n"+
+		"Speed is the peer's time over ringcp's (target: at least 1.20 against nbdcopy), CPU ringcp's "+
+		"over the peer's (target: at most 0.33), each the median over rounds of the ratio within a round; "+
+		"\"of 0 ms\" is ringcp's MB/s with the delay over its MB/s without, on the same transport "+
+		"(target: at least 0.80 at 10 ms).\n\n"+
+		"| workload | speed × peer | CPU / peer | of 0 ms |\n|---|---:|---:|---:|\n%s\n\n", strings.Join(rows, "\n"))
+}
+
+// againstPeer is the median over rounds of peer's wall over ringcp's, and
+// of ringcp's CPU over peer's, from the rounds where both copied right.
+func againstPeer(runs []*Run, peer string) (speed, cpu float64) {
+	type pair struct{ ours, theirs *Run }
+	rounds := map[int]*pair{}
+	for _, r := range runs {
+		if r.Err != nil || (r.Tool != baseline && r.Tool != peer) {
+			continue
+		}
+		p := rounds[r.Round]
+		if p == nil {
+			p = &pair{}
+			rounds[r.Round] = p
+		}
+		if r.Tool == baseline {
+			p.ours = r
+		} else {
+			p.theirs = r
+		}
+	}
+	var speeds, cpus []float64
+	for _, p := range rounds {
+		if p.ours == nil || p.theirs == nil {
+			continue
+		}
+		speeds = append(speeds, p.theirs.Wall.Seconds()/p.ours.Wall.Seconds())
+		if p.theirs.CPU() > 0 {
+			cpus = append(cpus, p.ours.CPU().Seconds()/p.theirs.CPU().Seconds())
+		}
+	}
+	speed, cpu = math.NaN(), math.NaN()
+	if len(speeds) > 0 {
+		speed = median(speeds)
+	}
+	if len(cpus) > 0 {
+		cpu = median(cpus)
+	}
+	return speed, cpu
+}
+
+// toolMBps is a tool's median MB/s over its good runs, 0 without any.
+func toolMBps(runs []*Run, tool string) float64 {
+	for _, s := range summarize(runs) {
+		if s.Tool == tool && s.OK > 0 && !s.Wrong {
+			return s.MBps()
+		}
+	}
+	return 0
 }

@@ -76,6 +76,7 @@ func (b *bench) writeMarkdown(w io.Writer) {
 			b.writeWorkload(w, w2, runs)
 		}
 	}
+	b.writeNBDTargets(w)
 	if len(b.sweep) > 0 {
 		writeSweepTable(w, b.sweep)
 	}
