@@ -27,7 +27,9 @@ const usageHead = `Usage: ringcp [flags] SRC DST
        ringcp demo [--size SIZE]
 
 Copies SRC to DST (regular files or block devices; DST may be a new file)
-with io_uring and O_DIRECT, ending with an fdatasync barrier.
+with io_uring and O_DIRECT, ending with an fdatasync barrier. SRC and DST
+may also be NBD exports: nbd://host[:port]/export or
+nbd+unix:///export?socket=PATH (qemu-nbd, qemu-storage-daemon, nbdkit).
 
 Sizes take k/M/G/T/P or Ki/Mi/Gi (x1024) and kB/MB/GB (x1000).
 
