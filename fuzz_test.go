@@ -22,6 +22,7 @@ func FuzzParseArgs(f *testing.F) {
 		"a\x00b", "-b\x004k\x00-q\x0032\x00a\x00b", "--length=1G\x00--src-offset\x001M\x00a\x00b",
 		"--engine=pool\x00--direct\x00never\x00--sync\x00none\x00a\x00b", "--force\x00--json\x00-v\x00a\x00b",
 		"-b\x001GiB\x00a\x00b", "--\x00-a\x00-b", "-h",
+		"--nbd-connections\x008\x00--nbd-timeout\x0030s\x00nbd://h/e\x00b", "--nbd-connections=0\x00a\x00b",
 	} {
 		f.Add(s)
 	}
@@ -56,6 +57,8 @@ func checkAccepted(t *testing.T, args []string, o copier.Options) {
 		t.Fatalf("%q: negative offset or length accepted: %+v", args, o)
 	case o.Length != 0 && !o.LengthSet:
 		t.Fatalf("%q: length %d without LengthSet", args, o.Length)
+	case o.NBD.Connections < 1 || o.NBD.Connections > copier.MaxNBDConnections || o.NBD.Timeout < 0:
+		t.Fatalf("%q: NBD options %+v accepted", args, o.NBD)
 	case !slices.Contains(copier.EngineChoices(), string(o.Engine)) || !slices.Contains(copier.DirectChoices, string(o.Direct)) ||
 		!slices.Contains(copier.SparseChoices, string(o.Sparse)) || !slices.Contains(copier.OffloadChoices, string(o.Offload)):
 		t.Fatalf("%q: a value the library does not take was accepted: %+v", args, o)
