@@ -26,17 +26,8 @@ func limited(t *testing.T, limit string, args ...string) (int, string) {
 	if _, err := exec.LookPath("prlimit"); err != nil {
 		t.Skip("prlimit (util-linux) is not installed")
 	}
-	cmd := exec.Command("prlimit", append([]string{limit, "--", binary(t), "--progress", "none"}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return code, stderr.String()
+	r := runCommand(t, "prlimit", append([]string{limit, "--", binary(t), "--progress", "none"}, args...)...)
+	return r.code, r.stderr
 }
 
 // TestRunsOutOfDescriptors: with every open-file limit from 1 to 16, a

@@ -7,11 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ringcp/ringcp/engine/enginetest"
+	"github.com/ringcp/ringcp/internal/buildtest"
 )
 
 // result is what one ringcp command did.
@@ -43,40 +43,37 @@ func (r result) want(t *testing.T, code int, parts ...string) {
 	}
 }
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
+// ringcp runs the built binary, as a separate process.
+func ringcp(t *testing.T, args ...string) result {
+	t.Helper()
+	return runCommand(t, binary(t), args...)
+}
 
-// binary builds ringcp once per test run, for the tests that need a real
-// process (signals). The temp dir is left to the OS.
+// runCommand runs a program (ringcp, or ringcp under a wrapper such as
+// prlimit) and returns its exit code and output; a program that cannot
+// start fails the test.
+func runCommand(t *testing.T, name string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s %s -> %d\n%s", filepath.Base(name), strings.Join(args, " "), code, errOut.String())
+	return result{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+// binary is the ringcp command built once for the tests that need a real
+// process (signals, resource limits).
 func binary(t *testing.T) string {
 	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "ringcp-test-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "ringcp")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = &buildError{err: err, out: string(out)}
-		}
-	})
-	if binErr != nil {
-		t.Fatalf("go build: %v", binErr)
-	}
-	return binPath
+	return buildtest.Binary(t)
 }
-
-type buildError struct {
-	err error
-	out string
-}
-
-func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
 
 // randomFile writes n reproducible random bytes to path and returns them.
 func randomFile(t testing.TB, path string, n int, seed uint64) []byte {

@@ -6,24 +6,34 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// minDescriptors is the fewest open files ringcp starts with: the three
-// standard streams, the Go runtime's epoll and eventfd, SRC, DST, the
-// ring, and a few more while Prepare inspects both ends. Below it the Go
-// runtime itself dies with a 100-line fatal error when it first needs a
-// descriptor (ulimit -n 6 or 7); everything else ringcp opens fails
-// cleanly, before DST is touched. No real system runs with fewer.
-const minDescriptors = 16
+// minFreeDescriptors is the fewest free descriptors ringcp starts with:
+// the Go runtime's epoll and eventfd, which it opens when the first file
+// is, and two to spare. Without them the Go runtime dies with a 100-line
+// fatal error (ulimit -n 6 or 7, or a low limit with descriptors
+// inherited from the parent). Everything else ringcp opens (SRC, DST,
+// locks, the ring) fails cleanly when the limit is reached, as a refusal
+// before DST is touched.
+const minFreeDescriptors = 4
 
-// checkDescriptors refuses to start with fewer than minDescriptors open
-// files allowed. The Go runtime has already raised the soft limit to the
-// hard one, so the soft limit is all there is.
+// checkDescriptors refuses to start with fewer than minFreeDescriptors
+// descriptors left under the open-file limit: it counts those already
+// open (the standard streams, and whatever the parent left open) with
+// F_GETFD, which opens nothing. The Go runtime has already raised the
+// soft limit to the hard one, so the soft limit is all there is.
 func checkDescriptors() error {
 	var lim unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
 		return nil // nothing to go by: let the opens tell
 	}
-	if lim.Cur < minDescriptors {
-		return fmt.Errorf("only %d open files allowed (ulimit -n): ringcp needs at least %d", lim.Cur, minDescriptors)
+	limit := int(min(lim.Cur, 1<<16))
+	open := 0
+	for fd := 0; fd < limit && open < limit; fd++ {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil {
+			open++
+		}
+	}
+	if free := limit - open; free < minFreeDescriptors {
+		return fmt.Errorf("only %d open files allowed (ulimit -n) and %d already open: raise the limit", limit, open)
 	}
 	return nil
 }

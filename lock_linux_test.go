@@ -11,38 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ringcp/ringcp/internal/qemutest"
 	"golang.org/x/sys/unix"
 )
 
 // Locks, with the real binary and real peers: qemu-nbd, qemu-io, qemu-img,
 // flock(1), and a second ringcp. Every refusal exits 2 and leaves DST
 // byte-identical with the same mtime.
-
-func needQemu(t *testing.T, tools ...string) {
-	t.Helper()
-	for _, tool := range append([]string{"qemu-nbd"}, tools...) {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed (Debian: qemu-utils): %v", tool, err)
-		}
-	}
-}
-
-// ringcp runs the built binary.
-func ringcp(t *testing.T, args ...string) result {
-	t.Helper()
-	cmd := exec.Command(binary(t), args...)
-	var out, errOut strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("ringcp %s -> %d\n%s", strings.Join(args, " "), code, errOut.String())
-	return result{code: code, stdout: out.String(), stderr: errOut.String()}
-}
 
 // rawImage is a file of n random bytes with an mtime an hour ago, so that
 // any write shows in it.
@@ -57,82 +32,10 @@ func rawImage(t *testing.T, name string, n int, seed uint64) string {
 	return path
 }
 
-// serve starts qemu-nbd on image (raw, a socket of its own; extra args
-// such as -r) and stops it when the test ends; it returns the pid. With
-// --fork qemu-nbd returns once the image is open and locked.
-func serve(t *testing.T, image string, args ...string) int {
-	t.Helper()
-	pid, out, err := startQemuNbd(t, image, args...)
-	if err != nil {
-		t.Fatalf("qemu-nbd %s: %v\n%s", image, err, out)
-	}
-	return pid
-}
-
-// serveRefused: qemu-nbd must fail to open image on account of a lock.
-func serveRefused(t *testing.T, image string, args ...string) {
-	t.Helper()
-	_, out, err := startQemuNbd(t, image, args...)
-	if err == nil {
-		t.Errorf("qemu-nbd %v %s served it; want it refused by ringcp's locks", args, image)
-	} else if !strings.Contains(out, "lock") {
-		t.Errorf("qemu-nbd %v %s failed, but not on a lock: %v\n%s", args, image, err, out)
-	}
-}
-
-func startQemuNbd(t *testing.T, image string, args ...string) (int, string, error) {
-	dir := t.TempDir()
-	pidFile := filepath.Join(dir, "pid")
-	all := append([]string{"--fork", "--pid-file", pidFile, "-k", filepath.Join(dir, "sock"), "-f", "raw"}, args...)
-	out, err := exec.Command("qemu-nbd", append(all, image)...).CombinedOutput()
-	if err != nil {
-		return 0, string(out), err
-	}
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		return 0, string(out), err
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		return 0, string(out), err
-	}
-	t.Cleanup(func() { stopServer(t, pid) })
-	return pid, string(out), nil
-}
-
-// stopServer ends the qemu-nbd this test started; it has forked away, so
-// it is polled, not waited for.
-func stopServer(t *testing.T, pid int) {
-	syscall.Kill(pid, syscall.SIGTERM)
-	for i := 0; i < 200; i++ {
-		if syscall.Kill(pid, 0) != nil {
-			return
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	syscall.Kill(pid, syscall.SIGKILL)
-	t.Errorf("qemu-nbd (pid %d) ignored SIGTERM for 5 s; killed", pid)
-}
-
-// qemuTool runs qemu-io or qemu-img; refused says it must fail on a lock,
-// with want in its message.
-func qemuTool(t *testing.T, refused bool, want string, args ...string) {
-	t.Helper()
-	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
-	switch {
-	case !refused && err != nil:
-		t.Errorf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	case refused && err == nil:
-		t.Errorf("%s worked; want it refused by ringcp's locks:\n%s", strings.Join(args, " "), out)
-	case refused && !strings.Contains(string(out), want):
-		t.Errorf("%s failed without %q: %v\n%s", strings.Join(args, " "), want, err, out)
-	}
-}
-
 // TestLockDstServedByQemuNbd: an image qemu-nbd serves, writable or
 // read-only, is refused as DST, with --force too, naming qemu-nbd's pid.
 func TestLockDstServedByQemuNbd(t *testing.T) {
-	needQemu(t)
+	qemutest.Need(t, "qemu-nbd")
 	src, _ := srcFile(t, 1<<20+3)
 	for _, ro := range []bool{false, true} {
 		for _, force := range []bool{false, true} {
@@ -145,7 +48,7 @@ func TestLockDstServedByQemuNbd(t *testing.T) {
 				if force {
 					args = []string{"--force"}
 				}
-				pid := serve(t, dst, nbdArgs...)
+				pid, _ := qemutest.NBD(t, dst, nbdArgs...)
 				before := snap(t, dst)
 				ringcp(t, append(args, src, dst)...).want(t, exitRefused,
 					fmt.Sprintf("ringcp: %s: in use: qemu-nbd (pid %d) holds QEMU image locks on it; --force does not override a lock\n", dst, pid))
@@ -158,9 +61,9 @@ func TestLockDstServedByQemuNbd(t *testing.T) {
 // TestLockSrcServedByQemuNbd: a SRC qemu-nbd serves read-only copies; one
 // it serves writable is refused, and copied with --force, saying so.
 func TestLockSrcServedByQemuNbd(t *testing.T) {
-	needQemu(t)
+	qemutest.Need(t, "qemu-nbd")
 	src := rawImage(t, "src.img", 3<<20+511, 22)
-	serve(t, src, "-r")
+	qemutest.NBD(t, src, "-r")
 	dst := filepath.Join(t.TempDir(), "dst")
 	ringcp(t, src, dst).want(t, exitOK)
 	if digest(t, dst) != digest(t, src) {
@@ -168,7 +71,7 @@ func TestLockSrcServedByQemuNbd(t *testing.T) {
 	}
 
 	src2 := rawImage(t, "src2.img", 3<<20+511, 23)
-	pid := serve(t, src2)
+	pid, _ := qemutest.NBD(t, src2)
 	dst2 := filepath.Join(t.TempDir(), "dst")
 	ringcp(t, src2, dst2).want(t, exitRefused,
 		fmt.Sprintf("ringcp: %s: SRC is open for writing by qemu-nbd (pid %d): a copy would not be consistent; --force copies anyway\n", src2, pid))
@@ -186,21 +89,21 @@ func TestLockSrcServedByQemuNbd(t *testing.T) {
 // and a second ringcp onto DST is refused naming the first; the first then
 // completes byte-exact.
 func TestLockDuringCopy(t *testing.T) {
-	needQemu(t, "qemu-io", "qemu-img", "flock")
+	qemutest.Need(t, "qemu-nbd", "qemu-io", "qemu-img", "flock")
 	src := rawImage(t, "src.img", 32<<20, 24)
 	dst := rawImage(t, "dst.img", 1<<20, 25)
 	first := startLocked(t, src, dst)
 	pid := first.cmd.Process.Pid
 
-	qemuTool(t, false, "", "qemu-img", "info", "-f", "raw", src)
-	qemuTool(t, false, "", "qemu-io", "-r", "-f", "raw", "-c", "read 0 4k", src)
-	qemuTool(t, true, `Failed to get "write" lock`, "qemu-io", "-f", "raw", "-c", "write 0 4k", src)
-	qemuTool(t, true, "lock", "qemu-img", "resize", "-f", "raw", src, "1G")
-	serveRefused(t, src)
-	qemuTool(t, true, "lock", "qemu-io", "-f", "raw", "-c", "write 0 4k", dst)
-	qemuTool(t, true, "lock", "qemu-io", "-r", "-f", "raw", "-c", "read 0 4k", dst)
-	serveRefused(t, dst)
-	serveRefused(t, dst, "-r")
+	qemutest.Works(t, "qemu-img", "info", "-f", "raw", src)
+	qemutest.Works(t, "qemu-io", "-r", "-f", "raw", "-c", "read 0 4k", src)
+	qemutest.RefusesWith(t, `Failed to get "write" lock`, "qemu-io", "-f", "raw", "-c", "write 0 4k", src)
+	qemutest.RefusesWith(t, "lock", "qemu-img", "resize", "-f", "raw", src, "1G")
+	qemutest.NBDRefused(t, src)
+	qemutest.RefusesWith(t, "lock", "qemu-io", "-f", "raw", "-c", "write 0 4k", dst)
+	qemutest.RefusesWith(t, "lock", "qemu-io", "-r", "-f", "raw", "-c", "read 0 4k", dst)
+	qemutest.NBDRefused(t, dst)
+	qemutest.NBDRefused(t, dst, "-r")
 	if err := exec.Command("flock", "-n", dst, "true").Run(); err == nil {
 		t.Errorf("flock -n %s got the lock while ringcp copies onto it", dst)
 	}

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/ringcp/ringcp/copier"
@@ -30,11 +31,23 @@ const (
 )
 
 func main() {
+	defer exitOnPanic()
+	signal.Ignore(syscall.SIGPIPE)
 	if err := checkDescriptors(); err != nil {
 		fmt.Fprintf(os.Stderr, "ringcp: %v\n", err)
 		os.Exit(exitRefused)
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// exitOnPanic turns a panic of the command's goroutine into exit status 1
+// ("failed") with its stack: the Go runtime would exit 2, which ringcp
+// keeps for "refused, nothing written".
+func exitOnPanic() {
+	if v := recover(); v != nil {
+		fmt.Fprintf(os.Stderr, "ringcp: internal error: %v\n%s", v, debug.Stack())
+		os.Exit(exitFailed)
+	}
 }
 
 // run is the whole command, with its streams, so tests can call it.
@@ -108,11 +121,19 @@ func report(stderr io.Writer, err error) int {
 }
 
 // stopSignals end a copy cleanly: SIGINT (^C), SIGTERM (kill, systemd),
-// and SIGHUP (the terminal or ssh session went away). A signal the
-// process was started with ignored stays ignored: under nohup, or as a
-// background job of a script, the copy goes on, as the AIX technote's
-// nohup dd runs expect. (signal.Notify would otherwise un-ignore it.)
-var stopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+// SIGHUP (the terminal or ssh session went away) and SIGQUIT (^\). Left to
+// the Go runtime, SIGQUIT would end the process at once, with no drain,
+// no barrier and no word of what DST holds, and with exit status 2, which
+// means "refused, nothing written". A signal the process was started
+// with ignored stays ignored: under nohup, or as a background job of a
+// script, the copy goes on, as the AIX technote's nohup dd runs expect.
+// (signal.Notify would otherwise un-ignore it.)
+//
+// SIGPIPE is ignored instead (main): when stderr is a pipe whose reader
+// went away (ssh without a terminal dropped, a tee killed), the messages
+// are lost but the copy completes, or fails, as it would have; the Go
+// runtime would otherwise kill the process on the next progress line.
+var stopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 
 // signals turns the stop signals into a cancelled context: the engine
 // stops submitting, drains, syncs what was written, and the command exits

@@ -244,7 +244,7 @@ func TestRefuseUnwritableDst(t *testing.T) {
 		refusedUntouched(t, []string{src, dst}, dst, attr.want)
 	}
 	prog := runningProgram(t)
-	refusedUntouched(t, []string{src, prog}, prog, prog+": DST is a program that is running: text file busy")
+	refusedUntouched(t, []string{src, prog}, prog, prog+": DST is busy: a program that is running, or an active swap file: text file busy")
 }
 
 // refusedUntouched checks a refusal with one line on stderr and DST the

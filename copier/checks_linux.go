@@ -38,6 +38,17 @@ func (p *Plan) checkPseudoFS() error {
 	return nil
 }
 
+// checkEmptyDevice refuses a SRC block device of size 0: a device with
+// nothing behind it (a loop device nothing is bound to, an nbd device
+// whose client is not connected, a reader without its card). Copying it
+// would replace DST by nothing and report success.
+func (p *Plan) checkEmptyDevice() error {
+	if !p.src.isBlock || p.src.geo.Size != 0 {
+		return nil
+	}
+	return refuse(p.src.path, "is a block device of size 0: nothing is behind it (a loop device with no file bound, an nbd device not connected?)")
+}
+
 // checkNewInDev refuses to create a regular file on devtmpfs. A DST there
 // that does not exist is a mistyped device node (/dev/loop2p2 for
 // /dev/loop2p1, a disk not plugged in yet): the copy would land in RAM as
@@ -82,7 +93,7 @@ func (p *Plan) checkWritable() error {
 	case guard.AppendOnly:
 		return refuse(p.dst.path, "DST is append-only (chattr +a): it cannot be overwritten or truncated (chattr -a lifts it)")
 	case guard.Running:
-		return refuseErr(p.dst.path, "DST is a program that is running", errno)
+		return refuseErr(p.dst.path, "DST is busy: a program that is running, or an active swap file", errno)
 	case guard.ReadOnly:
 		return refuseErr(p.dst.path, "DST is on a read-only filesystem", errno)
 	case guard.Denied:

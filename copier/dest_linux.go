@@ -22,6 +22,12 @@ type dest struct {
 	tmp string
 	// published: a new DST, complete, has DST's name.
 	published bool
+	// size is an existing file DST's size when it was opened.
+	size int64
+	// dir is a new DST's folder, opened with everything else before the
+	// copy, for the fsync that makes its name durable: at the end there
+	// may be no descriptor left to open it with.
+	dir *os.File
 }
 
 // openDest opens DST without changing it: a new file as an unnamed inode
@@ -46,6 +52,7 @@ func (p *Plan) openDest() (*dest, error) {
 		d.f, err = openAs(p.dst.path, p.dst.path, flag|unix.O_NONBLOCK, 0)
 	}
 	if err != nil {
+		d.close()
 		return nil, err
 	}
 	if p.dst.exists {
@@ -53,6 +60,12 @@ func (p *Plan) openDest() (*dest, error) {
 			d.f.Close()
 			return nil, err
 		}
+		fi, err := d.f.Stat()
+		if err != nil {
+			d.f.Close()
+			return nil, err
+		}
+		d.size = fi.Size()
 	}
 	return d, nil
 }
@@ -158,18 +171,20 @@ func (d *dest) publish(p *Plan, sync bool) error {
 	if !sync {
 		return nil
 	}
-	return syncDir(p.dst.path)
+	return syncDir(d.dir)
 }
 
-// syncDir fsyncs the folder of path, so a name just given survives a
-// crash.
-func syncDir(path string) error {
-	dir, err := os.Open(dirOf(path))
-	if err != nil {
-		return err
+// close closes the descriptors of DST that are not the copy's files.
+func (d *dest) close() {
+	if d.dir != nil {
+		d.dir.Close()
 	}
-	defer dir.Close()
-	err = dir.Sync()
+}
+
+// syncDir fsyncs a new DST's folder, so a name just given survives a
+// crash.
+func syncDir(dir *os.File) error {
+	err := dir.Sync()
 	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) {
 		// This file system cannot sync a folder (FUSE servers without
 		// FSYNCDIR, some network file systems): there is nothing more

@@ -2,6 +2,7 @@ package copier
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/ringcp/ringcp/align"
 )
@@ -59,6 +60,10 @@ func (p *Plan) directObstacle(ep *endpoint, off int64) string {
 		return fmt.Sprintf("offset %d is not a multiple of the alignment %d", off, a)
 	case p.opts.BlockSize != 0 && !align.IsAligned(int64(p.opts.BlockSize), a):
 		return fmt.Sprintf("block size %d is not a multiple of the alignment %d", p.opts.BlockSize, a)
+	case off+p.Length > math.MaxInt64-(a-1):
+		// An O_DIRECT read of the unaligned last block is rounded up to
+		// the alignment, past the largest offset the kernel takes.
+		return fmt.Sprintf("the range ends within %d bytes of the largest file offset", a)
 	}
 	if err := ep.tryDirect(); err != nil {
 		return fmt.Sprintf("O_DIRECT open failed (%v)", err)

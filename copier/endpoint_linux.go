@@ -200,7 +200,12 @@ func (ep *endpoint) tryDirect() error {
 	var f *os.File
 	var err error
 	if ep.exists {
-		f, err = os.OpenFile(ep.path, os.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0)
+		// inspectFlags' O_NONBLOCK: the path may be a FIFO by now.
+		f, err = os.OpenFile(ep.path, inspectFlags|unix.O_DIRECT, 0)
+		if err == nil {
+			defer f.Close()
+			return checkSame(f, ep)
+		}
 	} else {
 		f, err = os.OpenFile(filepath.Dir(ep.path), unix.O_TMPFILE|os.O_WRONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0o600)
 		if err != nil && ep.fresh == newTemp {

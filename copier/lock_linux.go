@@ -65,7 +65,10 @@ func (p *Plan) checkSrcLocks() error {
 	if err != nil {
 		return p.noLocks(p.src.path, err)
 	}
-	return p.srcHeld(f, c)
+	if err := p.srcHeld(f, c); err != nil {
+		return err
+	}
+	return p.checkNodes(p.srcSpan(), guard.CheckSrc, p.srcHeld)
 }
 
 func (p *Plan) checkDstLocks() error {
@@ -78,7 +81,35 @@ func (p *Plan) checkDstLocks() error {
 	if err != nil {
 		return p.noLocks(p.dst.path, err)
 	}
-	return p.dstHeld(f, c)
+	if err := p.dstHeld(f, c); err != nil {
+		return err
+	}
+	return p.checkNodes(p.dstSpan(), guard.CheckDst, p.dstHeld)
+}
+
+// checkNodes tests the locks of the other nodes that reach the same bytes
+// (guard.LockNodes: the disk of a partition, a loop device's backing file,
+// the device's /dev node...) as check does on the endpoint's own; held
+// gives the verdict. A node that cannot be opened or has no locks is
+// passed over: its own endpoint's test already spoke for the filesystem.
+func (p *Plan) checkNodes(s guard.Span, check func(*os.File) (*guard.Conflict, error),
+	held func(*os.File, *guard.Conflict, ...*os.File) error) error {
+	for _, node := range guard.LockNodes(s) {
+		f, err := openForLock(node, nil)
+		if err != nil {
+			continue
+		}
+		c, err := check(f)
+		if err == nil {
+			err = held(f, c)
+		}
+		f.Close()
+		var refused *RefusedError
+		if errors.As(err, &refused) {
+			return err
+		}
+	}
+	return nil
 }
 
 // srcHeld refuses a SRC that c shows someone writes, unless Force.

@@ -91,6 +91,11 @@ func hasCapability(c int) bool {
 // create makes the new DST, unnamed or under its temporary name.
 func (d *dest) create(p *Plan, flag int) error {
 	d.fresh = p.dst.fresh
+	dir, err := os.Open(dirOf(p.dst.path))
+	if err != nil {
+		return err
+	}
+	d.dir = dir
 	if d.fresh == newUnnamed {
 		f, err := openAs(dirOf(p.dst.path), p.dst.path, flag|unix.O_TMPFILE, 0o644)
 		d.f = f
@@ -135,6 +140,13 @@ func createTemp(tmp, dst string) (*os.File, error) {
 				f.Close()
 				return nil, refuseErr(dst, "cannot lock the temporary file "+tmp, err)
 			}
+			// Between the create and the lock, another ringcp may have
+			// taken the file for a leftover, removed it and made its own:
+			// then the name is no longer ours.
+			if !stillNamed(f, tmp) {
+				f.Close()
+				return nil, refuse(dst, "another ringcp is creating DST now (it took over "+tmp+")")
+			}
 			return f, nil
 		}
 		if !errors.Is(err, os.ErrExist) || attempt > 0 {
@@ -167,12 +179,24 @@ func removeLeftover(tmp, dst string) error {
 }
 
 // name gives the complete new DST its name. A DST that appeared meanwhile
-// is never replaced.
+// is never replaced, and only this copy's own temporary file is renamed.
 func (d *dest) name(path string) error {
 	if d.fresh == newUnnamed {
 		return linkUnnamed(d.f, path)
 	}
+	if !stillNamed(d.f, d.tmp) {
+		return fmt.Errorf("%s: the temporary file %s was replaced while copying; the copy is discarded", path, d.tmp)
+	}
 	return renameNoReplace(d.tmp, path)
+}
+
+// stillNamed says path still names the file f.
+func stillNamed(f *os.File, path string) bool {
+	var mine, now unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &mine) != nil || unix.Lstat(path, &now) != nil {
+		return false
+	}
+	return mine.Dev == now.Dev && mine.Ino == now.Ino
 }
 
 // linkUnnamed links an O_TMPFILE inode as path: by descriptor where
@@ -199,9 +223,10 @@ func renameNoReplace(tmp, path string) error {
 	if err := nameError(path, unix.Link(tmp, path)); err != nil {
 		return err
 	}
-	if err := os.Remove(tmp); err != nil {
-		return fmt.Errorf("%s is complete, but its temporary name %s stays: %w", path, tmp, err)
-	}
+	// DST is complete and named: a temporary name that cannot be removed
+	// now is a second link to it, which the next run onto DST finds
+	// unlocked and removes.
+	os.Remove(tmp)
 	return nil
 }
 
@@ -230,14 +255,7 @@ func (d *dest) discard() bool {
 
 // removeIfSame unlinks path if it still names the file f.
 func removeIfSame(f *os.File, path string) bool {
-	var mine, now unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &mine) != nil || unix.Lstat(path, &now) != nil {
-		return false
-	}
-	if mine.Dev != now.Dev || mine.Ino != now.Ino {
-		return false
-	}
-	return os.Remove(path) == nil
+	return stillNamed(f, path) && os.Remove(path) == nil
 }
 
 func dirOf(path string) string { return filepath.Dir(path) }

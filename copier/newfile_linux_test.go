@@ -7,12 +7,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/internal/buildtest"
 	"github.com/ringcp/ringcp/internal/faultfs"
 	"golang.org/x/sys/unix"
 )
@@ -210,32 +210,9 @@ func TestPreparedDstBecomesFIFO(t *testing.T) {
 	}
 }
 
-// ringcpBinary builds the ringcp command once for the tests that need a
-// process of their own (kill -9, a mount namespace).
-func ringcpBinary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "ringcp-copier-test-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "ringcp")
-		if out, err := exec.Command("go", "build", "-o", binPath, "github.com/ringcp/ringcp").CombinedOutput(); err != nil {
-			binErr = errors.New(err.Error() + "\n" + string(out))
-		}
-	})
-	if binErr != nil {
-		t.Fatalf("go build: %v", binErr)
-	}
-	return binPath
-}
-
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
+// ringcpBinary is the ringcp command, for the tests that need a process
+// of their own (kill -9, a mount namespace).
+func ringcpBinary(t *testing.T) string { return buildtest.Binary(t) }
 
 func hasNote(notes []string, part string) bool {
 	for _, n := range notes {

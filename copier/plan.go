@@ -15,8 +15,12 @@ type Plan struct {
 	Length     int64 // bytes to copy
 	BlockSize  int
 	QueueDepth int
-	Backend    EngineChoice // the backend Run will use (a registered name, never auto)
-	backend    engine.BackendInfo
+	// roomShort is the refusal for too little room, kept for Run when a
+	// reflink (which needs none) is planned: Run gives it if the reflink
+	// does not happen, before DST is cut.
+	roomShort error
+	Backend   EngineChoice // the backend Run will use (a registered name, never auto)
+	backend   engine.BackendInfo
 	// FallbackReason is why the pool is used although io_uring was wanted
 	// (auto mode), or "".
 	FallbackReason string
@@ -49,7 +53,7 @@ func (p *Plan) prepare() error {
 	if p.dst, err = p.inspectEnd(p.opts.Dst, inspectDest); err != nil {
 		return err
 	}
-	steps := []func() error{p.checkPseudoFS, p.checkRange, p.checkExports, p.checkSameObject, p.checkInUse, p.checkLocks, p.checkDestSize,
+	steps := []func() error{p.checkPseudoFS, p.checkEmptyDevice, p.checkRange, p.checkExports, p.checkSameObject, p.checkInUse, p.checkLocks, p.checkDestSize,
 		p.checkNewInDev, p.checkWritable, p.checkFileLimit, p.checkImageFormat,
 		p.chooseDirect, p.chooseSizes, p.chooseSparse, p.chooseOffload, p.checkRoom, p.chooseEngine}
 	for _, step := range steps {

@@ -25,11 +25,14 @@ import (
 // is overwritten in place (preallocated blocks read as holes to
 // SEEK_DATA, so its block count is the honest bound).
 //
-// A block device has its size check; a reflink needs no room. A
-// filesystem that compresses may fit more: Options.Force tries anyway,
-// and the runtime ENOSPC path stays for what cannot be known here.
+// A block device has its size check. A reflink needs no room, but may be
+// refused by the filesystem (XFS made with reflink=0): then the refusal
+// is kept (roomShort) and Run gives it, before DST is cut, if the reflink
+// does not happen. A filesystem that compresses may fit more:
+// Options.Force tries anyway, and the runtime ENOSPC path stays for what
+// cannot be known here.
 func (p *Plan) checkRoom() error {
-	if p.dst.fixedSize() || p.offloadMode == OffloadReflink || p.Length == 0 {
+	if p.dst.fixedSize() || p.Length == 0 {
 		return nil
 	}
 	free, err := p.roomFree()
@@ -49,7 +52,12 @@ func (p *Plan) checkRoom() error {
 		p.forced(short)
 		return nil
 	}
-	return refuse(p.opts.Dst, short+" (--force tries anyway)")
+	err = refuse(p.opts.Dst, short+" (--force tries anyway)")
+	if p.offloadMode == OffloadReflink {
+		p.roomShort = err
+		return nil
+	}
+	return err
 }
 
 // room is what the copy allocates on DST: exactly, or estimated within

@@ -84,8 +84,22 @@ func (p *Plan) Run(ctx context.Context) (Report, error) {
 	}
 	if a.undrained {
 		// Requests the backend could not reap may still write DST: it is
-		// neither cut back nor discarded, and nothing is freed (release).
+		// not cut back, and nothing is freed (release). A new DST never
+		// got its name: its temporary name goes, and what the requests
+		// still write lands in an inode nobody can reach.
 		rep.DstState = DstChanging
+		if a.dst.fresh != newNone && a.dst.discard() {
+			rep.DstState = DstDiscarded
+		}
+		return rep, err
+	}
+	var refused *RefusedError
+	if errors.As(err, &refused) || a.cutFailed {
+		// Refused in Run before DST was changed (roomShort), or its first
+		// change, the cut, failed: nothing to keep of a new DST, nothing
+		// changed in an existing one.
+		a.dst.discard()
+		rep.DstState = DstUntouched
 		return rep, err
 	}
 	if err != nil {
@@ -95,23 +109,44 @@ func (p *Plan) Run(ctx context.Context) (Report, error) {
 	return rep, nil
 }
 
-// move cuts DST if the plan says so, lets the filesystem copy where the
-// plan allows it, and has the engine copy otherwise. Both end with the
-// engine's size and barrier.
+// move lets the filesystem share SRC's extents where the plan says so,
+// cuts DST, lets the filesystem copy where it can, and has the engine
+// copy otherwise. All end with the engine's size and barrier. A reflink is
+// tried before the cut: refused, it changed nothing, and a refusal for
+// too little room (roomShort) can still leave DST untouched.
 func (p *Plan) move(ctx context.Context, a *acquired, rep *Report) (engine.Stats, error) {
+	if p.offloadMode == OffloadReflink {
+		if st, done, err := p.tryOffload(ctx, a, rep); done {
+			return st, err
+		}
+		if p.roomShort != nil {
+			return engine.Stats{}, p.roomShort
+		}
+	}
 	if err := a.dst.cut(p); err != nil {
+		a.cutFailed = true
 		return engine.Stats{}, err
 	}
-	if p.offloadMode != OffloadNever {
-		n, handled, err := p.offload(ctx, a.files[engine.FileSrc], a.dst.f)
-		if handled {
-			rep.Offload = map[OffloadMode]string{OffloadReflink: "reflink", OffloadCopyRange: "copy_file_range"}[p.offloadMode]
-			return a.copy.Finish(n, err)
+	if p.offloadMode == OffloadCopyRange {
+		if st, done, err := p.tryOffload(ctx, a, rep); done {
+			return st, err
 		}
-		rep.OffloadFallback = err.Error()
-		rep.note("offload failed, the engine copies: %v", err)
 	}
 	return a.copy.Run(ctx)
+}
+
+// tryOffload runs the planned offload; done is false, with nothing moved,
+// when the filesystem cannot do it here, and the engine is to copy.
+func (p *Plan) tryOffload(ctx context.Context, a *acquired, rep *Report) (st engine.Stats, done bool, err error) {
+	n, handled, err := p.offload(ctx, a.files[engine.FileSrc], a.dst.f)
+	if handled {
+		rep.Offload = map[OffloadMode]string{OffloadReflink: "reflink", OffloadCopyRange: "copy_file_range"}[p.offloadMode]
+		st, err := a.copy.Finish(n, err)
+		return st, true, err
+	}
+	rep.OffloadFallback = err.Error()
+	rep.note("offload failed, the engine copies: %v", err)
+	return engine.Stats{}, false, nil
 }
 
 // acquired is everything a copy holds while it runs.
@@ -129,6 +164,8 @@ type acquired struct {
 	// be overwritten, and DST could change after its file was closed. The
 	// locks stay too, for the life of the process.
 	undrained bool
+	// cutFailed: cutting DST, the first change, failed: DST is as it was.
+	cutFailed bool
 }
 
 // acquire opens both ends, maps the buffers and sets the engine up, in
@@ -170,13 +207,16 @@ func (p *Plan) acquireAll(a *acquired, rep *Report) error {
 		rep.note("new DST is %s", a.dst.fresh)
 	}
 	if p.dst.direct && !a.dst.direct {
+		if p.opts.Direct == DirectAlways {
+			return refuse(p.dst.path, "--direct always: its filesystem refused O_DIRECT on the new file")
+		}
 		rep.DirectDst = false
 		rep.note("DST %s: buffered: its filesystem refused O_DIRECT on the new file", p.dst.path)
 	}
 	if a.bufs, err = align.AllocBuffers(p.QueueDepth, p.BlockSize); err != nil {
 		return fmt.Errorf("cannot map %d buffers of %d bytes: %w (a smaller block size or queue depth needs less)", p.QueueDepth, p.BlockSize, errors.Unwrap(err))
 	}
-	job := p.job(a.files, a.bufs.Slots, a.dst.direct)
+	job := p.job(a.files, a.bufs.Slots, a.dst)
 	job.Ends = a.ends
 	a.copy, err = p.openEngine(job, rep)
 	return err
@@ -195,13 +235,16 @@ func (a *acquired) release() {
 	}
 	closeAll(a.files)
 	closeExports(a.ends)
+	if a.dst != nil {
+		a.dst.close()
+	}
 	a.locks.release()
 }
 
-func (p *Plan) job(files engine.Files, bufs [][]byte, dstDirect bool) engine.Job {
+func (p *Plan) job(files engine.Files, bufs [][]byte, d *dest) engine.Job {
 	dstAlign := 1
-	if dstDirect {
-		dstAlign = p.dst.alignment()
+	if d.direct || p.dst.export != nil {
+		dstAlign = p.dst.alignment() // an export's: its minimum block size
 	}
 	job := engine.Job{
 		Files: files, SrcOff: p.opts.SrcOffset, DstOff: p.opts.DstOffset, Length: p.Length,
@@ -215,10 +258,12 @@ func (p *Plan) job(files engine.Files, bufs [][]byte, dstDirect bool) engine.Job
 	end := p.opts.DstOffset + p.Length
 	// A file this copy owns (new, or cut) gets exactly the range's end
 	// as its size and is cut back if the copy stops; a file that holds
-	// other data only grows, and keeps what lies outside the range.
+	// other data only grows, and keeps what lies outside the range. Its
+	// size is the one found at the open, not at Prepare: it may have
+	// changed in between.
 	owned := p.truncate || !p.dst.exists
 	job.CutBackOnStop = owned
-	if owned || end > p.dst.geo.Size {
+	if owned || end > d.size {
 		job.FinalSize = end
 	}
 	job.Preallocate = true

@@ -20,13 +20,14 @@ import (
 type Budget struct {
 	bufs [][]byte
 
-	mu      sync.Mutex
-	free    []int // buffer indexes not held by a copy
-	depth   int   // slots that may be out at once
-	out     int
-	wanting int           // members that have chunks left to plan
-	members []*member     // joined and not left
-	changed chan struct{} // closed, and replaced, when a slot frees or the depth rises
+	mu       sync.Mutex
+	free     []int // buffer indexes not held by a copy
+	depth    int   // slots that may be out at once
+	out      int
+	wanting  int           // members that have chunks left to plan
+	members  []*member     // joined and not left
+	changed  chan struct{} // closed, and replaced, when a slot frees or the depth rises
+	refusals uint64        // counts refusals, to order the members waiting
 }
 
 // NewBudget makes a budget of the buffers (align.AllocBuffers' slots, all
@@ -79,8 +80,10 @@ type member struct {
 	wanting bool
 	// refused is the budget's change channel when take last failed: wait
 	// blocks on it, so a slot given back in between is not missed. It is
-	// nil again once a take succeeds.
+	// nil again once a take succeeds. since orders the members waiting:
+	// the budget's refusal count when this wait began.
 	refused chan struct{}
+	since   uint64
 }
 
 // join makes a member that wants slots.
@@ -117,6 +120,10 @@ func (m *member) take() (int, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.free) == 0 || b.out >= b.depth || m.held >= b.share() || b.owedElsewhere(m) {
+		if m.refused == nil {
+			b.refusals++
+			m.since = b.refusals
+		}
 		m.refused = b.changed
 		return 0, false
 	}
@@ -128,12 +135,18 @@ func (m *member) take() (int, bool) {
 	return idx, true
 }
 
-// owedElsewhere: another wanting member, refused before, holds fewer
-// slots than m. The slot goes to it: m gave one back and would otherwise
-// take it again at once, before the other even woke. Called with mu held.
+// owedElsewhere: another wanting member, refused before, comes first: it
+// holds fewer slots than m, or as many and has waited longer (m, not
+// waiting, came after it). m gave a slot back and would otherwise take it
+// again at once, before the other even woke; with more copies than slots
+// that starved some for seconds. Called with mu held.
 func (b *Budget) owedElsewhere(m *member) bool {
 	for _, o := range b.members {
-		if o != m && o.wanting && o.refused != nil && o.held < m.held {
+		if o == m || !o.wanting || o.refused == nil {
+			continue
+		}
+		earlier := m.refused == nil || o.since < m.since
+		if o.held < m.held || (o.held == m.held && earlier) {
 			return true
 		}
 	}

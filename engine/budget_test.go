@@ -92,3 +92,31 @@ func give(m *member, idxs []int) {
 		m.give(i)
 	}
 }
+
+// TestBudgetTakesTurns: with more copies than slots, a copy that gives a
+// slot back does not take it again while one that holds as many waits,
+// and those waiting get it in the order they began to wait.
+func TestBudgetTakesTurns(t *testing.T) {
+	b := testBudget(1)
+	a, c, d := b.join(), b.join(), b.join()
+	idx, ok := a.take()
+	if !ok {
+		t.Fatal("no slot for the first copy")
+	}
+	if _, ok := c.take(); ok {
+		t.Fatal("a second slot out of a budget of one")
+	}
+	if _, ok := d.take(); ok {
+		t.Fatal("a second slot out of a budget of one")
+	}
+	a.give(idx)
+	if _, ok := a.take(); ok {
+		t.Fatal("the copy that gave the slot back took it again before those waiting")
+	}
+	if _, ok := d.take(); ok {
+		t.Fatal("the copy that began to wait second took the slot before the first")
+	}
+	if _, ok := c.take(); !ok {
+		t.Fatal("the copy that waited longest was refused")
+	}
+}

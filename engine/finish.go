@@ -55,7 +55,10 @@ func (r *run) finish() error {
 	if err := errors.Join(r.failed, sizeErr, r.syncErr); err != nil {
 		return err
 	}
-	if r.canceled != nil {
+	// A stop that came after the last chunk (during the barrier, say) did
+	// not stop anything: the copy is complete, and synced if asked.
+	complete := r.prefix.end == r.job.Length && (r.stats.Synced || !r.job.Sync)
+	if r.canceled != nil && !complete {
 		return &CanceledError{Written: r.stats.BytesWritten, Contiguous: r.stats.Contiguous, Synced: r.stats.Synced, Err: r.canceled}
 	}
 	return nil

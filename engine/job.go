@@ -152,6 +152,8 @@ func (j *Job) validate() error {
 		return fmt.Errorf("engine: zero block %d is not a multiple of DST's alignment %d", j.ZeroBlock, j.DstAlign)
 	case j.Grid < 0 || (j.Grid > 0 && (j.Grid%int64(j.SrcAlign) != 0 || j.Grid%int64(j.DstAlign) != 0)):
 		return fmt.Errorf("engine: grid %d is not a multiple of alignments %d/%d", j.Grid, j.SrcAlign, j.DstAlign)
+	case j.Rate != nil && j.Rate.Burst() < j.chunkMax():
+		return fmt.Errorf("engine: the rate cap's burst %d is smaller than a block of %d", j.Rate.Burst(), j.chunkMax())
 	case j.HoleAlign < 0:
 		return fmt.Errorf("engine: hole alignment %d", j.HoleAlign)
 	}

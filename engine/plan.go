@@ -42,7 +42,9 @@ type planner struct {
 }
 
 func newPlanner(job *Job) planner {
-	p := planner{job: job, mapping: job.MapHoles, prealloc: job.Preallocate, dataEnd: job.Length}
+	// A compare reads both sides everywhere: DST may hold data where SRC
+	// has a hole, and that is a difference.
+	p := planner{job: job, mapping: job.MapHoles && !job.comparing(), prealloc: job.Preallocate, dataEnd: job.Length}
 	if p.mapping {
 		p.dataEnd = 0 // nothing mapped yet
 	}

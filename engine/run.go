@@ -356,12 +356,6 @@ func (r *run) readDone(idx int, s *slot, n int) {
 		r.checkRead(idx, s)
 		return
 	}
-	if r.job.isTail(s) {
-		s.seg, s.segEnd, s.segZero = 0, s.n, false
-		s.phase = phaseTailReady
-		r.tail = idx
-		return
-	}
 	r.nextSegment(idx)
 }
 

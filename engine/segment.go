@@ -5,7 +5,9 @@ import (
 	"syscall"
 )
 
-// nextSegment starts the slot's next segment, or finishes the chunk.
+// nextSegment starts the slot's next segment, or finishes the chunk. The
+// unaligned last chunk of a range goes through its aligned part like any
+// other; only the rest, less than one alignment unit, waits as the tail.
 func (r *run) nextSegment(idx int) {
 	s := &r.slots[idx]
 	s.seg = s.segEnd
@@ -13,7 +15,15 @@ func (r *run) nextSegment(idx int) {
 		r.chunkDone(idx)
 		return
 	}
-	s.segEnd, s.segZero = r.zero.scan(s.buf[:s.n], s.seg)
+	end := r.job.directEnd(s)
+	if s.seg >= end {
+		// The tail waits until every other write has completed
+		// (startTail).
+		s.segEnd, s.segZero, s.phase = s.n, false, phaseTailReady
+		r.tail = idx
+		return
+	}
+	s.segEnd, s.segZero = r.zero.scan(s.buf[:end], s.seg)
 	r.startSegment(idx)
 }
 

@@ -91,10 +91,11 @@ func (s *slot) zeros(from int) []byte {
 	return s.buf[:min(len(s.buf), s.segEnd-s.seg-from)]
 }
 
-// isTail says the chunk cannot be written with O_DIRECT: only the last
-// chunk of a range can have a length that is not a multiple of DstAlign.
-func (j *Job) isTail(s *slot) bool {
-	return !align.IsAligned(int64(s.n), int64(j.DstAlign))
+// directEnd is where the chunk's writes with O_DIRECT end: the whole
+// chunk, except for the last chunk of a range whose length is not a
+// multiple of DST's alignment, whose last bytes are the tail.
+func (j *Job) directEnd(s *slot) int {
+	return alignDown(s.n, j.DstAlign)
 }
 
 // alignDown and alignUp are align's rounding for the int offsets within a

@@ -2,7 +2,6 @@ package guard
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 
@@ -58,10 +57,8 @@ func FindBusy(dst, src Span) ([]Busy, error) {
 		skip[s.Obj] = true // DST itself, what lies below it, and what SRC reads through
 	}
 	out = append(out, loopUsers(table, dsts, skip, maxStack)...)
-	if dst.Obj.Block && !anyMounted(out) {
-		if err := probeExclusive(dst.Label); err != nil {
-			out = append(out, Busy{What: err.Error()})
-		}
+	if dst.Obj.Block && !anyMounted(out) && heldExclusively(dst.Label) {
+		out = append(out, exclusiveHolder(dst.Label))
 	}
 	return out, nil
 }
@@ -136,16 +133,15 @@ func overlapsAny(s Span, list []Span) bool {
 	return false
 }
 
-// probeExclusive opens a block device read-only with O_EXCL, which fails
-// with EBUSY while a file system, swap, device-mapper, md or another
-// program holds it exclusively. It writes nothing.
-func probeExclusive(path string) error {
+// heldExclusively opens a block device read-only with O_EXCL, which fails
+// with EBUSY while a filesystem, swap, device-mapper, md or another
+// program holds it exclusively. It writes nothing; any other failure is
+// for opening the copy to tell.
+func heldExclusively(path string) bool {
 	f, err := os.OpenFile(path, os.O_RDONLY|os.O_EXCL|unix.O_CLOEXEC, 0)
-	if errors.Is(err, unix.EBUSY) {
-		return fmt.Errorf("%s is open exclusively by another program (a VM, LVM, md, another ringcp?)", path)
-	}
 	if err != nil {
-		return nil // not this check's business: opening for the copy will tell
+		return errors.Is(err, unix.EBUSY)
 	}
-	return f.Close()
+	f.Close()
+	return false
 }

@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
 )
 
@@ -34,19 +33,7 @@ func checkJob(t *testing.T, src, dst string, length int64, direct bool, check en
 			job.DstAlign = dioAlign(t, job.Files[engine.FileDst])
 		}
 	}
-	bufs, err := align.AllocBuffers(4, job.BlockSize)
-	if err != nil {
-		t.Fatal(err)
-	}
-	job.Buffers = bufs.Slots
-	return job, func() {
-		for _, f := range job.Files {
-			if f != nil {
-				f.Close()
-			}
-		}
-		bufs.Free()
-	}
+	return job, withBuffers(t, &job, 4)
 }
 
 // ReadPasses: a read pass hands every byte of the range to Check, once,

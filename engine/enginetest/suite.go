@@ -233,13 +233,21 @@ func NewJob(t testing.TB, srcPath, dstPath string, direct bool, bs, depth int) (
 		// unaligned tail, as copier relies on.
 		job.SrcAlign, job.DstAlign = dioAlign(t, src), dioAlign(t, dst)
 	}
-	bufs, err := align.AllocBuffers(depth, bs)
+	return job, withBuffers(t, &job, depth)
+}
+
+// withBuffers gives job depth buffers of a block each, and returns the
+// cleanup that closes its files and frees them.
+func withBuffers(t testing.TB, job *engine.Job, depth int) func() {
+	t.Helper()
+	bufs, err := align.AllocBuffers(depth, job.BlockSize)
 	if err != nil {
 		t.Fatal(err)
 	}
 	job.Buffers = bufs.Slots
-	return job, func() {
-		for _, f := range job.Files {
+	files := job.Files
+	return func() {
+		for _, f := range files {
 			if f != nil {
 				f.Close()
 			}

@@ -31,22 +31,44 @@ func Need(t testing.TB, tools ...string) {
 // --fork returns once the image is open and locked.
 func NBD(t testing.TB, image string, args ...string) (pid int, stop func()) {
 	t.Helper()
-	Need(t, "qemu-nbd")
-	dir := t.TempDir()
-	pidFile := filepath.Join(dir, "pid")
-	all := append([]string{"--fork", "--pid-file", pidFile, "-k", filepath.Join(dir, "sock"), "-f", "raw"}, args...)
-	if out, err := exec.Command("qemu-nbd", append(all, image)...).CombinedOutput(); err != nil {
+	pid, out, err := startNBD(t, image, args...)
+	if err != nil {
 		t.Fatalf("qemu-nbd %s: %v\n%s", image, err, out)
-	}
-	b, err := os.ReadFile(pidFile)
-	pid, err2 := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || err2 != nil {
-		t.Fatalf("qemu-nbd pid file: %v %v", err, err2)
 	}
 	var once sync.Once
 	stop = func() { once.Do(func() { stopPid(t, pid) }) }
 	t.Cleanup(stop)
 	return pid, stop
+}
+
+// NBDRefused: qemu-nbd must fail to open image on account of a lock.
+func NBDRefused(t testing.TB, image string, args ...string) {
+	t.Helper()
+	pid, out, err := startNBD(t, image, args...)
+	if err == nil {
+		stopPid(t, pid)
+		t.Errorf("qemu-nbd %v %s served it; want it refused by a lock", args, image)
+	} else if !strings.Contains(out, "lock") {
+		t.Errorf("qemu-nbd %v %s failed, but not on a lock: %v\n%s", args, image, err, out)
+	}
+}
+
+// startNBD starts qemu-nbd and reads its pid; out is what it printed.
+func startNBD(t testing.TB, image string, args ...string) (int, string, error) {
+	Need(t, "qemu-nbd")
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	all := append([]string{"--fork", "--pid-file", pidFile, "-k", filepath.Join(dir, "sock"), "-f", "raw"}, args...)
+	out, err := exec.Command("qemu-nbd", append(all, image)...).CombinedOutput()
+	if err != nil {
+		return 0, string(out), err
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		return 0, string(out), err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid, string(out), err
 }
 
 // stopPid ends a process the test started (qemu-nbd has forked away from
@@ -66,14 +88,21 @@ func stopPid(t testing.TB, pid int) {
 // Refuses runs a QEMU tool that must fail on account of a lock.
 func Refuses(t testing.TB, tool string, args ...string) {
 	t.Helper()
+	RefusesWith(t, "lock", tool, args...)
+}
+
+// RefusesWith runs a QEMU tool that must fail with want in its message
+// (`Failed to get "write" lock`).
+func RefusesWith(t testing.TB, want, tool string, args ...string) {
+	t.Helper()
 	Need(t, tool)
 	out, err := exec.Command(tool, args...).CombinedOutput()
 	if err == nil {
 		t.Errorf("%s %s succeeded; want it refused by a lock:\n%s", tool, strings.Join(args, " "), out)
 		return
 	}
-	if !strings.Contains(string(out), "lock") {
-		t.Errorf("%s %s failed, but not on a lock: %v\n%s", tool, strings.Join(args, " "), err, out)
+	if !strings.Contains(string(out), want) {
+		t.Errorf("%s %s failed without %q: %v\n%s", tool, strings.Join(args, " "), want, err, out)
 	}
 }
 
