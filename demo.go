@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -18,66 +19,82 @@ import (
 // any machine's temp dir.
 const demoSize = 1 << 30
 
+const demoUsage = `Usage: ringcp demo [--size SIZE] [--dir DIR]
+
+Writes an image of random data in a new temporary folder, copies it with
+each engine (io_uring, or the pool where io_uring is off; then the pool),
+checks each copy byte for byte, and removes them. Exit 0 when both copies
+are exact, 3 when one differs.
+
+Flags:
+`
+
 // runDemo is the main job on a built-in default: a random image in a temp
 // dir, copied with io_uring and with the pool, each copy checked byte for
 // byte, then removed.
-func runDemo(args []string, stdout, stderr io.Writer) int {
+func runDemo(args []string, stdout, stderr io.Writer) error {
+	err := demo(args, stdout, stderr)
+	if err != nil && !errors.Is(err, errHelp) {
+		fmt.Fprintf(stderr, "ringcp demo: %s\n", message(err))
+		return &reported{err}
+	}
+	return err
+}
+
+func demo(args []string, stdout, stderr io.Writer) error {
 	size := sizeFlag{v: demoSize}
 	fs := pflag.NewFlagSet("ringcp demo", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
 	fs.Var(&size, "size", "size of the demo image")
 	dirFlag := fs.String("dir", "", "where to make the image (default: a new temp dir)")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "ringcp demo: %v\n", orOperands(err, fs.Args()))
-		return exitRefused
+	help := fs.BoolP("help", "h", false, "show this help")
+	if err := fs.Parse(args); err != nil {
+		return &usageError{err}
+	}
+	if *help {
+		fmt.Fprint(stdout, demoUsage+flagHelp(fs))
+		return errHelp
+	}
+	if fs.NArg() != 0 {
+		return usagef("unexpected operands %v", fs.Args())
 	}
 	dir, err := os.MkdirTemp(*dirFlag, "ringcp-demo-")
 	if err != nil {
-		fmt.Fprintf(stderr, "ringcp demo: %v\n", err)
-		return exitFailed
+		return err
 	}
 	defer os.RemoveAll(dir)
 	src := filepath.Join(dir, "image.raw")
 	fmt.Fprintf(stdout, "demo: writing %s of random data to %s\n", units.Format(size.v), src)
 	if err := writeRandom(src, size.v); err != nil {
-		fmt.Fprintf(stderr, "ringcp demo: %v\n", err)
-		return exitFailed
-	}
-	code := exitOK
-	// auto: io_uring, or the pool (with the reason) where io_uring is off.
-	for _, eng := range []copier.EngineChoice{copier.EngineAuto, copier.EnginePool} {
-		if c := demoCopy(src, filepath.Join(dir, "copy-"+string(eng)+".raw"), eng, stdout, stderr); c != exitOK {
-			code = c
-		}
-	}
-	return code
-}
-
-func orOperands(err error, rest []string) error {
-	if err != nil {
 		return err
 	}
-	return fmt.Errorf("unexpected operands %v", rest)
+	// auto: io_uring, or the pool (with the reason) where io_uring is off.
+	var errs []error
+	for _, eng := range []copier.EngineChoice{copier.EngineAuto, copier.EnginePool} {
+		if err := demoCopy(src, filepath.Join(dir, "copy-"+string(eng)+".raw"), eng, stdout); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
-func demoCopy(src, dst string, eng copier.EngineChoice, stdout, stderr io.Writer) int {
+func demoCopy(src, dst string, eng copier.EngineChoice, stdout io.Writer) error {
 	rep, err := copier.Copy(context.Background(), copier.Options{Src: src, Dst: dst, Engine: eng})
 	if err != nil {
-		return report(stderr, err)
+		return err
 	}
 	printSummary(stdout, rep, "copied")
 	same, err := sameContent(src, dst)
 	switch {
 	case err != nil:
-		fmt.Fprintf(stderr, "ringcp demo: verify: %v\n", err)
-		return exitFailed
+		return fmt.Errorf("verify: %w", err)
 	case !same:
-		fmt.Fprintf(stderr, "ringcp demo: %s differs from %s\n", dst, src)
-		return exitMismatch
+		return &mismatchError{src: src, dst: dst}
 	}
 	fmt.Fprintf(stdout, "demo: %s copy verified byte for byte\n", rep.Engine)
 	os.Remove(dst) // free the space before the next copy
-	return exitOK
+	return nil
 }
 
 // writeRandom makes the demo image: random data, so that nothing along the

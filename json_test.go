@@ -61,7 +61,9 @@ func TestJSONReport(t *testing.T) {
 func TestSummaryLine(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
-	os.WriteFile(src, []byte("hello"), 0o644)
+	if err := os.WriteFile(src, []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"--progress", "none", src, filepath.Join(dir, "dst")}, &stdout, &stderr); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
@@ -98,13 +100,19 @@ func TestVerboseExplainsChoices(t *testing.T) {
 func TestJSONOnFailure(t *testing.T) {
 	dir := t.TempDir()
 	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
-	os.WriteFile(src, make([]byte, 1<<20), 0o644)
+	if err := os.WriteFile(src, make([]byte, 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// A DST on a tmpfs far too small for it.
 	full := t.TempDir()
 	if err := syscall.Mount("tmpfs", full, "tmpfs", 0, "size=64k"); err != nil {
 		t.Skipf("needs root to mount a small tmpfs: %v", err)
 	}
-	t.Cleanup(func() { syscall.Unmount(full, 0) })
+	t.Cleanup(func() {
+		if err := syscall.Unmount(full, 0); err != nil {
+			t.Errorf("unmount %s: %v", full, err)
+		}
+	})
 	dst = filepath.Join(full, "dst")
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"--json", "--force", "--sparse", "never", src, dst}, &stdout, &stderr) // --force: past the room check
@@ -117,5 +125,8 @@ func TestJSONOnFailure(t *testing.T) {
 	}
 	if e, _ := got["error"].(string); !strings.Contains(e, "no space left on device") || got["dst_state"] != "discarded" {
 		t.Fatalf("error %q, dst_state %v: want ENOSPC and a discarded DST", got["error"], got["dst_state"])
+	}
+	if got["outcome"] != "failed" || got["exit_code"] != float64(exitFailed) || got["errno"] != "ENOSPC" {
+		t.Errorf("outcome %v, exit_code %v, errno %v: want failed, 1, ENOSPC", got["outcome"], got["exit_code"], got["errno"])
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/ringcp/ringcp/copier"
 	"golang.org/x/sys/unix"
 )
 
@@ -33,7 +34,8 @@ func checkDescriptors() error {
 		}
 	}
 	if free := limit - open; free < minFreeDescriptors {
-		return fmt.Errorf("only %d open files allowed (ulimit -n) and %d already open: raise the limit", limit, open)
+		return &copier.RefusedError{Kind: copier.KindResources, Reason: fmt.Sprintf(
+			"only %d open files allowed (ulimit -n) and %d already open: raise the limit", limit, open)}
 	}
 	return nil
 }

@@ -4,11 +4,12 @@
 // missing or switched off.
 //
 //	ringcp [flags] SRC DST
+//	ringcp dd if=SRC of=DST [bs=N count=N skip=N seek=N ...]
 //	ringcp demo
+//	ringcp --version
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -18,24 +19,28 @@ import (
 	"syscall"
 
 	"github.com/ringcp/ringcp/copier"
-	"github.com/ringcp/ringcp/engine"
 )
 
-// Exit codes, documented in the README.
+// Exit codes, documented in the README and in --help. They are decided
+// here alone (exitCode), from the error a command returns.
 const (
 	exitOK          = 0
 	exitFailed      = 1   // the copy failed while running
 	exitRefused     = 2   // bad input or unsafe target; nothing written
 	exitMismatch    = 3   // verification found a difference
-	exitInterrupted = 128 // plus the signal number: 130 SIGINT, 143 SIGTERM
+	exitInterrupted = 128 // plus the signal number: 129 SIGHUP, 130 SIGINT, 143 SIGTERM
 )
 
 func main() {
+	// SIGUSR1's default action kills the process: its handler goes in
+	// before anything else, so that `kill -USR1` (a status request, as
+	// with dd) never ends a copy.
+	statusRequests = notifyStatus()
 	defer exitOnPanic()
 	signal.Ignore(syscall.SIGPIPE)
 	if err := checkDescriptors(); err != nil {
 		fmt.Fprintf(os.Stderr, "ringcp: %v\n", err)
-		os.Exit(exitRefused)
+		os.Exit(exitCode(err))
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -50,129 +55,101 @@ func exitOnPanic() {
 	}
 }
 
-// run is the whole command, with its streams, so tests can call it.
+// run is the whole command, with its streams, so tests can call it. Each
+// command returns an error; run prints it unless the command already did,
+// and turns it into the exit code.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "demo" {
-		return runDemo(args[1:], stdout, stderr)
+	err := dispatch(args, stdout, stderr)
+	var shown *reported
+	if err != nil && !errors.Is(err, errHelp) && !errors.As(err, &shown) {
+		fmt.Fprintf(stderr, "ringcp: %s\n", message(err))
+	}
+	return exitCode(err)
+}
+
+func dispatch(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "demo":
+			return runDemo(args[1:], stdout, stderr)
+		case "dd":
+			return runDD(args[1:], stdout, stderr)
+		}
+	}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usageShort)
+		return &reported{usagef("no operands")}
+	}
+	if read := readCommands[args[0]]; read != nil {
+		return read(args[1:], stdout, stderr)
 	}
 	cfg, err := parseArgs(args, stdout)
-	if errors.Is(err, errHelp) {
-		return exitOK
+	switch {
+	case err != nil && wantsJSON(args):
+		return writeJSON(stdout, cfg.opts, copier.Report{}, err)
+	case err != nil:
+		return err
+	case cfg.version:
+		return printVersion(stdout, cfg.json)
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "ringcp: %s\n", oneLine(err))
-		return exitRefused
+	if cfg.jobs != "" {
+		return jobsCommand(cfg, stdout, stderr)
 	}
 	return copyCommand(cfg, stdout, stderr)
 }
 
-func copyCommand(cfg config, stdout, stderr io.Writer) int {
-	progress := &engine.Progress{}
-	cfg.opts.Progress = progress
-	if err := refuseOwnStream(cfg.opts.Dst, stdout, stderr); err != nil {
-		return report(stderr, err)
-	}
-	plan, err := copier.Prepare(cfg.opts)
-	if err != nil {
-		return report(stderr, err)
-	}
-	if cfg.verbose {
-		for _, n := range plan.Notes {
-			fmt.Fprintf(stderr, "ringcp: %s\n", n)
-		}
-	} else if plan.Forced != "" {
-		fmt.Fprintf(stderr, "ringcp: --force: writing %s although %s\n", cfg.opts.Dst, plan.Forced)
-	}
-	ctx, sig := withSignals()
-	defer sig.stop()
-	stopProgress := startProgress(cfg.progress, progress, plan.Length, stderr)
-	rep, err := plan.Run(ctx)
-	stopProgress()
-	if cfg.verbose {
-		for _, n := range rep.Notes {
-			fmt.Fprintf(stderr, "ringcp: %s\n", n)
-		}
-	}
-	if err != nil {
-		code := stoppedCopy(stderr, cfg.opts, rep, err, sig.caught())
-		if cfg.json {
-			writeJSON(stdout, stderr, rep, err)
-		}
-		return code
-	}
-	if cfg.verbose {
-		fmt.Fprintf(stderr, "ringcp: engine %s: %s\n", rep.Engine, rep.Caps.Detail)
-	}
-	if cfg.json {
-		return writeJSON(stdout, stderr, rep, nil)
-	}
-	printSummary(stderr, rep, "copied")
-	return exitOK
-}
-
-// report prints one line for err and picks the exit code.
-func report(stderr io.Writer, err error) int {
-	fmt.Fprintf(stderr, "ringcp: %s\n", oneLine(err))
-	var refused *copier.RefusedError
-	if errors.As(err, &refused) {
+// exitCode is the one place an outcome becomes an exit code.
+func exitCode(err error) int {
+	var (
+		intr     *interruptedError
+		mismatch *mismatchError
+		verify   *copier.MismatchError
+		refused  *copier.RefusedError
+		usage    *usageError
+	)
+	switch {
+	case err == nil, errors.Is(err, errHelp):
+		return exitOK
+	case errors.As(err, &intr):
+		return exitInterrupted + int(intr.sig)
+	case errors.As(err, &mismatch), errors.As(err, &verify):
+		return exitMismatch
+	case errors.As(err, &refused), errors.As(err, &usage):
 		return exitRefused
 	}
 	return exitFailed
 }
 
-// stopSignals end a copy cleanly: SIGINT (^C), SIGTERM (kill, systemd),
-// SIGHUP (the terminal or ssh session went away) and SIGQUIT (^\). Left to
-// the Go runtime, SIGQUIT would end the process at once, with no drain,
-// no barrier and no word of what DST holds, and with exit status 2, which
-// means "refused, nothing written". A signal the process was started
-// with ignored stays ignored: under nohup, or as a background job of a
-// script, the copy goes on, as the AIX technote's nohup dd runs expect.
-// (signal.Notify would otherwise un-ignore it.)
-//
-// SIGPIPE is ignored instead (main): when stderr is a pipe whose reader
-// went away (ssh without a terminal dropped, a tee killed), the messages
-// are lost but the copy completes, or fails, as it would have; the Go
-// runtime would otherwise kill the process on the next progress line.
-var stopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+// errHelp: --help (or demo --help) was shown; exit 0.
+var errHelp = errors.New("help shown")
 
-// signals turns the stop signals into a cancelled context: the engine
-// stops submitting, drains, syncs what was written, and the command exits
-// 128+signal.
-type signals struct {
-	ch     chan os.Signal
-	got    chan syscall.Signal
-	cancel context.CancelFunc
+// usageError is a command line that could not be read: exit 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
 }
 
-func withSignals() (context.Context, *signals) {
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &signals{ch: make(chan os.Signal, 1), got: make(chan syscall.Signal, 1), cancel: cancel}
-	for _, sig := range stopSignals {
-		if !signal.Ignored(sig) {
-			signal.Notify(s.ch, sig)
-		}
-	}
-	go func() {
-		if v, ok := <-s.ch; ok {
-			s.got <- v.(syscall.Signal)
-			cancel()
-		}
-	}()
-	return ctx, s
+// interruptedError is a copy stopped by a signal: exit 128+signal.
+type interruptedError struct {
+	sig syscall.Signal
+	err error
 }
 
-func (s *signals) stop() {
-	signal.Stop(s.ch)
-	close(s.ch)
-	s.cancel()
-}
+func (e *interruptedError) Error() string { return e.err.Error() }
+func (e *interruptedError) Unwrap() error { return e.err }
 
-func (s *signals) caught() syscall.Signal {
-	select {
-	case v := <-s.got:
-		s.got <- v
-		return v
-	default:
-		return 0
-	}
-}
+// mismatchError is a copy that read back different from SRC: exit 3.
+type mismatchError struct{ src, dst string }
+
+func (e *mismatchError) Error() string { return fmt.Sprintf("%s differs from %s", e.dst, e.src) }
+
+// reported wraps an error whose lines the command has already printed
+// (with what DST holds after it): run prints nothing more.
+type reported struct{ err error }
+
+func (e *reported) Error() string { return e.err.Error() }
+func (e *reported) Unwrap() error { return e.err }

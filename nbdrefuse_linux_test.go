@@ -34,7 +34,7 @@ func TestNBDRefusals(t *testing.T) {
 	}{
 		{"same-export", []string{dst, dst}, "SRC and DST are the same NBD export"},
 		{"read-only", []string{src, readOnly}, "the NBD export is read-only"},
-		{"too-small", []string{src, small}, "NBD export too small: 1048575 bytes, the copy needs 1048576"},
+		{"too-small", []string{src, small}, "NBD export too small: 1024 KiB (1048575 bytes), the copy needs 1.00 MiB (1048576 bytes)"},
 		{"range-too-far", []string{"--dst-offset", "1048577", src, dst}, "NBD export too small"},
 		{"tls", []string{src, "nbds://localhost/disk"}, "TLS (nbds://) is not supported"},
 		{"tls-unix", []string{src, "nbds+unix:///disk?socket=/x"}, "TLS (nbds+unix://) is not supported"},

@@ -32,7 +32,7 @@ func refuseOwnStream(dst string, stdout, stderr io.Writer) error {
 		if err != nil || !(os.SameFile(fi, si) || sameBlockDevice(fi, si)) {
 			continue
 		}
-		return &copier.RefusedError{Path: dst, Reason: fmt.Sprintf(
+		return &copier.RefusedError{Kind: copier.KindBadInput, Path: dst, Field: "Dst", Reason: fmt.Sprintf(
 			"DST is ringcp's own %s: the copy and ringcp's output would overwrite each other (redirect %s elsewhere)", s.name, s.name)}
 	}
 	return nil

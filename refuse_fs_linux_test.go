@@ -206,11 +206,11 @@ func TestHugeSparseSource(t *testing.T) {
 	blocktest.Mkfs(t, ext4, "ext4", "-b", "4096") // 16 TiB - 4 KiB files; 1 KiB blocks allow 4 TiB
 	onExt4 := filepath.Join(blocktest.Mount(t, ext4, "ext4", 0), "copy")
 	r := cli(t, huge, onExt4)
-	r.want(t, exitRefused, onExt4+": the copy would end at byte 9223372036854775000, past the largest file DST's filesystem allows (17592186040320 bytes)")
+	r.want(t, exitRefused, onExt4+": the copy would end at byte 9223372036854775000 (8.00 EiB), past the largest file DST's filesystem allows (17592186040320 bytes, 16.0 TiB)")
 	singleLine(t, r)
 	mustNotExist(t, onExt4)
 	src, _ := srcFile(t, 4096)
-	cli(t, "--dst-offset", "17T", src, onExt4).want(t, exitRefused, "past the largest file DST's filesystem allows (17592186040320 bytes)")
+	cli(t, "--dst-offset", "17T", src, onExt4).want(t, exitRefused, "past the largest file DST's filesystem allows (17592186040320 bytes, 16.0 TiB)")
 	mustNotExist(t, onExt4)
 
 	top := filepath.Join(mnt, "top")

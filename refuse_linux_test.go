@@ -260,8 +260,8 @@ func TestRefuseSameDevice(t *testing.T) {
 func TestRefuseTooSmall(t *testing.T) {
 	dev, file := loopWith(t, 1<<20, false)
 	src, _ := srcFile(t, 2<<20)
-	refused(t, []string{src, dev}, []string{file}, "block device too small: 1048576 bytes, the copy needs 2097152")
-	refused(t, []string{"--dst-offset", "1M", "--length", "4k", src, dev}, []string{file}, "the copy needs 1052672")
+	refused(t, []string{src, dev}, []string{file}, "block device too small: 1.00 MiB (1048576 bytes), the copy needs 2.00 MiB (2097152 bytes)")
+	refused(t, []string{"--dst-offset", "1M", "--length", "4k", src, dev}, []string{file}, "the copy needs 1.00 MiB (1052672 bytes)")
 }
 
 // TestReadOnlySource: SRC is only ever opened read-only, so a SRC nobody

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -45,7 +46,7 @@ type slowCopy struct {
 }
 
 // progressMoved: a progress line that shows more than "0 B" written.
-var progressMoved = regexp.MustCompile(`\r\x1b\[K[1-9][0-9.]* [KMG]?i?B / `)
+var progressMoved = regexp.MustCompile(`\r\x1b\[Kcopying +[1-9][0-9.]* [KMG]?i?B / `)
 
 // startSlow starts ringcp with one 4 KiB O_DIRECT request at a time, every
 // byte read, and a progress line, and returns once that line shows bytes written.
@@ -58,7 +59,13 @@ func startSlow(t *testing.T, args ...string) *slowCopy {
 // directly when wrapper is "".
 func startSlowWith(t *testing.T, wrapper string, args ...string) *slowCopy {
 	t.Helper()
-	flags := []string{"-q", "1", "-b", "4k", "--direct", "always", "--sparse", "never", "--progress", "always"}
+	return startSlowDepth(t, wrapper, 1, args...)
+}
+
+// startSlowDepth is startSlowWith with depth 4 KiB requests in flight.
+func startSlowDepth(t *testing.T, wrapper string, depth int, args ...string) *slowCopy {
+	t.Helper()
+	flags := []string{"-q", strconv.Itoa(depth), "-b", "4k", "--direct", "always", "--sparse", "never", "--progress", "always"}
 	argv := append([]string{binary(t)}, append(flags, args...)...)
 	if wrapper != "" {
 		argv = append([]string{wrapper}, argv...)

@@ -15,26 +15,24 @@ import (
 
 // stoppedCopy reports a copy that did not complete, by a fault or a
 // signal: what happened, then what DST holds now, so that nobody takes a
-// partial DST for a copy. It returns the exit code: 128+signal when a
-// signal stopped it, 2 for a refusal (nothing written), 1 otherwise.
-func stoppedCopy(stderr io.Writer, opts copier.Options, rep copier.Report, err error, sig syscall.Signal) int {
+// partial DST for a copy. It returns the outcome, marked as reported.
+func stoppedCopy(stderr io.Writer, opts copier.Options, rep copier.Report, err error, sig syscall.Signal) error {
 	var canceled *engine.CanceledError
-	code := exitFailed
-	switch {
-	case sig != 0 && errors.As(err, &canceled):
+	if sig != 0 && errors.As(err, &canceled) {
 		fmt.Fprintf(stderr, "ringcp: interrupted by %s: stopped submitting and waited for the I/O in flight; %s written, %s\n",
 			unix.SignalName(sig), byteCount(rep.Bytes), syncState(opts, rep))
-	default:
-		code = report(stderr, err)
+	} else {
+		fmt.Fprintf(stderr, "ringcp: %s\n", message(err))
 	}
 	if line := dstState(opts, rep); line != "" {
 		fmt.Fprintf(stderr, "ringcp: DST %s %s\n", opts.Dst, line)
 	}
+	err = &reported{err}
 	if sig != 0 {
 		printSummary(stderr, rep, "interrupted")
-		return exitInterrupted + int(sig)
+		return &interruptedError{sig: sig, err: err}
 	}
-	return code
+	return err
 }
 
 // dstState says what a stopped copy left in DST.
@@ -54,6 +52,10 @@ func dstState(opts copier.Options, rep copier.Report) string {
 			byteCount(rep.Contiguous), opts.DstOffset)
 	case copier.DstUnknown:
 		return "holds data that cannot be vouched for: flushing what was written failed too; do not use it"
+	case copier.DstResumable:
+		return resumableLine(rep)
+	case copier.DstMismatch:
+		return "was copied, but does not read back as SRC: do not use it"
 	}
 	return "" // untouched: nothing to say
 }
@@ -73,8 +75,13 @@ func byteCount(n int64) string {
 	return fmt.Sprintf("%d bytes (%s)", n, units.Format(n))
 }
 
-// oneLine renders err on one line: a path or an argument may hold a
-// newline, and errors.Join puts one between its errors.
-func oneLine(err error) string {
-	return strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(err.Error())
+// message renders err on one line, as the command says it: a path or an
+// argument may hold a newline, and errors.Join puts one between its
+// errors.
+func message(err error) string {
+	return oneLine(flagWords.Replace(err.Error()))
+}
+
+func oneLine(s string) string {
+	return strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(s)
 }

@@ -93,11 +93,13 @@ func TestBuffersFreeConcurrent(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for range 4 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			if err := b.Free(); err != nil {
 				t.Errorf("Free: %v", err)
 			}
-		})
+		}()
 	}
 	wg.Wait()
 }

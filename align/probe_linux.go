@@ -111,7 +111,7 @@ func probeFd(fd int, name string) (Geometry, error) {
 // size comes from BLKGETSIZE64.
 func (g *Geometry) probeBlock(fd int, st statInfo) (*queueInfo, error) {
 	g.IsBlockDevice = true
-	size, err := unix.IoctlGetUint64(fd, unix.BLKGETSIZE64)
+	size, err := blkGetSize64(fd)
 	if err != nil {
 		return nil, &os.PathError{Op: "ioctl BLKGETSIZE64", Path: g.Path, Err: err}
 	}

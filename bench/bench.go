@@ -117,8 +117,10 @@ func (b *bench) spaceNeeded() int64 {
 		w, err := findWorkload(name)
 		switch {
 		case err != nil:
+		case w.Source == nil && w.Space != nil:
+			need = max(need, 2*b.cfg.Size+w.Space(&b.cfg))
 		case w.Source == nil:
-			need = 2 * b.cfg.Size
+			need = max(need, 2*b.cfg.Size)
 		case w.Space != nil:
 			own = max(own, w.Space(&b.cfg))
 		}

@@ -129,13 +129,13 @@ func TestSectorToolsCutPadding(t *testing.T) {
 func TestParseSize(t *testing.T) {
 	for in, want := range map[string]int64{
 		"4G": 4 << 30, "1GiB": 1 << 30, "512k": 512 << 10, "64M+12345": 64<<20 + 12345,
-		"1048576": 1 << 20, "2MB": 2e6, "1KB": 1000, "1T": 1 << 40, "4KiB+1": 4097,
+		"1048576": 1 << 20, "2MB": 2e6, "1KB": 1000, "1T": 1 << 40, "4KiB+1": 4097, "4g": 4 << 30,
 	} {
 		if got, err := parseSize(in); err != nil || got != want {
 			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "G", "4X", "1.5G", "4G+", "4g", " 4G", "8191P+8191P"} {
+	for _, in := range []string{"", "G", "4X", "1.5G", "4G+", "4gb", " 4G", "8191P+8191P"} {
 		if _, err := parseSize(in); err == nil {
 			t.Errorf("parseSize(%q): want an error", in)
 		}
@@ -277,5 +277,43 @@ func TestModuleRoot(t *testing.T) {
 				t.Fatalf("moduleRoot() = %q, %v; want %q", got, err, want)
 			}
 		})
+	}
+}
+
+// TestJobSizes: the four jobs cover the total once, all but the last a
+// multiple of the unit (loop device offsets must be).
+func TestJobSizes(t *testing.T) {
+	for _, total := range []int64{64<<20 + 12345, 4 << 30, 4096 * 4, 2049} {
+		for _, unit := range []int64{512, 4096} {
+			sizes := jobSizes(total, unit)
+			var sum int64
+			for i, n := range sizes {
+				if n < 0 || (i < len(sizes)-1 && n%unit != 0) {
+					t.Errorf("total %d unit %d: job %d is %d bytes", total, unit, i, n)
+				}
+				sum += n
+			}
+			if len(sizes) != jobsParts || sum != total {
+				t.Errorf("total %d unit %d: %v adds up to %d", total, unit, sizes, sum)
+			}
+		}
+	}
+}
+
+// TestEachJob: each job's plan runs beside the others', stage by stage:
+// four qemu-imgs at once, then the truncates of the odd-sized DSTs.
+func TestEachJob(t *testing.T) {
+	p := &Pair{Jobs: []*Pair{{Src: "a", Dst: "A", Size: 1024}, {Src: "b", Dst: "B", Size: 1000}, {Src: "c", Dst: "C", Size: 512}, {Src: "d", Dst: "D", Size: 7}}}
+	plan := eachJob(qemuImgPlan)(Job{Pair: p})
+	if len(plan) != 2 || len(plan[0]) != 4 || len(plan[1]) != 2 {
+		t.Fatalf("plan %v: want 4 conversions, then 2 truncates", plan)
+	}
+	for i, argv := range plan[0] {
+		if got := argv[len(argv)-2:]; got[0] != p.Jobs[i].Src || got[1] != p.Jobs[i].Dst {
+			t.Errorf("command %d copies %v", i, got)
+		}
+	}
+	if plan[1][0][len(plan[1][0])-1] != "B" || plan[1][1][len(plan[1][1])-1] != "D" {
+		t.Errorf("truncates %v: want B and D", plan[1])
 	}
 }

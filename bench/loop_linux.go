@@ -13,11 +13,12 @@ import (
 // loopSet is the loop devices one workload attached, detached together.
 type loopSet struct{ devs []string }
 
-// attach runs `losetup --find --show --direct-io=on` on file. Direct I/O on
+// attach runs `losetup --find --show --direct-io=on` (and extra options)
+// on file. Direct I/O on
 // the loop device makes it read and write its backing file with O_DIRECT,
 // as a disk would, instead of caching every block twice.
-func (l *loopSet) attach(e *Env, file string, readOnly bool) (string, error) {
-	args := []string{"--find", "--show", "--direct-io=on"}
+func (l *loopSet) attach(e *Env, file string, readOnly bool, extra ...string) (string, error) {
+	args := append([]string{"--find", "--show", "--direct-io=on"}, extra...)
 	if readOnly {
 		// SRC is never written; read-only also keeps a tool that mixes up
 		// its operands from damaging the source of the later runs.

@@ -2,9 +2,11 @@
 // (dd, four parallel dd's, sgp_dd, qemu-img convert, nbdcopy, cp) and with
 // fio's read+write ceiling, and prints medians as a markdown table.
 //
-//	go run ./bench                       # 4 GiB, 5 rounds, file and blockdev; 16 GiB sparse image
+//	go run ./bench                       # 4 GiB, 5 rounds, file and blockdev; 16 GiB sparse image;
+//	                                     # the 4 GiB as 4 jobs at once (jobs-file, jobs-blockdev)
 //	go run ./bench -size 1G -rounds 3
 //	go run ./bench -workloads sparse     # the sparse image alone
+//	go run ./bench -workloads jobs-file,jobs-blockdev  # ringcp --jobs against 4 processes
 //	go run ./bench -quick                # CI: one small round, copies checked
 //	go run ./bench -sweep                # plus ringcp's block size x depth grid
 //

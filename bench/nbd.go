@@ -399,3 +399,21 @@ func toolMBps(runs []*Run, tool string) float64 {
 	}
 	return 0
 }
+
+// sync makes DST durable after a tool's plan: Pair.Sync where it is set
+// (an export), else fdatasync.
+func (p *Pair) sync() error {
+	if p.Sync != nil {
+		return p.Sync()
+	}
+	return fdatasync(p.Dst)
+}
+
+// check checks DST after a copy: Pair.Check where it is set (an export),
+// else DST is read back as a file or device.
+func (p *Pair) check() error {
+	if p.Check != nil {
+		return p.Check(p.Content, p.Size)
+	}
+	return verifyCopy(p.Dst, p.Content, p.Size)
+}

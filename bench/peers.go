@@ -33,6 +33,8 @@ type Tool struct {
 	// that only means something there (cp --sparse=always on a file with
 	// no zeros is cp).
 	Workloads []string
+	// Batch: the tool copies the pair's Jobs, all at once (jobs.go).
+	Batch bool
 }
 
 // debianPkg says where each program comes from, for the "missing" list.
@@ -58,6 +60,11 @@ var tools = []Tool{
 	// The reference for the sparse workload: every byte copied as data.
 	{Name: "ringcp-nosparse", Needs: []string{"ringcp"}, Plan: ringcpPlan("--sparse=never"), Parse: parseRingcp,
 		Workloads: []string{"sparse"}},
+	// What --verify and --resume cost, and the read the verify pass is
+	// held to (trust.go).
+	{Name: "ringcp-verify", Needs: []string{"ringcp"}, Plan: ringcpPlan("--verify"), Parse: parseVerify},
+	{Name: "ringcp+read", Needs: []string{"ringcp", "fio"}, Plan: copyReadPlan, Parse: parseCopyRead},
+	{Name: "ringcp-resume", Needs: []string{"ringcp"}, Plan: resumePlan, Parse: parseResume},
 	// The RHEV bug's dd runs: O_DIRECT both sides, fullblock so a short
 	// read cannot shift the output, 1 MiB and the 32 MiB LVM extent.
 	{Name: "dd-1M", Needs: []string{"dd"}, Plan: ddPlan("1M")},
@@ -69,6 +76,13 @@ var tools = []Tool{
 	{Name: "cp+sync", Needs: []string{"cp", "sync"}, Plan: cpPlan},
 	{Name: "cp-sparse+sync", Needs: []string{"cp", "sync"}, Plan: cpSparsePlan, Workloads: []string{"sparse"}},
 	{Name: "fio-ceiling", Needs: []string{"fio"}, Plan: fioPlan, Parse: parseFio, Ceiling: true},
+	// Many disks at once (jobs.go): one ringcp --jobs, and four processes
+	// of each peer, the AIX technote's dd's (bs=1M, raw devices: O_DIRECT).
+	{Name: "ringcp-jobs", Needs: []string{"ringcp"}, Plan: ringcpJobsPlan, Parse: parseRingcpJobs, Batch: true, Workloads: jobsWorkloads},
+	{Name: "ringcp-4proc", Needs: []string{"ringcp"}, Plan: eachJob(ringcpPlan()), Parse: parseEachRingcp, Batch: true, Workloads: jobsWorkloads},
+	{Name: "dd-4proc", Needs: []string{"dd"}, Plan: eachJob(ddPlan("1M")), Batch: true, Workloads: jobsWorkloads},
+	{Name: "sgp_dd-4proc", Needs: []string{"sgp_dd", "truncate"}, Plan: eachJob(sgpDDPlan), Batch: true, Workloads: jobsWorkloads},
+	{Name: "qemu-img-4proc", Needs: []string{"qemu-img", "truncate"}, Plan: eachJob(qemuImgPlan), Batch: true, Workloads: jobsWorkloads},
 }
 
 func ringcpPlan(flags ...string) func(j Job) Plan {

@@ -74,6 +74,7 @@ func (b *bench) writeMarkdown(w io.Writer) {
 		if len(runs) > 0 {
 			w2, _ := findWorkload(name)
 			b.writeWorkload(w, w2, runs)
+			writeTrustTable(w, runs)
 		}
 	}
 	b.writeNBDTargets(w)
@@ -151,6 +152,9 @@ func (b *bench) writeWorkload(w io.Writer, wl *Workload, runs []*Run) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
+	if slices.Contains(jobsWorkloads, wl.Name) {
+		writeJobsTargets(w, rows, runs, b.cfg.Quick)
+	}
 	for _, s := range rows {
 		if s.Tool == baseline && s.Ringcp != nil {
 			fmt.Fprintf(w, "ringcp chose: %s.\n", ringcpChoice(s.Ringcp))

@@ -42,6 +42,8 @@ type details struct {
 	SrcAlloc int64 `json:"src_alloc,omitempty"`
 	// Sweep is the grid point of a sweep run (BS 0: ringcp's defaults).
 	Sweep *sweepPoint `json:"sweep,omitempty"`
+	// Trust is what a trust row measured (trust.go).
+	Trust *trustDetail `json:"trust,omitempty"`
 }
 
 // Verdict is the run's one-word outcome.
@@ -74,7 +76,7 @@ func (b *bench) runOne(ctx context.Context, w *Workload, t *Tool, j Job, round, 
 	start := time.Now()
 	outs, err := b.execPlan(ctx, plan, r)
 	if err == nil && !t.Ceiling {
-		err = j.sync()
+		err = forCopies(j, t, func(p *Pair) error { return p.sync() })
 	}
 	r.Wall = time.Since(start)
 	if t.Ceiling {
@@ -84,7 +86,7 @@ func (b *bench) runOne(ctx context.Context, w *Workload, t *Tool, j Job, round, 
 		err = t.Parse(outs, r)
 	}
 	if err == nil && !t.Ceiling {
-		err = j.check()
+		err = forCopies(j, t, func(p *Pair) error { return p.check() })
 	}
 	if j.SrcAlloc > 0 && !t.Ceiling {
 		if alloc, aerr := allocBytes(j.Dst); aerr == nil {

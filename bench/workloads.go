@@ -19,7 +19,8 @@ type Workload struct {
 	// instead of the run's random one; Setup then gets that.
 	Source func(e *Env, cfg *Config) (*Source, error)
 	// Space, with Source, is the most disk the workload's SRC and DST
-	// take at once, for the free-space check before anything is written.
+	// take at once, for the free-space check before anything is written;
+	// without Source, what it takes besides the run's source and one DST.
 	Space func(cfg *Config) int64
 	// Setup builds the pair from the source file (the run's, or the one
 	// Source made). It returns an error wrapping errSkip when the machine
@@ -58,6 +59,12 @@ type Pair struct {
 	Reset func() error
 	// Close releases what Setup made (loop devices); Env.Close calls it too.
 	Close func()
+	// Jobs, in a workload of many copies at once, are the copies the
+	// batch tools make together (Tool.Batch); Src, Dst and Size are then
+	// one copy of the same total bytes, the reference. List is Jobs as a
+	// ringcp --jobs list.
+	Jobs []*Pair
+	List string
 	// Sync and Check, when set, make DST durable after a tool's plan and
 	// check it, for a DST that is no file (an NBD export, nbd.go); else
 	// DST is fdatasync'ed and read back.
@@ -66,22 +73,6 @@ type Pair struct {
 	// SrcImage and SrcFormat, when set, are the image behind an NBD Src:
 	// qemu-img convert reads it itself (-f SrcFormat), as its users do.
 	SrcImage, SrcFormat string
-}
-
-// sync makes DST durable after a tool's plan.
-func (p *Pair) sync() error {
-	if p.Sync != nil {
-		return p.Sync()
-	}
-	return fdatasync(p.Dst)
-}
-
-// check checks DST after a copy.
-func (p *Pair) check() error {
-	if p.Check != nil {
-		return p.Check(p.Content, p.Size)
-	}
-	return verifyCopy(p.Dst, p.Content, p.Size)
 }
 
 var workloads = []Workload{
@@ -101,7 +92,21 @@ var workloads = []Workload{
 		Source: makeSparseSource,
 		Space:  sparseSpace,
 		Setup:  setupFile,
-		Tools:  []string{"ringcp", "ringcp-pool", "ringcp-nosparse", "qemu-img", "nbdcopy", "cp-sparse+sync"},
+		Tools:  []string{"ringcp", "ringcp-pool", "ringcp-nosparse", "ringcp-verify", "qemu-img", "nbdcopy", "cp-sparse+sync"},
+	},
+	{
+		Name:  "jobs-file",
+		Desc:  "the source as 4 files to 4 new files at once (jobs.go); the reference copies the whole source as one file",
+		Space: jobsSpace,
+		Setup: setupJobsFile,
+		Tools: jobsTools,
+	},
+	{
+		Name:  "jobs-blockdev",
+		Desc:  "4 loop devices to 4 loop devices at once (quarters of the source, 4 images); the reference copies the whole source's",
+		Space: jobsSpace,
+		Setup: setupJobsBlockdev,
+		Tools: jobsTools,
 	},
 }
 

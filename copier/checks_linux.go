@@ -6,14 +6,11 @@ import (
 	"strings"
 
 	"github.com/ringcp/ringcp/guard"
+	"github.com/ringcp/ringcp/internal/units"
 )
 
 // Prepare's refusals on what guard finds of each end's filesystem and
 // content. Their wording, and what Options.Force lifts, are decided here.
-
-// SrcFormatRaw in Options.SrcFormat says SRC's bytes are what to copy even
-// when they start like a disk image container.
-const SrcFormatRaw = "raw"
 
 // checkPseudoFS refuses a SRC or DST (for a new DST: its folder) on a
 // pseudo filesystem. A block device node is exempt: what it names is a
@@ -21,7 +18,7 @@ const SrcFormatRaw = "raw"
 func (p *Plan) checkPseudoFS() error {
 	if !p.src.isBlock && p.src.local() {
 		if fs := guard.PseudoFS(p.src.path); fs != "" {
-			return refuse(p.src.path, fmt.Sprintf("SRC is on %s, a pseudo filesystem: its files are kernel interfaces, not stored data, and their sizes are made up (read it with cat)", fs))
+			return refuse(KindNotSupported, p.src.path, fmt.Sprintf("SRC is on %s, a pseudo filesystem: its files are kernel interfaces, not stored data, and their sizes are made up (read it with cat)", fs)).on("Src")
 		}
 	}
 	if p.dst.fixedSize() {
@@ -33,7 +30,7 @@ func (p *Plan) checkPseudoFS() error {
 		what = "DST's folder " + at + " is"
 	}
 	if fs := guard.PseudoFS(at); fs != "" {
-		return refuse(p.dst.path, fmt.Sprintf("%s on %s, a pseudo filesystem: writing there changes the kernel, it stores no copy", what, fs))
+		return refuse(KindNotSupported, p.dst.path, fmt.Sprintf("%s on %s, a pseudo filesystem: writing there changes the kernel, it stores no copy", what, fs)).on("Dst")
 	}
 	return nil
 }
@@ -46,7 +43,7 @@ func (p *Plan) checkEmptyDevice() error {
 	if !p.src.isBlock || p.src.geo.Size != 0 {
 		return nil
 	}
-	return refuse(p.src.path, "is a block device of size 0: nothing is behind it (a loop device with no file bound, an nbd device not connected?)")
+	return refuse(KindNotFound, p.src.path, "is a block device of size 0: nothing is behind it (a loop device with no file bound, an nbd device not connected?)").on("Src")
 }
 
 // checkNewInDev refuses to create a regular file on devtmpfs. A DST there
@@ -65,7 +62,7 @@ func (p *Plan) checkNewInDev() error {
 		p.forced("it is a new file in " + mnt + " (devtmpfs), not a device")
 		return nil
 	}
-	return refuse(p.dst.path, fmt.Sprintf("no such device; ringcp does not create files in %s, a devtmpfs (--force does)", mnt))
+	return refuse(KindNotFound, p.dst.path, fmt.Sprintf("no such device; ringcp does not create files in %s, a devtmpfs (Options.Force does)", mnt)).on("Dst")
 }
 
 // forced records one more thing Options.Force overrode, for the line the
@@ -75,7 +72,7 @@ func (p *Plan) forced(why string) {
 		p.Forced += "; "
 	}
 	p.Forced += why
-	p.note("--force: writing %s although %s", p.opts.Dst, why)
+	p.note("Options.Force: writing %s although %s", p.opts.Dst, why)
 }
 
 // checkWritable refuses an existing regular-file DST that the copy's open
@@ -91,13 +88,13 @@ func (p *Plan) checkWritable() error {
 	why, errno := guard.CheckWritable(p.dst.path)
 	switch why {
 	case guard.AppendOnly:
-		return refuse(p.dst.path, "DST is append-only (chattr +a): it cannot be overwritten or truncated (chattr -a lifts it)")
+		return refuse(KindPermission, p.dst.path, "DST is append-only (chattr +a): it cannot be overwritten or truncated (chattr -a lifts it)").on("Dst")
 	case guard.Running:
-		return refuseErr(p.dst.path, "DST is busy: a program that is running, or an active swap file", errno)
+		return refuseErr(KindInUse, p.dst.path, "DST is busy: a program that is running, or an active swap file", errno).on("Dst")
 	case guard.ReadOnly:
-		return refuseErr(p.dst.path, "DST is on a read-only filesystem", errno)
+		return refuseErr(KindPermission, p.dst.path, "DST is on a read-only filesystem", errno).on("Dst")
 	case guard.Denied:
-		return refuseErr(p.dst.path, "DST may not be written", errno)
+		return refuseErr(KindPermission, p.dst.path, "DST may not be written", errno).on("Dst")
 	}
 	return nil // anything else: the open for the copy says it
 }
@@ -115,7 +112,8 @@ func (p *Plan) checkFileLimit() error {
 	}
 	end := p.opts.DstOffset + p.Length
 	if limit, ok := guard.FileLimit(at, end); !ok {
-		return refuse(p.opts.Dst, fmt.Sprintf("the copy would end at byte %d, past the largest file DST's filesystem allows (%d bytes)", end, limit))
+		return refuse(KindTooSmall, p.opts.Dst, fmt.Sprintf("the copy would end at byte %d (%s), past the largest file DST's filesystem allows (%d bytes, %s)",
+			end, units.Format(end), limit, units.Format(limit))).on("Dst")
 	}
 	return nil
 }
@@ -139,8 +137,8 @@ func (p *Plan) checkImageFormat() error {
 		p.note("SRC is a LUKS volume: copied as it is, still encrypted")
 		return nil
 	}
-	return refuse(o.Src, fmt.Sprintf("SRC is a %s disk image (%s), not raw disk bytes: convert it with qemu-img convert -f %s -O raw %s %s, or pass --src-format raw to copy the image file as it is",
-		format, where, format, shellQuote(o.Src), shellQuote(o.Dst)))
+	return refuse(KindImageFormat, o.Src, fmt.Sprintf("SRC is a %s disk image (%s), not raw disk bytes: convert it with qemu-img convert -f %s -O raw %s %s, or pass Options.SrcFormat raw to copy the image file as it is",
+		format, where, format, shellQuote(o.Src), shellQuote(o.Dst))).on("Src")
 }
 
 // shellQuote makes path safe to paste into a shell command line.

@@ -24,12 +24,12 @@ var (
 	SizeChoices    = []string{string(SizeAuto), string(SizeTruncate), string(SizeKeep)}
 )
 
-// checkChoice refuses a value that is not among allowed.
-func checkChoice(what, value string, allowed []string) error {
+// checkChoice refuses a value of field that is not among allowed.
+func checkChoice(field, value string, allowed []string) error {
 	if slices.Contains(allowed, value) {
 		return nil
 	}
-	return refuse("", fmt.Sprintf("unknown %s %q (%s)", what, value, oneOf(allowed)))
+	return refuse(KindBadInput, "", fmt.Sprintf("unknown Options.%s %q (%s)", field, value, oneOf(allowed))).on(field)
 }
 
 // oneOf lists the allowed values: "a, b or c".
@@ -44,17 +44,17 @@ func oneOf(allowed []string) string {
 // take.
 func (o *Options) checkChoices() error {
 	checks := []struct {
-		what, value string
-		allowed     []string
+		field, value string
+		allowed      []string
 	}{
-		{"engine", string(o.Engine), EngineChoices()},
-		{"direct mode", string(o.Direct), DirectChoices},
-		{"sparse mode", string(o.Sparse), SparseChoices},
-		{"offload mode", string(o.Offload), OffloadChoices},
-		{"DST size policy", string(o.DstSize), SizeChoices},
+		{"Engine", string(o.Engine), EngineChoices()},
+		{"Direct", string(o.Direct), DirectChoices},
+		{"Sparse", string(o.Sparse), SparseChoices},
+		{"Offload", string(o.Offload), OffloadChoices},
+		{"DstSize", string(o.DstSize), SizeChoices},
 	}
 	for _, c := range checks {
-		if err := checkChoice(c.what, c.value, c.allowed); err != nil {
+		if err := checkChoice(c.field, c.value, c.allowed); err != nil {
 			return err
 		}
 	}

@@ -28,6 +28,9 @@ type dest struct {
 	// copy, for the fsync that makes its name durable: at the end there
 	// may be no descriptor left to open it with.
 	dir *os.File
+	// keep: a resumable copy's partial file, which a state file records:
+	// a failure leaves it for the next run.
+	keep bool
 }
 
 // openDest opens DST without changing it: a new file as an unnamed inode
@@ -38,7 +41,7 @@ func (p *Plan) openDest() (*dest, error) {
 	if !p.dst.local() {
 		return &dest{}, nil // an export: its client is opened with SRC's (openExports)
 	}
-	flag := os.O_WRONLY | directFlag(p.dst.direct)
+	flag := p.dstAccess() | directFlag(p.dst.direct)
 	d := &dest{direct: p.dst.direct}
 	var err error
 	switch {
@@ -67,6 +70,10 @@ func (p *Plan) openDest() (*dest, error) {
 		}
 		d.size = fi.Size()
 	}
+	if err := p.resumeDest(d); err != nil {
+		d.f.Close()
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -81,7 +88,7 @@ func (p *Plan) openBlockDest(flag int) (*os.File, error) {
 		return f, err
 	}
 	if !p.opts.Force {
-		return nil, refuseErr(p.dst.path, "block device is in use (mounted or held open exclusively)", err)
+		return nil, refuseErr(KindInUse, p.dst.path, "block device is in use (mounted or held open exclusively)", err).on("Dst")
 	}
 	busy, berr := p.dstBusy()
 	if berr != nil {
@@ -141,7 +148,7 @@ func checkSame(f *os.File, ep *endpoint) error {
 	}
 	if st.Dev != ep.st.Dev || st.Ino != ep.st.Ino || st.Mode&unix.S_IFMT != ep.st.Mode&unix.S_IFMT {
 		// Refused: nothing was written, the other file is left alone.
-		return refuse(ep.path, "changed between checking and opening it (renamed or replaced meanwhile)")
+		return refuse(KindChanged, ep.path, "changed between checking and opening it (renamed or replaced meanwhile)")
 	}
 	return nil
 }
@@ -164,12 +171,16 @@ func (d *dest) publish(p *Plan, sync bool) error {
 	if d.fresh == newNone {
 		return nil
 	}
-	if err := d.name(p.dst.path); err != nil {
+	// DST's own name: p.dst.path is a resumed copy's partial file.
+	if err := d.name(p.opts.Dst); err != nil {
 		return err
 	}
 	d.published = true
 	if !sync {
 		return nil
+	}
+	if d.dir == nil {
+		return syncDirOf(p.opts.Dst) // a resumed partial file: not created by this run
 	}
 	return syncDir(d.dir)
 }
@@ -179,6 +190,16 @@ func (d *dest) close() {
 	if d.dir != nil {
 		d.dir.Close()
 	}
+}
+
+// syncDirOf fsyncs the folder of path, opening it now.
+func syncDirOf(path string) error {
+	dir, err := os.Open(dirOf(path))
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	return syncDir(dir)
 }
 
 // syncDir fsyncs a new DST's folder, so a name just given survives a

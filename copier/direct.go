@@ -18,18 +18,18 @@ func (p *Plan) chooseDirect() error {
 		tag string
 	}{{&p.src, o.SrcOffset, "SRC"}, {&p.dst, o.DstOffset, "DST"}}
 	for _, s := range sides {
-		if s.ep.export != nil {
+		if !s.ep.local() {
 			continue // no O_DIRECT over a socket; checkExports noted the export
 		}
 		reason := p.directObstacle(s.ep, s.off)
 		switch {
 		case o.Direct == DirectNever:
-			s.ep.why = "buffered: --direct never"
+			s.ep.why = "buffered: Options.Direct never"
 		case reason == "":
 			s.ep.direct = true
 			s.ep.why = fmt.Sprintf("O_DIRECT, alignment %d", s.ep.geo.DirectAlign())
 		case o.Direct == DirectAlways:
-			return refuse(s.ep.path, "--direct always: "+reason)
+			return refuse(KindNotSupported, s.ep.path, "Options.Direct always: "+reason).on("Direct")
 		default:
 			s.ep.why = "buffered: " + reason
 		}
@@ -73,8 +73,8 @@ func (p *Plan) directObstacle(ep *endpoint, off int64) string {
 
 // alignment is what the engine must respect on this side.
 func (ep *endpoint) alignment() int {
-	if ep.export != nil {
-		return int(ep.export.info.BlockSize.Min) // every request's offset and length
+	if a := ep.exportAlign(); a > 0 {
+		return a // an export's minimum block size: every request's offset and length
 	}
 	if !ep.direct {
 		return 1

@@ -2,27 +2,126 @@
 // checks everything that can be checked before the first write, measures
 // both ends, decides direct I/O, block size and queue depth, picks the
 // io_uring engine or the pool, runs the copy and reports what it did.
+// Hypervisor code calls Copy (or Prepare, then Plan.Run) with Options it
+// builds itself; the ringcp command is a thin layer of flags over the same
+// calls.
 //
-// # Contract
+// # What is checked
 //
-// Prepare refuses bad input and unsafe targets with a *RefusedError before
-// DST is created, opened for writing or changed in any way; SRC is only
-// ever opened read-only. Run then creates or opens DST, copies, sets a
-// regular file DST's size and ends with the fdatasync barrier, and returns
-// a Report; on failure the error names the op, path, offset and errno
-// (*engine.OpError) and the Report says what was done. Success is only
-// returned for a copy that is complete and durable (unless Options.NoSync).
+// Prepare refuses, before DST is created, opened for writing or changed
+// in any way, with a *RefusedError whose Kind a program can switch on:
 //
-// Prepare refuses, on what package guard finds (inuse_linux.go,
-// checks_linux.go, lock_linux.go, room_linux.go): SRC and DST that
-// overlap, also through partitions and loop devices; a DST that is
-// mounted, active swap, or whose disk, partitions or stacked loop devices
-// are; a DST in use (sysfs holders, another O_EXCL opener, a loop device
-// on it) unless Options.Force; a DST someone holds locked; a block device
-// DST too small; a range past SRC's end; anything but regular files and
-// block devices. Report.DstState says what a failed or interrupted copy
-// left in DST: a new DST is discarded, an existing file cut to the prefix
-// written without gaps.
+//   - bad input (KindBadInput): an unknown mode, a negative or
+//     overflowing offset, a range past SRC's end, a stream ("-");
+//   - what is not there (KindNotFound): SRC, DST's folder, a device node
+//     in /dev, the target of a dangling symlink;
+//   - what cannot be copied here (KindNotSupported): anything but a
+//     regular file or a block device, a pseudo filesystem (proc, sysfs),
+//     Engine "uring" where io_uring is unavailable or not trusted,
+//     Direct "always" where a side cannot, every copy on a system other
+//     than Linux;
+//   - SRC and DST that overlap, also through partitions and loop devices
+//     (KindOverlap);
+//   - a DST that is mounted or active swap, or whose disk, partitions or
+//     stacked loop devices are (KindMounted; Options.Force never lifts
+//     it);
+//   - a DST in use: held by device-mapper, LVM, md or bcache, opened
+//     exclusively, behind a loop device, a running program (KindInUse;
+//     Options.Force lifts it);
+//   - a DST another program holds locked (QEMU's image locks, flock, an
+//     fcntl write lock, another ringcp), or a SRC open for writing by QEMU
+//     (KindLocked);
+//   - a block device too small, a copy past the largest file DST's
+//     filesystem allows (KindTooSmall); too little free space
+//     (KindNoRoom);
+//   - a SRC that is a disk image container, unless Options.SrcFormat is
+//     "raw" (KindImageFormat);
+//   - a DST that may not be written: permissions, read-only, append-only
+//     (KindPermission).
+//
+// Run first acquires everything the copy needs (both ends opened and
+// checked to be what Prepare inspected, locks, buffers, the engine); what
+// fails there is a refusal too (KindResources, KindChanged...). The
+// errno behind a refusal is wrapped: errors.Is(err, syscall.ENOENT) is
+// true for a missing SRC. RefusedError.Field names the Options field at
+// fault; messages speak of fields ("Options.SrcOffset"), which a front
+// end may rewrite into its own words.
+//
+// # What DST holds after each outcome
+//
+//   - Run returned nil: the copy is complete and, unless Options.NoSync,
+//     durable: fdatasync'ed after the last write (and a new DST's folder
+//     synced after naming it). Report.DstState is DstComplete.
+//   - A *RefusedError (from Prepare or Run): nothing was written. DST is
+//     byte for byte as it was, with its size and mtime.
+//   - Any other error, a cancelled context included: the copy stopped.
+//     No new requests were started, those in flight were waited for, and
+//     what was written was flushed by the same barrier. Report.DstState
+//     says what DST holds: DstDiscarded (a new DST never gets its name),
+//     DstPrefix (an existing file cut to the Report.Contiguous bytes
+//     written without a gap), DstPartial (a device or a range: the first
+//     Contiguous bytes, the rest old or new), DstUnknown (the flush
+//     failed too). The error names op, path, offset and errno
+//     (*engine.OpError, or *engine.CanceledError for a context) and
+//     unwraps to the errno: errors.Is(err, syscall.ENOSPC).
+//   - An error matching engine.ErrUndrained (DstChanging): a backend died
+//     with requests in flight. They may still change DST until the
+//     process exits; the copy's buffers and descriptors are kept for the
+//     life of the process.
+//
+// A process killed with SIGKILL, or a machine that crashes, leaves a new
+// DST unnamed (a leftover temporary name is removed by the next copy to
+// the same DST), and an existing DST partly written at its full size.
+//
+// # What may be called concurrently
+//
+// Prepare, Copy and Plan.Run may run on many goroutines at once, for
+// different DSTs: each copy has its own descriptors, buffers and engine
+// (on a locked OS thread while it runs). Two copies onto one existing DST
+// are kept apart by the locks: the second is refused (KindLocked); of two
+// copies to one new name, the second to finish fails rather than replace
+// the first. A Plan runs once. Plan.Status may be called from any goroutine before, while and
+// after Run runs. Options.OnProgress is called from one goroutine at a
+// time, every Options.ProgressInterval and once more at the end, never
+// after Run returned. The package installs no signal handlers and starts
+// no goroutine that outlives Run (but for a backend left after
+// ErrUndrained); a cancelled context is how a caller stops a copy.
+//
+// # Progress
+//
+// Status has what a platform shows or exports: the phase (copy, sync
+// while the barrier runs, done), the bytes done (completed writes, zeroed
+// ranges and holes, never submitted ones; it only grows) out of the total,
+// a percent that reaches 100 only when the copy is done, the data, zero
+// and hole split, a smoothed rate and an ETA. The ringcp command prints
+// the same fields as JSON lines (--progress json).
+//
+// # Several copies at once
+//
+// PrepareAll and Batch.Run do the same for several copies at once in one
+// process (a VM's disks; ringcp --jobs): one budget of buffers shared in
+// fair shares, one rate cap, refusals across the jobs (one DST twice, a
+// DST that is or overlaps another job's SRC, files that do not fit on
+// their filesystem together), every job's resources acquired before any
+// job writes, and a job that fails stops alone (batch.go).
+//
+// # Trusting the result (trust.go)
+//
+// With Options.Verify, Run reads DST's range back after the barrier, from
+// the device rather than the page cache, and compares it with digests of
+// what it read from SRC; a difference is a *MismatchError (the first
+// differing byte, the 4 MiB blocks that differ), and a new DST then never
+// gets its name. Options.Checksum puts a block checksum of SRC in the
+// Report, from the data the copy read (the oVirt imageio checksum with
+// package blkhash, which copier does not import: no x/crypto for a
+// program that does not ask for it). With
+// Options.Resume a state file records, after each periodic barrier, the
+// prefix of the range that is on DST and flushed; Run with the same
+// options continues from it, after checking that SRC, DST and the range
+// are the ones it records (a *RefusedError otherwise). Compare and
+// Checksum read existing files or devices and write nothing.
+//
+// # NBD ends
 //
 // SRC and DST may also be NBD URIs (nbd://host[:port]/export,
 // nbd+unix:///export?socket=PATH; export_linux.go): Prepare connects and
@@ -34,7 +133,4 @@
 // become WRITE_ZEROES (skipped with TargetIsZero), and only a successful
 // FLUSH makes it synced. Prepare's connections are the copy's: Run closes
 // them, and Plan.Close does for a plan that is not run.
-//
-// Hypervisor code calls Copy (or Prepare, then Run) with Options it builds
-// itself; the ringcp command is a thin layer of flags over the same calls.
 package copier

@@ -32,18 +32,18 @@ type endpoint struct {
 func inspectSource(path string) (endpoint, error) {
 	ep := endpoint{path: path, exists: true}
 	if err := refuseKind(path); err != nil {
-		return ep, err
+		return ep, err.on("Src")
 	}
 	f, err := os.OpenFile(path, inspectFlags, 0)
 	if err != nil {
-		return ep, refuseOpen(path, err)
+		return ep, refuseOpen(path, err).on("Src")
 	}
 	defer f.Close()
 	if err := ep.stat(f); err != nil {
-		return ep, err
+		return ep, err.on("Src")
 	}
 	if ep.geo, err = align.Probe(f); err != nil {
-		return ep, refuseErr(path, "cannot measure", err)
+		return ep, refuseErr(KindCheckFailed, path, "cannot measure", err).on("Src")
 	}
 	return ep, nil
 }
@@ -55,45 +55,52 @@ func inspectSource(path string) (endpoint, error) {
 func inspectDest(path string) (endpoint, error) {
 	ep := endpoint{path: path}
 	if err := refuseKind(path); err != nil {
-		return ep, err
+		return ep, err.on("Dst")
 	}
 	f, err := os.OpenFile(path, inspectFlags, 0)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return ep, ep.inspectNew()
+		if err := ep.inspectNew(); err != nil {
+			return ep, err.on("Dst")
+		}
+		return ep, nil
 	case errors.Is(err, os.ErrPermission):
-		return ep, refuseErr(path, "cannot open DST", err)
+		return ep, refuseErr(KindPermission, path, "cannot open DST", err).on("Dst")
 	case err != nil:
-		return ep, refuseOpen(path, err)
+		return ep, refuseOpen(path, err).on("Dst")
 	}
 	defer f.Close()
 	ep.exists = true
 	if err := ep.stat(f); err != nil {
-		return ep, err
+		return ep, err.on("Dst")
 	}
 	if err := unix.Access(path, unix.W_OK); err != nil {
-		return ep, refuseErr(path, "DST is not writable", err)
+		return ep, refuseErr(KindPermission, path, "DST is not writable", err).on("Dst")
 	}
 	if ep.geo, err = align.Probe(f); err != nil {
-		return ep, refuseErr(path, "cannot measure", err)
+		return ep, refuseErr(KindCheckFailed, path, "cannot measure", err).on("Dst")
 	}
 	return ep, nil
 }
 
-func (ep *endpoint) inspectNew() error {
+func (ep *endpoint) inspectNew() *RefusedError {
 	if err := refuseDangling(ep.path); err != nil {
 		return err
 	}
 	dir := filepath.Dir(ep.path)
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return refuseErr(ep.path, "DST's folder is missing", err)
+		kind := KindCheckFailed
+		if errors.Is(err, os.ErrNotExist) {
+			kind = KindNotFound
+		}
+		return refuseErr(kind, ep.path, "DST's folder is missing", err)
 	}
 	if !fi.IsDir() {
-		return refuse(ep.path, fmt.Sprintf("%s is not a folder", dir))
+		return refuse(KindNotFound, ep.path, fmt.Sprintf("%s is not a folder", dir))
 	}
 	if err := unix.Access(dir, unix.W_OK); err != nil {
-		return refuseErr(ep.path, "cannot create DST", err)
+		return refuseErr(KindPermission, ep.path, "cannot create DST", err)
 	}
 	tmp, err := os.OpenFile(dir, unix.O_TMPFILE|os.O_WRONLY|unix.O_CLOEXEC, 0o600)
 	ep.chooseNewMethod(tmp, err)
@@ -107,7 +114,7 @@ func (ep *endpoint) inspectNew() error {
 	defer tmp.Close()
 	ep.geo, err = align.Probe(tmp)
 	if err != nil {
-		return refuseErr(ep.path, "cannot measure DST's filesystem", err)
+		return refuseErr(KindCheckFailed, ep.path, "cannot measure DST's filesystem", err)
 	}
 	ep.geo.Path, ep.geo.Size = ep.path, 0
 	return nil
@@ -116,12 +123,13 @@ func (ep *endpoint) inspectNew() error {
 // refuseDangling refuses a DST that is a symlink to nothing, as cp does:
 // creating the file it points to would write wherever the link says, and
 // the link was checked by nobody.
-func refuseDangling(path string) error {
+func refuseDangling(path string) *RefusedError {
 	target, err := os.Readlink(path)
 	if err != nil {
 		return nil // not a symlink
 	}
-	return refuse(path, fmt.Sprintf("is a symlink to %s, which does not exist: ringcp does not create files through a dangling symlink", target))
+	return &RefusedError{Kind: KindNotFound, Path: path, Err: syscall.ENOENT,
+		Reason: fmt.Sprintf("is a symlink to %s, which does not exist: ringcp does not create files through a dangling symlink", target)}
 }
 
 // stat accepts regular files and block devices only. Character devices,
@@ -129,9 +137,9 @@ func refuseDangling(path string) error {
 // against, no offsets, and no O_DIRECT; and a stream that ends early looks
 // like one that is complete, so success could not be proven. Stream them
 // with dd or cat.
-func (ep *endpoint) stat(f *os.File) error {
+func (ep *endpoint) stat(f *os.File) *RefusedError {
 	if err := unix.Fstat(int(f.Fd()), &ep.st); err != nil {
-		return refuseErr(ep.path, "cannot stat", err)
+		return refuseErr(KindCheckFailed, ep.path, "cannot stat", err)
 	}
 	ep.isBlock = ep.st.Mode&unix.S_IFMT == unix.S_IFBLK
 	return kindError(ep.path, ep.st.Mode)
@@ -146,7 +154,7 @@ const inspectFlags = os.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK
 // block device, before opening it: opening a FIFO blocks until someone
 // writes to it, and opening some character devices acts (a tape rewinds
 // on close, a serial line hangs up).
-func refuseKind(path string) error {
+func refuseKind(path string) *RefusedError {
 	var st unix.Stat_t
 	if unix.Stat(path, &st) != nil {
 		return nil // the open that follows says what is wrong
@@ -154,29 +162,41 @@ func refuseKind(path string) error {
 	return kindError(path, st.Mode)
 }
 
-func kindError(path string, mode uint32) error {
+func kindError(path string, mode uint32) *RefusedError {
 	switch mode & unix.S_IFMT {
 	case unix.S_IFREG, unix.S_IFBLK:
 	case unix.S_IFDIR:
-		return refuse(path, "is a directory")
+		return &RefusedError{Kind: KindNotSupported, Path: path, Reason: "is a directory", Err: syscall.EISDIR}
 	case unix.S_IFCHR:
-		return refuse(path, "is a character device: ringcp copies regular files and block devices")
+		return refuse(KindNotSupported, path, "is a character device: ringcp copies regular files and block devices")
 	case unix.S_IFIFO:
-		return refuse(path, "is a FIFO: ringcp copies regular files and block devices (stream it with dd)")
+		return refuse(KindNotSupported, path, "is a FIFO: ringcp copies regular files and block devices (stream it with dd)")
 	default:
-		return refuse(path, "is not a regular file or block device")
+		return refuse(KindNotSupported, path, "is not a regular file or block device")
 	}
 	return nil
 }
 
-func refuseOpen(path string, err error) error {
+// refuseOpen says why an endpoint could not be opened, once: the
+// errno's own words, wrapped so that errors.Is(err, syscall.ENOENT) works.
+func refuseOpen(path string, err error) *RefusedError {
+	errno := unwrapErrno(err)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return refuse(path, "no such file or device")
+		return &RefusedError{Kind: KindNotFound, Path: path, Reason: "no such file or device", Err: errno}
 	case errors.Is(err, os.ErrPermission):
-		return refuseErr(path, "permission denied", syscall.EACCES)
+		return &RefusedError{Kind: KindPermission, Path: path, Reason: "permission denied", Err: errno}
 	}
-	return refuseErr(path, "cannot open", err)
+	return refuseErr(KindCheckFailed, path, "cannot open", err)
+}
+
+// unwrapErrno is the errno inside err, or err itself.
+func unwrapErrno(err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno
+	}
+	return err
 }
 
 // sameObject says SRC and DST are one file or one block device (two device

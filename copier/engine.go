@@ -5,7 +5,6 @@ import (
 
 	"github.com/ringcp/ringcp/engine"
 	_ "github.com/ringcp/ringcp/fallback" // registers the pool backend
-	_ "github.com/ringcp/ringcp/nbdend"   // registers the nbd backend
 )
 
 // chooseEngine settles the backend now, from engine's registry, so that a
@@ -15,12 +14,12 @@ import (
 func (p *Plan) chooseEngine() error {
 	if p.opts.Engine != EngineAuto {
 		b, _ := engine.LookupBackend(string(p.opts.Engine)) // normalize checked the name
-		flag := "--engine " + b.Name
+		asked := "Options.Engine " + b.Name
 		if why := p.engineObstacle(b); why != "" {
-			return refuse("", flag+": "+why)
+			return refuse(KindNotSupported, "", asked+": "+why).on("Engine")
 		}
 		if err := b.Available(); err != nil {
-			return refuseErr("", flag, err)
+			return refuseErr(KindNotSupported, "", asked, err).on("Engine")
 		}
 		p.setEngine(b, "asked for")
 		return nil
@@ -47,7 +46,7 @@ func (p *Plan) chooseEngine() error {
 		}
 		passed = append(passed, why)
 	}
-	return refuse("", "no engine can run this copy: "+first(passed))
+	return refuse(KindNotSupported, "", "no engine can run this copy: "+first(passed)).on("Engine")
 }
 
 // engineObstacle says why backend b must not run this copy, or "".

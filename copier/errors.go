@@ -1,13 +1,26 @@
 package copier
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+)
 
-// RefusedError is a copy refused before anything was written: bad input or
-// an unsafe target. The ringcp command exits 2 on it.
+// RefusedError is a copy refused before anything was written: bad input,
+// an unsafe target, or something the copy needs that could not be had.
+// DST is as it was. A program branches on Kind (and on Err with errors.Is,
+// e.g. syscall.ENOENT for a missing SRC); Field names the Options field at
+// fault, so that a front end can speak of its own flags instead (the
+// ringcp command turns "Options.SrcOffset" in Reason into --src-offset).
+// The ringcp command exits 2 on it.
 type RefusedError struct {
+	Kind   Kind
 	Path   string // the path at fault, or "" when the options are
-	Reason string
-	Err    error // the errno behind it, if any
+	Field  string // the Options field at fault ("SrcOffset", "Dst"), or ""
+	Reason string // what is wrong, naming fields as Options.Name
+	Err    error  // the errno (or error) behind it, if any
 }
 
 func (e *RefusedError) Error() string {
@@ -19,10 +32,101 @@ func (e *RefusedError) Error() string {
 
 func (e *RefusedError) Unwrap() error { return e.Err }
 
-func refuse(path, reason string) error {
-	return &RefusedError{Path: path, Reason: reason}
+// Kind says what sort of refusal a RefusedError is. The values are stable
+// strings (the ringcp command prints them in --json): new kinds may be
+// added, none is renamed.
+type Kind string
+
+// Kinds of refusal.
+const (
+	// KindBadInput: an option's value, or a range, that cannot be copied
+	// as given (a range past SRC's end, an unknown mode, a stream).
+	KindBadInput Kind = "bad_input"
+	// KindNotFound: SRC, DST's folder, or (in /dev) DST does not exist,
+	// or DST is a dangling symlink.
+	KindNotFound Kind = "not_found"
+	// KindNotSupported: not a regular file or block device, a pseudo
+	// filesystem, or an option this system or these ends cannot do
+	// (io_uring asked for where it is unavailable, O_DIRECT always where
+	// it is not possible, any copy on a system other than Linux).
+	KindNotSupported Kind = "not_supported"
+	// KindPermission: DST may not be written (permissions, a read-only
+	// filesystem, append-only or immutable), SRC may not be read.
+	KindPermission Kind = "permission"
+	// KindMounted: DST, or a disk, partition or loop device sharing its
+	// bytes, is mounted or active swap. Options.Force never lifts it.
+	KindMounted Kind = "mounted"
+	// KindInUse: DST is held by device-mapper, LVM, md or bcache, opened
+	// exclusively by another program, behind a loop device, or a running
+	// program. Options.Force lifts it.
+	KindInUse Kind = "in_use"
+	// KindLocked: another program holds locks on DST (QEMU, flock, an
+	// fcntl write lock, another ringcp), or writes SRC.
+	KindLocked Kind = "locked"
+	// KindOverlap: SRC and DST share bytes the copy reads and writes.
+	KindOverlap Kind = "overlap"
+	// KindTooSmall: a block device DST smaller than the copy's end, or a
+	// copy ending past the largest file DST's filesystem allows.
+	KindTooSmall Kind = "too_small"
+	// KindNoRoom: DST's filesystem clearly lacks the free space.
+	KindNoRoom Kind = "no_room"
+	// KindImageFormat: SRC is a disk image container (qcow2, vmdk...),
+	// not raw disk bytes (Options.SrcFormat "raw" copies it as it is).
+	KindImageFormat Kind = "image_format"
+	// KindChanged: SRC or DST changed between Prepare and Run (renamed or
+	// replaced).
+	KindChanged Kind = "changed"
+	// KindResources: open files, memory for the buffers or the io_uring
+	// ring ran out before the copy started.
+	KindResources Kind = "resources"
+	// KindCheckFailed: a check the copy depends on could not be made (a
+	// stat, the mount table, a lock test failed): ringcp does not guess.
+	KindCheckFailed Kind = "check_failed"
+)
+
+// refusal builds a RefusedError; the helpers below set its Field and
+// cause.
+func refuse(kind Kind, path, reason string) *RefusedError {
+	return &RefusedError{Kind: kind, Path: path, Reason: reason}
 }
 
-func refuseErr(path, reason string, err error) error {
-	return &RefusedError{Path: path, Reason: fmt.Sprintf("%s: %v", reason, err), Err: err}
+// refuseErr is a refusal caused by err, whose errno (or message) follows
+// the reason: "cannot stat: input/output error (EIO)".
+func refuseErr(kind Kind, path, reason string, err error) *RefusedError {
+	return &RefusedError{Kind: kind, Path: path, Reason: reason + ": " + cause(err), Err: err}
+}
+
+// acquireKind sorts what stopped Run from acquiring what a copy needs:
+// mostly something that ran out (descriptors, memory, the ring).
+func acquireKind(err error) Kind {
+	switch {
+	case errors.Is(err, os.ErrPermission), errors.Is(err, syscall.EROFS):
+		return KindPermission
+	case errors.Is(err, os.ErrNotExist):
+		return KindChanged // Prepare found it: it went away since
+	}
+	return KindResources
+}
+
+// on names the Options field at fault.
+func (e *RefusedError) on(field string) *RefusedError {
+	e.Field = field
+	return e
+}
+
+// cause says what err is without repeating the path it names (the
+// refusal names it already): a bare errno, with its symbolic name.
+func cause(err error) string {
+	switch e := err.(type) {
+	case *os.PathError:
+		err = e.Err
+	case *os.SyscallError:
+		err = e.Err
+	}
+	if errno, ok := err.(syscall.Errno); ok {
+		if name := errnoName(errno); name != "" {
+			return fmt.Sprintf("%v (%s)", errno, name)
+		}
+	}
+	return strings.TrimSpace(err.Error())
 }

@@ -8,7 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
+	"syscall"
 
 	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
@@ -33,27 +33,6 @@ import (
 // an export; what its server enforces (its own locks on the image it
 // serves) does.
 
-// NBDOptions tune the NBD ends of a copy.
-type NBDOptions struct {
-	// Connections is how many connections an export is reached over
-	// when its server advertises CAN_MULTI_CONN (one otherwise); 0 is
-	// DefaultNBDConnections.
-	Connections int
-	// Timeout bounds how long a server may take to answer while requests
-	// are in flight, and to connect and negotiate; 0 is the nbd package's
-	// default (5 minutes for answers: a FLUSH of a large cache on slow
-	// storage takes long; 30 s to connect).
-	Timeout time.Duration
-}
-
-// DefaultNBDConnections: nbdcopy's default too. Four connections keep a
-// multi-threaded server (nbdkit, qemu-storage-daemon) busy and spread a
-// long network path over four TCP windows.
-const DefaultNBDConnections = 4
-
-// MaxNBDConnections bounds NBDOptions.Connections.
-const MaxNBDConnections = 64
-
 // exportEnd is what Prepare learned of an NBD end, and its connections,
 // open until Run takes them (nil after).
 type exportEnd struct {
@@ -62,43 +41,68 @@ type exportEnd struct {
 	x    *nbdend.Export
 }
 
-// fixedSize: the end's size is what it is (a block device, an export):
-// never truncated, never grown.
-func (ep *endpoint) fixedSize() bool { return ep.isBlock || ep.export != nil }
-
 // local: the end is a file or device on this host, which the checks of
 // package guard can look at.
 func (ep *endpoint) local() bool { return ep.export == nil }
 
-// kind names the end for messages.
-func (ep *endpoint) kind() string {
-	switch {
-	case ep.export != nil:
-		return "NBD export"
-	case ep.isBlock:
-		return "block device"
+// exportAlign is an export's minimum block size, which every request's
+// offset and length is a multiple of; 0 for a local end.
+func (ep *endpoint) exportAlign() int {
+	if ep.export == nil {
+		return 0
 	}
-	return "file"
+	return int(ep.export.info.BlockSize.Min)
 }
 
-// inspectEnd looks at SRC or DST: an NBD URI by asking its server, any
-// other path with local.
-func (p *Plan) inspectEnd(path string, local func(string) (endpoint, error)) (endpoint, error) {
+// exportSparse applies the NBD ends' share of the sparse rules: an export
+// SRC is mapped with block status when the server has it; zeros on an
+// export DST are made in its preferred blocks, which it zeroes without a
+// read-modify-write.
+func (p *Plan) exportSparse() {
+	if e := p.src.export; e != nil {
+		p.sparse.MapHoles = e.info.BlockStatus
+	}
+	if e := p.dst.export; e != nil {
+		p.sparse.HoleAlign = int(e.info.BlockSize.Preferred)
+	}
+}
+
+// inspectEnd looks at SRC or DST (field "Src" or "Dst"): an NBD URI by
+// asking its server, any other path with local.
+func (p *Plan) inspectEnd(path, field string, local func(string) (endpoint, error)) (endpoint, error) {
 	if !nbd.IsURI(path) {
 		return local(path)
 	}
 	ep := endpoint{path: path, exists: true}
 	a, err := nbd.ParseURI(path)
 	if err != nil {
-		return ep, refuse("", err.Error()) // TLS, vsock, a bad URI: the message names it
+		// TLS, vsock, a bad URI: the message names it.
+		kind := KindBadInput
+		if scheme := strings.ToLower(path); strings.HasPrefix(scheme, "nbds") || strings.Contains(scheme, "vsock") {
+			kind = KindNotSupported
+		}
+		return ep, refuse(kind, "", err.Error()).on(field)
 	}
 	x, err := p.dialExport(path)
 	if err != nil {
-		return ep, refuseErr(path, "cannot open the NBD export", err)
+		return ep, refuseErr(exportKind(err), path, "cannot open the NBD export", err).on(field)
 	}
 	ep.export = &exportEnd{addr: a, info: x.Info(), x: x}
 	ep.geo = exportGeometry(path, x.Info())
 	return ep, nil
+}
+
+// exportKind sorts why an export could not be opened: nobody at the
+// address, or no such export there, is "not found"; a server that let us
+// in but then failed or went silent is a check that could not be made.
+func exportKind(err error) Kind {
+	switch {
+	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, nbd.ErrNoExport):
+		return KindNotFound
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		return KindPermission
+	}
+	return KindCheckFailed
 }
 
 // dialExport connects to an export over up to Options.NBD.Connections.
@@ -167,10 +171,10 @@ func (e *exportEnd) describe() string {
 // is checkDestSize's, the same export at both ends checkSameObject's.
 func (p *Plan) checkExports() error {
 	sides := []struct {
-		ep   *endpoint
-		off  int64
-		flag string
-	}{{&p.src, p.opts.SrcOffset, "--src-offset"}, {&p.dst, p.opts.DstOffset, "--dst-offset"}}
+		ep    *endpoint
+		off   int64
+		field string
+	}{{&p.src, p.opts.SrcOffset, "SrcOffset"}, {&p.dst, p.opts.DstOffset, "DstOffset"}}
 	for _, s := range sides {
 		ep := s.ep
 		if ep.export == nil {
@@ -180,20 +184,29 @@ func (p *Plan) checkExports() error {
 		bs := ep.export.info.BlockSize
 		switch {
 		case s.off%int64(bs.Min) != 0:
-			return refuse(ep.path, fmt.Sprintf("%s %d is not a multiple of the server's minimum block size %d", s.flag, s.off, bs.Min))
+			return refuse(KindBadInput, ep.path, fmt.Sprintf("Options.%s %d is not a multiple of the server's minimum block size %d", s.field, s.off, bs.Min)).on(s.field)
 		case p.opts.BlockSize != 0 && p.opts.BlockSize%int(bs.Min) != 0:
-			return refuse(ep.path, fmt.Sprintf("--block-size %d is not a multiple of the server's minimum block size %d", p.opts.BlockSize, bs.Min))
+			return refuse(KindBadInput, ep.path, fmt.Sprintf("Options.BlockSize %d is not a multiple of the server's minimum block size %d", p.opts.BlockSize, bs.Min)).on("BlockSize")
 		case p.opts.BlockSize != 0 && p.opts.BlockSize%int(bs.Preferred) != 0:
-			p.note("%s: --block-size %d is not a multiple of the server's preferred block size %d: it may read-modify-write", ep.path, p.opts.BlockSize, bs.Preferred)
+			p.note("%s: block size %d is not a multiple of the server's preferred block size %d: it may read-modify-write", ep.path, p.opts.BlockSize, bs.Preferred)
 		}
 	}
-	dst := p.dst.export
+	return p.checkExportDst()
+}
+
+// checkExportDst refuses a read-only export as DST, one without FLUSH
+// unless the copy needs no barrier, and what does not work with an NBD
+// end yet (verifying DST, resuming).
+func (p *Plan) checkExportDst() error {
+	o, dst := &p.opts, p.dst.export
 	switch {
+	case (o.Verify || o.Resume) && (dst != nil || p.src.export != nil):
+		return refuse(KindNotSupported, "", "Options.Verify and Options.Resume do not work with an NBD end yet").on(map[bool]string{true: "Verify", false: "Resume"}[o.Verify])
 	case dst == nil:
 	case dst.info.ReadOnly():
-		return refuse(p.dst.path, "the NBD export is read-only")
-	case !dst.info.CanFlush() && !p.opts.NoSync:
-		return refuse(p.dst.path, "the NBD server does not offer FLUSH, so the copy could never be made durable (--sync none copies without the barrier)")
+		return refuse(KindPermission, p.dst.path, "the NBD export is read-only").on("Dst")
+	case !dst.info.CanFlush() && !o.NoSync:
+		return refuse(KindNotSupported, p.dst.path, "the NBD server does not offer FLUSH, so the copy could never be made durable (Options.NoSync copies without the barrier)").on("NoSync")
 	}
 	return nil
 }
@@ -251,17 +264,17 @@ func (p *Plan) openExports(rep *Report) (engine.Ends, error) {
 		x, err := s.ep.export.take(p)
 		if err != nil {
 			closeExports(ends)
-			return ends, refuseErr(s.ep.path, "cannot open the NBD export", err)
+			return ends, refuseErr(exportKind(err), s.ep.path, "cannot open the NBD export", err)
 		}
 		ends[s.id] = x
 		if err := probe(x); err != nil {
 			closeExports(ends)
-			return ends, refuseErr(s.ep.path, "the NBD server failed a first read of the export", err)
+			return ends, refuseErr(KindCheckFailed, s.ep.path, "the NBD server failed a first read of the export", err)
 		}
 		in, was := x.Info(), s.ep.export.info
 		if in.Size != was.Size || in.Flags != was.Flags || in.BlockSize != was.BlockSize {
 			closeExports(ends)
-			return ends, refuse(s.ep.path, "the NBD export changed between checking and opening it (size, flags or block sizes)")
+			return ends, refuse(KindChanged, s.ep.path, "the NBD export changed between checking and opening it (size, flags or block sizes)")
 		}
 		rep.note("%s: %d connection(s)", s.ep.path, in.Connections)
 		if in.Note != "" {

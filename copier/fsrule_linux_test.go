@@ -99,8 +99,8 @@ func checkRule(t *testing.T, opts copier.Options, want string) {
 	opts.Engine = copier.EngineUring
 	_, err = copier.Prepare(opts)
 	var re *copier.RefusedError
-	if !errors.As(err, &re) || err.Error() != "--engine uring: "+want {
-		t.Errorf("--engine uring: err = %v; want a *copier.RefusedError %q", err, "--engine uring: "+want)
+	if !errors.As(err, &re) || err.Error() != "Options.Engine uring: "+want {
+		t.Errorf("Options.Engine uring: err = %v; want a *copier.RefusedError %q", err, "Options.Engine uring: "+want)
 	}
 }
 

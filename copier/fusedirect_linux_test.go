@@ -278,7 +278,7 @@ func TestDirectIOURingRefused(t *testing.T) {
 			oldBytes, _ := os.ReadFile(c.dst)
 			_, err := copier.Copy(context.Background(), copier.Options{Src: c.src, Dst: c.dst, Engine: copier.EngineUring})
 			var re *copier.RefusedError
-			want := fmt.Sprintf("--engine uring: io_uring is not used on fuse (%s): the kernel can complete a short FUSE direct-I/O request as whole", c.side)
+			want := fmt.Sprintf("Options.Engine uring: io_uring is not used on fuse (%s): the kernel can complete a short FUSE direct-I/O request as whole", c.side)
 			if !errors.As(err, &re) || err.Error() != want {
 				t.Fatalf("err = %v; want a *copier.RefusedError %q", err, want)
 			}

@@ -41,23 +41,23 @@ func (p *Plan) checkInUse() error {
 	}
 	why := strings.Join(inUse, "; ")
 	if !p.opts.Force {
-		return refuse(p.opts.Dst, "in use: "+why+" (--force writes anyway)")
+		return refuse(KindInUse, p.opts.Dst, "in use: "+why+" (Options.Force writes anyway)").on("Dst")
 	}
 	p.Forced = why
-	p.note("--force: writing %s although %s", p.opts.Dst, why)
+	p.note("Options.Force: writing %s although %s", p.opts.Dst, why)
 	return nil
 }
 
-// refuseMounted is the refusal --force cannot lift.
+// refuseMounted is the refusal Options.Force cannot lift.
 func refuseMounted(path, what string) error {
-	return refuse(path, "in use: "+what+"; ringcp never writes over a mounted file system or swap, not even with --force")
+	return refuse(KindMounted, path, "in use: "+what+"; ringcp never writes over a mounted file system or swap, not even with Options.Force").on("Dst")
 }
 
 // dstBusy lists why DST must not, or should not, be written.
 func (p *Plan) dstBusy() ([]guard.Busy, error) {
 	busy, err := guard.FindBusy(p.dstSpan(), p.srcSpan())
 	if err != nil {
-		return nil, refuseErr(p.opts.Dst, "cannot tell whether DST is mounted", err)
+		return nil, refuseErr(KindCheckFailed, p.opts.Dst, "cannot tell whether DST is mounted", err).on("Dst")
 	}
 	return busy, nil
 }
@@ -87,7 +87,7 @@ func (p *Plan) checkOverlap() error {
 		return nil
 	}
 	if ov := guard.FindOverlap(p.srcSpan(), p.dstSpan()); ov != nil {
-		return refuse(p.opts.Dst, fmt.Sprintf("SRC and DST overlap on %s: SRC %s, DST %s", ov.On, ov.Src, ov.Dst))
+		return refuse(KindOverlap, p.opts.Dst, fmt.Sprintf("SRC and DST overlap on %s: SRC %s, DST %s", ov.On, ov.Src, ov.Dst)).on("Dst")
 	}
 	return nil
 }

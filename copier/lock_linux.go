@@ -19,7 +19,7 @@ import (
 // words, are decided here.
 
 // forceNeverLocks ends a refusal on a lock.
-const forceNeverLocks = "--force does not override a lock"
+const forceNeverLocks = "Options.Force does not override a lock"
 
 // heldLocks are descriptors whose locks ringcp holds: closing them drops
 // the locks.
@@ -122,7 +122,7 @@ func (p *Plan) srcHeld(f *os.File, c *guard.Conflict, own ...*os.File) error {
 		p.Forced += "; "
 	}
 	p.Forced += why
-	p.note("--force: copying although %s: the copy may not be consistent", why)
+	p.note("Options.Force: copying although %s: the copy may not be consistent", why)
 	return nil
 }
 
@@ -137,7 +137,7 @@ func (p *Plan) srcWriter(f *os.File, c *guard.Conflict, own ...*os.File) (string
 	}
 	why := "SRC is open for writing by " + names
 	if !p.opts.Force {
-		return why, refuse(p.src.path, why+": a copy would not be consistent; --force copies anyway")
+		return why, refuse(KindLocked, p.src.path, why+": a copy would not be consistent; Options.Force copies anyway").on("Src")
 	}
 	return why, nil
 }
@@ -157,7 +157,7 @@ func (p *Plan) dstHeld(f *os.File, c *guard.Conflict, own ...*os.File) error {
 	default:
 		names += " hold"
 	}
-	return refuse(p.dst.path, fmt.Sprintf("in use: %s %s on it; %s", names, c.What, forceNeverLocks))
+	return refuse(KindLocked, p.dst.path, fmt.Sprintf("in use: %s %s on it; %s", names, c.What, forceNeverLocks)).on("Dst")
 }
 
 // noLocks lets a copy go on without locks where the file system has none,
@@ -167,7 +167,7 @@ func (p *Plan) noLocks(path string, err error) error {
 		p.note("locks: none on %s: %v", path, err)
 		return nil
 	}
-	return refuseErr(path, "cannot test its locks", err)
+	return refuseErr(KindCheckFailed, path, "cannot test its locks", err)
 }
 
 func refuseLockOpen(path string, err error) error {
@@ -175,7 +175,7 @@ func refuseLockOpen(path string, err error) error {
 	if errors.As(err, &refused) {
 		return err
 	}
-	return refuseErr(path, "cannot test its locks", err)
+	return refuseErr(KindCheckFailed, path, "cannot test its locks", err)
 }
 
 // lockEnds is Run's step before DST is changed: it takes SRC's locks on
@@ -199,7 +199,7 @@ func (p *Plan) lockEnds(src *os.File, rep *Report) (heldLocks, error) {
 			return nil, err
 		}
 		if why != "" {
-			rep.note("--force: copying although %s: the copy may not be consistent", why)
+			rep.note("Options.Force: copying although %s: the copy may not be consistent", why)
 		}
 	}
 	if !p.dst.exists || !p.dst.local() {

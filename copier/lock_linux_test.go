@@ -151,7 +151,7 @@ func TestSrcQemuNbd(t *testing.T) {
 	pid, _ := qemutest.NBD(t, src2)
 	dst2 := filepath.Join(dir, "dst2")
 	_, err := Copy(context.Background(), Options{Src: src2, Dst: dst2, Engine: EnginePool})
-	wantRefused(t, err, fmt.Sprintf("SRC is open for writing by qemu-nbd (pid %d): a copy would not be consistent; --force copies anyway", pid))
+	wantRefused(t, err, fmt.Sprintf("SRC is open for writing by qemu-nbd (pid %d): a copy would not be consistent; Options.Force copies anyway", pid))
 	if _, err := os.Lstat(dst2); err == nil {
 		t.Errorf("refused copy created %s", dst2)
 	}
@@ -319,7 +319,7 @@ func TestTwoPlansOneDst(t *testing.T) {
 				t.Fatal(err)
 			}
 			var rep Report
-			a, err := first.acquire(&rep)
+			a, err := first.acquire(&rep, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -396,7 +396,7 @@ func TestLockBlockDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rep Report
-	a, err := p.acquire(&rep)
+	a, err := p.acquire(&rep, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

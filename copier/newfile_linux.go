@@ -25,6 +25,11 @@ const (
 	// at the end and removed on failure. A kill -9 leaves it behind; the
 	// next run onto the same DST finds it unlocked and removes it.
 	newTemp
+	// newPartial: a resumable copy's new DST, under the visible name
+	// DST.ringcp-partial (resume_linux.go), flocked while written, renamed
+	// to DST at the end; kept after a failure or a kill, for the next run
+	// to continue.
+	newPartial
 )
 
 func (m newMethod) String() string {
@@ -33,6 +38,8 @@ func (m newMethod) String() string {
 		return "an unnamed O_TMPFILE inode, linked as DST when complete"
 	case newTemp:
 		return "a hidden temporary file, renamed to DST when complete"
+	case newPartial:
+		return "a partial file (DST.ringcp-partial), renamed to DST when complete"
 	}
 	return "existing"
 }
@@ -101,8 +108,11 @@ func (d *dest) create(p *Plan, flag int) error {
 		d.f = f
 		return err
 	}
+	if d.fresh == newPartial {
+		return d.createPartial(p, flag)
+	}
 	d.tmp = tempName(p.dst.path)
-	f, err := createTemp(d.tmp, p.dst.path)
+	f, err := createTemp(d.tmp, p.dst.path, flag&unix.O_ACCMODE)
 	if err != nil {
 		return err
 	}
@@ -129,23 +139,24 @@ func tempName(path string) string {
 	return filepath.Join(dir, name)
 }
 
-// createTemp creates the temporary file with O_EXCL and locks it. One
-// left behind by a killed run (unlocked) is removed first; one that is
-// locked belongs to a ringcp copying to the same DST now: refused.
-func createTemp(tmp, dst string) (*os.File, error) {
+// createTemp creates the temporary file with O_EXCL and locks it; acc is
+// O_WRONLY, or O_RDWR to read it back. One left behind by a killed run
+// (unlocked) is removed first; one that is locked belongs to a ringcp
+// copying to the same DST now: refused.
+func createTemp(tmp, dst string, acc int) (*os.File, error) {
 	for attempt := 0; ; attempt++ {
-		f, err := openAs(tmp, dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o644)
+		f, err := openAs(tmp, dst, acc|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o644)
 		if err == nil {
 			if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil && !errors.Is(err, unix.ENOLCK) {
 				f.Close()
-				return nil, refuseErr(dst, "cannot lock the temporary file "+tmp, err)
+				return nil, refuseErr(KindCheckFailed, dst, "cannot lock the temporary file "+tmp, err).on("Dst")
 			}
 			// Between the create and the lock, another ringcp may have
 			// taken the file for a leftover, removed it and made its own:
 			// then the name is no longer ours.
 			if !stillNamed(f, tmp) {
 				f.Close()
-				return nil, refuse(dst, "another ringcp is creating DST now (it took over "+tmp+")")
+				return nil, refuse(KindLocked, dst, "another ringcp is creating DST now (it took over "+tmp+")").on("Dst")
 			}
 			return f, nil
 		}
@@ -162,18 +173,18 @@ func createTemp(tmp, dst string) (*os.File, error) {
 func removeLeftover(tmp, dst string) error {
 	f, err := os.OpenFile(tmp, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return refuseErr(dst, "a temporary file "+tmp+" is in the way", err)
+		return refuseErr(KindInUse, dst, "a temporary file "+tmp+" is in the way", err).on("Dst")
 	}
 	defer f.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return refuse(dst, tmp+" is in the way and is not a regular file")
+		return refuse(KindInUse, dst, tmp+" is in the way and is not a regular file").on("Dst")
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); errors.Is(err, unix.EWOULDBLOCK) {
-		return refuse(dst, "another ringcp is creating DST now (it holds "+tmp+")")
+		return refuse(KindLocked, dst, "another ringcp is creating DST now (it holds "+tmp+")").on("Dst")
 	}
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return refuseErr(dst, "cannot remove the leftover "+tmp, err)
+		return refuseErr(KindPermission, dst, "cannot remove the leftover "+tmp, err).on("Dst")
 	}
 	return nil
 }
@@ -249,6 +260,10 @@ func (d *dest) discard() bool {
 		return true
 	case newTemp:
 		return removeIfSame(d.f, d.tmp)
+	case newPartial:
+		// Kept for the next run once a state points at it; before
+		// that it holds nothing worth keeping.
+		return !d.keep && removeIfSame(d.f, d.tmp)
 	}
 	return false
 }

@@ -40,7 +40,7 @@ func (p *Plan) chooseOffload() error {
 	forced := o.Offload != OffloadAuto
 	if p.src.fixedSize() || p.dst.fixedSize() {
 		if forced {
-			return refuse("", fmt.Sprintf("--offload %s: block devices and NBD exports have no copy offload", o.Offload))
+			return refuse(KindNotSupported, "", fmt.Sprintf("Options.Offload %s: block devices and NBD exports have no copy offload", o.Offload)).on("Offload")
 		}
 		return nil
 	}
@@ -184,6 +184,7 @@ func (p *Plan) copyRange(ctx context.Context, src, dst int) (int64, error) {
 func (p *Plan) addProgress(n int64) {
 	if pr := p.opts.Progress; pr != nil {
 		pr.Read.Add(n)
+		pr.Data.Add(n) // the split first: Done is never more than its parts
 		pr.Done.Add(n)
 	}
 }

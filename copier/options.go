@@ -2,6 +2,7 @@ package copier
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
@@ -82,6 +83,10 @@ const (
 	SizeKeep SizePolicy = "keep"
 )
 
+// SrcFormatRaw in Options.SrcFormat says SRC's bytes are what to copy even
+// when they start like a disk image container.
+const SrcFormatRaw = "raw"
+
 // DefaultZeroBlock is the zero detection granularity: a filesystem block.
 const DefaultZeroBlock = 4096
 
@@ -113,8 +118,35 @@ type Options struct {
 	// SrcFormat "raw" (SrcFormatRaw) copies SRC's bytes even when they are
 	// a disk image container (qcow2, vmdk...); "" refuses such a SRC.
 	SrcFormat string
-	// Progress, when not nil, counts completed reads and writes.
+	// Progress, when not nil, counts completed reads and writes as the
+	// copy goes; Prepare makes one otherwise. Plan.Status reads it.
 	Progress *engine.Progress
+	// Verify reads DST back after the barrier and compares it with what
+	// was read from SRC (trust.go); a difference is a *MismatchError.
+	Verify bool
+	// Checksum, when not nil, makes a block checksum of SRC's range from
+	// the data the copy reads (Report.Checksum): it is called once with
+	// the range's length, and what it returns is given every 4 MiB block
+	// of the range (BlockSum). For the oVirt imageio checksum, wrap
+	// blkhash.NewHasher (as the ringcp command does for --checksum).
+	Checksum func(length int64) BlockSum
+	// Resume keeps a state file of the part of the copy known durable,
+	// and continues from it when one is there (resume_linux.go).
+	Resume bool
+	// StatePath is the resume state file; "" puts it next to DST
+	// (DST.ringcp-state). A block device DST needs one.
+	StatePath string
+	// SyncEvery is how often a resumable copy makes what it wrote
+	// durable and records it; 0 is DefaultSyncEvery.
+	SyncEvery time.Duration
+	// OnProgress, when not nil, is called with the copy's Status every
+	// ProgressInterval (DefaultProgressInterval when 0) while Run runs,
+	// and once more when the copy has ended (PhaseDone, 100%, when it
+	// completed), before Run returns. Calls come from one goroutine at a
+	// time, never after Run returned; a slow OnProgress delays the next
+	// call, never the copy.
+	OnProgress       func(Status)
+	ProgressInterval time.Duration
 	// NBD tunes the ends that are NBD URIs (export_linux.go).
 	NBD NBDOptions
 }
@@ -143,28 +175,44 @@ func (o *Options) normalize() error {
 	if o.ZeroBlock == 0 {
 		o.ZeroBlock = DefaultZeroBlock
 	}
+	if o.Progress == nil {
+		o.Progress = &engine.Progress{}
+	}
 	if err := o.checkChoices(); err != nil {
 		return err
 	}
+	return o.checkValues()
+}
+
+// checkValues refuses values no copy can take, naming the field.
+func (o *Options) checkValues() error {
+	bad := func(field, reason string) error { return refuse(KindBadInput, "", reason).on(field) }
 	switch {
-	case o.Src == "" || o.Dst == "":
-		return refuse("", "SRC and DST must both be given")
+	case o.Src == "":
+		return bad("Src", "SRC and DST must both be given")
+	case o.Dst == "":
+		return bad("Dst", "SRC and DST must both be given")
 	case o.Src == "-" || o.Dst == "-":
-		return refuse("", "streams are not supported: SRC and DST are files or block devices (use ./- for a file named -)")
+		return bad(map[bool]string{true: "Src", false: "Dst"}[o.Src == "-"],
+			"streams are not supported: SRC and DST are files or block devices (use ./- for a file named -)")
 	case o.SrcFormat != "" && o.SrcFormat != SrcFormatRaw:
-		return refuse("", fmt.Sprintf("unknown source format %q: ringcp copies raw bytes (--src-format raw copies an image file as it is; convert others with qemu-img convert -O raw)", o.SrcFormat))
+		return bad("SrcFormat", fmt.Sprintf("unknown source format %q: ringcp copies raw bytes (Options.SrcFormat raw copies an image file as it is; convert others with qemu-img convert -O raw)", o.SrcFormat))
 	case o.ZeroBlock < 0 || o.ZeroBlock > MaxBlockSize || o.ZeroBlock&(o.ZeroBlock-1) != 0:
-		return refuse("", fmt.Sprintf("zero block %d must be a power of two up to 1 GiB", o.ZeroBlock))
-	case o.SrcOffset < 0 || o.DstOffset < 0 || o.Length < 0:
-		return refuse("", "offsets and length must not be negative")
+		return bad("ZeroBlock", fmt.Sprintf("Options.ZeroBlock %d: must be a power of two up to 1 GiB", o.ZeroBlock))
+	case o.SrcOffset < 0:
+		return bad("SrcOffset", fmt.Sprintf("Options.SrcOffset %d: must not be negative", o.SrcOffset))
+	case o.DstOffset < 0:
+		return bad("DstOffset", fmt.Sprintf("Options.DstOffset %d: must not be negative", o.DstOffset))
+	case o.Length < 0:
+		return bad("Length", fmt.Sprintf("Options.Length %d: must not be negative", o.Length))
 	case o.BlockSize < 0 || o.BlockSize > MaxBlockSize:
-		return refuse("", fmt.Sprintf("block size %d out of range (1 B to 1 GiB)", o.BlockSize))
+		return bad("BlockSize", fmt.Sprintf("Options.BlockSize %d: out of range (1 B to 1 GiB)", o.BlockSize))
 	case o.QueueDepth < 0 || o.QueueDepth > align.MaxQueueDepth:
-		return refuse("", fmt.Sprintf("queue depth %d out of range (1 to %d)", o.QueueDepth, align.MaxQueueDepth))
+		return bad("QueueDepth", fmt.Sprintf("Options.QueueDepth %d: out of range (1 to %d)", o.QueueDepth, align.MaxQueueDepth))
 	case o.NBD.Connections < 0 || o.NBD.Connections > MaxNBDConnections:
-		return refuse("", fmt.Sprintf("NBD connections %d out of range (1 to %d)", o.NBD.Connections, MaxNBDConnections))
+		return bad("NBD.Connections", fmt.Sprintf("Options.NBD.Connections %d: out of range (1 to %d)", o.NBD.Connections, MaxNBDConnections))
 	case o.NBD.Timeout < 0:
-		return refuse("", fmt.Sprintf("NBD timeout %v is negative", o.NBD.Timeout))
+		return bad("NBD.Timeout", fmt.Sprintf("Options.NBD.Timeout %v: must not be negative", o.NBD.Timeout))
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
+	"github.com/ringcp/ringcp/internal/units"
 )
 
 // Plan is a checked copy, ready to Run. Its fields say what was decided and
@@ -28,7 +29,9 @@ type Plan struct {
 	sparse         engine.Sparse
 	offloadMode    OffloadMode // OffloadNever, OffloadReflink or OffloadCopyRange: what Run tries first
 	Notes          []string
-	Forced         string // what Options.Force overrode (DST in use, a new file in /dev, too little room), or ""
+	Forced         string      // what Options.Force overrode (DST in use, a new file in /dev, too little room), or ""
+	resume         *resumePlan // Options.Resume: the state file and where the copy starts
+	meter          *meter      // the copy's progress (progress.go)
 }
 
 // Prepare checks opts against both ends and decides how to copy. It writes
@@ -42,20 +45,21 @@ func Prepare(opts Options) (*Plan, error) {
 		p.Close() // the connections to NBD ends
 		return nil, err
 	}
+	p.meter = newMeter(p.opts.Progress, p.Length)
 	return p, nil
 }
 
 func (p *Plan) prepare() error {
 	var err error
-	if p.src, err = p.inspectEnd(p.opts.Src, inspectSource); err != nil {
+	if p.src, err = p.inspectEnd(p.opts.Src, "Src", inspectSource); err != nil {
 		return err
 	}
-	if p.dst, err = p.inspectEnd(p.opts.Dst, inspectDest); err != nil {
+	if p.dst, err = p.inspectEnd(p.opts.Dst, "Dst", func(string) (endpoint, error) { return p.inspectTarget() }); err != nil {
 		return err
 	}
-	steps := []func() error{p.checkPseudoFS, p.checkEmptyDevice, p.checkRange, p.checkExports, p.checkSameObject, p.checkInUse, p.checkLocks, p.checkDestSize,
+	steps := []func() error{p.checkPseudoFS, p.checkEmptyDevice, p.checkRange, p.checkExports, p.checkResume, p.checkSameObject, p.checkInUse, p.checkLocks, p.checkDestSize,
 		p.checkNewInDev, p.checkWritable, p.checkFileLimit, p.checkImageFormat,
-		p.chooseDirect, p.chooseSizes, p.chooseSparse, p.chooseOffload, p.checkRoom, p.chooseEngine}
+		p.roundBlockSize, p.chooseDirect, p.chooseSizes, p.chooseSparse, p.chooseOffload, p.chooseTrust, p.checkRoom, p.chooseEngine}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err
@@ -72,17 +76,17 @@ func (p *Plan) note(format string, args ...any) {
 func (p *Plan) checkRange() error {
 	size, o := p.src.geo.Size, &p.opts
 	if o.SrcOffset > size {
-		return refuse(o.Src, fmt.Sprintf("--src-offset %d is past the end (size %d)", o.SrcOffset, size))
+		return refuse(KindBadInput, o.Src, fmt.Sprintf("Options.SrcOffset %d is past the end (size %d)", o.SrcOffset, size)).on("SrcOffset")
 	}
 	p.Length = size - o.SrcOffset
 	if o.LengthSet {
 		if o.SrcOffset+o.Length > size || o.SrcOffset+o.Length < 0 {
-			return refuse(o.Src, fmt.Sprintf("range %d+%d runs past the end (size %d)", o.SrcOffset, o.Length, size))
+			return refuse(KindBadInput, o.Src, fmt.Sprintf("range %d+%d runs past the end (size %d)", o.SrcOffset, o.Length, size)).on("Length")
 		}
 		p.Length = o.Length
 	}
 	if o.DstOffset+p.Length < 0 {
-		return refuse(o.Dst, "--dst-offset plus length overflows")
+		return refuse(KindBadInput, o.Dst, "Options.DstOffset plus length overflows").on("DstOffset")
 	}
 	p.truncate = !p.dst.fixedSize() && p.cutsDst()
 	return nil
@@ -111,7 +115,7 @@ func (p *Plan) checkSameObject() error {
 	overlap := o.SrcOffset < o.DstOffset+p.Length && o.DstOffset < o.SrcOffset+p.Length
 	if p.truncate || overlap || p.Length == 0 {
 		what := "the same " + p.src.kind()
-		return refuse(o.Dst, fmt.Sprintf("SRC and DST are %s and the ranges overlap", what))
+		return refuse(KindOverlap, o.Dst, fmt.Sprintf("SRC and DST are %s and the ranges overlap", what)).on("Dst")
 	}
 	return nil
 }
@@ -122,7 +126,8 @@ func (p *Plan) checkDestSize() error {
 	}
 	need := p.opts.DstOffset + p.Length
 	if need > p.dst.geo.Size {
-		return refuse(p.opts.Dst, fmt.Sprintf("%s too small: %d bytes, the copy needs %d", p.dst.kind(), p.dst.geo.Size, need))
+		return refuse(KindTooSmall, p.opts.Dst, fmt.Sprintf("%s too small: %s (%d bytes), the copy needs %s (%d bytes)",
+			p.dst.kind(), units.Format(p.dst.geo.Size), p.dst.geo.Size, units.Format(need), need)).on("Dst")
 	}
 	return nil
 }

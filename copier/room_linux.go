@@ -52,7 +52,7 @@ func (p *Plan) checkRoom() error {
 		p.forced(short)
 		return nil
 	}
-	err = refuse(p.opts.Dst, short+" (--force tries anyway)")
+	err = refuse(KindNoRoom, p.opts.Dst, short+" (Options.Force tries anyway)").on("Dst")
 	if p.offloadMode == OffloadReflink {
 		p.roomShort = err
 		return nil

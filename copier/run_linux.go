@@ -12,62 +12,24 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Report is what a copy did.
-type Report struct {
-	Src, Dst       string
-	Engine         string // "io_uring" or "pool"
-	FallbackReason string
-	Bytes          int64 // bytes written to DST as data
-	BytesRead      int64
-	BytesHoles     int64  // not written: holes, or zeros left as holes
-	BytesZeroed    int64  // made zero on DST (fallocate or writes of zeros)
-	Offload        string // "reflink" or "copy_file_range" when the filesystem copied
-	// OffloadFallback says why an offload that was tried gave way to the
-	// engine.
-	OffloadFallback string
-	Seconds         float64
-	CPUSeconds      float64 // user+system of this process, io_uring workers included
-	BlockSize       int
-	QueueDepth      int
-	DirectSrc       bool
-	DirectDst       bool
-	Synced          bool
-	Caps            engine.Caps
-	// Contiguous is how many bytes from the start of the copy reached DST
-	// without a gap; DstState says what DST holds (after a failure too).
-	Contiguous int64
-	DstState   DstState
-	// Notes are what Run decided or met that Plan.Notes could not say
-	// yet: how a new DST was created, why an offload gave way, a side
-	// that stayed buffered.
-	Notes []string
-}
-
-func (r *Report) note(format string, args ...any) {
-	r.Notes = append(r.Notes, fmt.Sprintf(format, args...))
-}
-
-// Copy is Prepare followed by Run.
-func Copy(ctx context.Context, opts Options) (Report, error) {
-	p, err := Prepare(opts)
-	if err != nil {
-		return Report{}, err
-	}
-	return p.Run(ctx)
-}
-
-// Run performs the planned copy. It first acquires everything the copy
-// needs (descriptors, buffers, the engine's backend); a failure there is a
-// *RefusedError and DST is as it was. Only then is DST cut and written.
-// Run does not change the Plan: what it learns goes into the Report.
-func (p *Plan) Run(ctx context.Context) (Report, error) {
-	rep := Report{Src: p.opts.Src, Dst: p.opts.Dst, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
-		DirectSrc: p.src.direct, DirectDst: p.dst.direct, FallbackReason: p.FallbackReason}
-	a, err := p.acquire(&rep)
+// run is Run (progress.go) without the progress reports.
+func (p *Plan) run(ctx context.Context) (Report, error) {
+	rep := p.newReport()
+	a, err := p.acquire(&rep, nil)
 	if err != nil {
 		return rep, err
 	}
 	defer a.release()
+	return p.runAcquired(ctx, a, rep)
+}
+
+func (p *Plan) newReport() Report {
+	return Report{Src: p.opts.Src, Dst: p.opts.Dst, Length: p.Length, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
+		DirectSrc: p.src.direct, DirectDst: p.dst.direct, FallbackReason: p.FallbackReason}
+}
+
+// runAcquired is Run once everything is acquired: it cuts and writes DST.
+func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report, error) {
 	start, cpu0 := time.Now(), cpuTime()
 	st, err := p.move(ctx, a, &rep)
 	a.undrained = errors.Is(err, engine.ErrUndrained)
@@ -79,9 +41,16 @@ func (p *Plan) Run(ctx context.Context) (Report, error) {
 	rep.Bytes, rep.BytesRead, rep.Synced = st.BytesWritten, st.BytesRead, st.Synced
 	rep.BytesHoles, rep.BytesZeroed = st.BytesHoles, st.BytesZeroed
 	rep.Contiguous = st.Contiguous
+	if a.trust != nil {
+		rep.Resumed, rep.Contiguous = a.trust.from, a.trust.from+st.Contiguous
+	}
+	if err == nil {
+		err = p.finishTrust(ctx, a, &rep)
+	}
 	if err == nil {
 		err = a.dst.publish(p, !p.opts.NoSync)
 	}
+	p.endTrust(a, &rep, err)
 	if a.undrained {
 		// Requests the backend could not reap may still write DST: it is
 		// not cut back, and nothing is freed (release). A new DST never
@@ -157,6 +126,7 @@ type acquired struct {
 	dst   *dest
 	bufs  *align.Buffers
 	copy  *engine.Copy
+	trust *trustRun // verification, checksum, resume state (trustrun_linux.go)
 	// undrained: the engine's backend failed with requests in flight that
 	// it could not reap (engine.ErrUndrained). The kernel may still read
 	// into the buffers and write through the descriptors, so both are
@@ -171,9 +141,10 @@ type acquired struct {
 // acquire opens both ends, maps the buffers and sets the engine up, in
 // that order, without changing DST. Whatever fails is a refusal; what was
 // acquired is released again, and a new DST's temporary file removed.
-func (p *Plan) acquire(rep *Report) (*acquired, error) {
+// With s (a batch), the buffers and the rate cap are the batch's.
+func (p *Plan) acquire(rep *Report, s *shared) (*acquired, error) {
 	a := &acquired{}
-	err := p.acquireAll(a, rep)
+	err := p.acquireAll(a, rep, s)
 	if err == nil {
 		return a, nil
 	}
@@ -183,12 +154,12 @@ func (p *Plan) acquire(rep *Report) (*acquired, error) {
 	a.release()
 	var refused *RefusedError
 	if !errors.As(err, &refused) {
-		err = refuseErr("", "nothing was written, the copy could not start", err)
+		err = refuseErr(acquireKind(err), "", "nothing was written, the copy could not start", err)
 	}
 	return nil, err
 }
 
-func (p *Plan) acquireAll(a *acquired, rep *Report) error {
+func (p *Plan) acquireAll(a *acquired, rep *Report, s *shared) error {
 	var err error
 	if a.ends, err = p.openExports(rep); err != nil {
 		return err
@@ -208,18 +179,35 @@ func (p *Plan) acquireAll(a *acquired, rep *Report) error {
 	}
 	if p.dst.direct && !a.dst.direct {
 		if p.opts.Direct == DirectAlways {
-			return refuse(p.dst.path, "--direct always: its filesystem refused O_DIRECT on the new file")
+			return refuse(KindNotSupported, p.dst.path, "Options.Direct always: its filesystem refused O_DIRECT on the new file").on("Direct")
 		}
 		rep.DirectDst = false
 		rep.note("DST %s: buffered: its filesystem refused O_DIRECT on the new file", p.dst.path)
 	}
+	job := p.job(a.files, a.dst)
+	job.Ends = a.ends
+	if err := a.buffers(p, &job, s); err != nil {
+		return err
+	}
+	a.trust = p.newTrust(&job)
+	if a.copy, err = p.openEngine(job, rep); err != nil {
+		return err
+	}
+	return a.trust.begin(p, a.dst)
+}
+
+// buffers gives the job its slots: a batch's shared ones (s), or its own.
+func (a *acquired) buffers(p *Plan, job *engine.Job, s *shared) error {
+	if s != nil {
+		s.join(p, job)
+		return nil
+	}
+	var err error
 	if a.bufs, err = align.AllocBuffers(p.QueueDepth, p.BlockSize); err != nil {
 		return fmt.Errorf("cannot map %d buffers of %d bytes: %w (a smaller block size or queue depth needs less)", p.QueueDepth, p.BlockSize, errors.Unwrap(err))
 	}
-	job := p.job(a.files, a.bufs.Slots, a.dst)
-	job.Ends = a.ends
-	a.copy, err = p.openEngine(job, rep)
-	return err
+	job.Buffers = a.bufs.Slots
+	return nil
 }
 
 // release closes what acquire got, last first.
@@ -227,6 +215,7 @@ func (a *acquired) release() {
 	if a.undrained {
 		return
 	}
+	a.trust.close()
 	if a.copy != nil {
 		a.copy.Close()
 	}
@@ -241,15 +230,14 @@ func (a *acquired) release() {
 	a.locks.release()
 }
 
-func (p *Plan) job(files engine.Files, bufs [][]byte, d *dest) engine.Job {
+func (p *Plan) job(files engine.Files, d *dest) engine.Job {
 	dstAlign := 1
 	if d.direct || p.dst.export != nil {
 		dstAlign = p.dst.alignment() // an export's: its minimum block size
 	}
 	job := engine.Job{
 		Files: files, SrcOff: p.opts.SrcOffset, DstOff: p.opts.DstOffset, Length: p.Length,
-		BlockSize: p.BlockSize, Buffers: bufs,
-		SrcAlign: p.src.alignment(), DstAlign: dstAlign,
+		BlockSize: p.BlockSize, SrcAlign: p.src.alignment(), DstAlign: dstAlign,
 		Sync: !p.opts.NoSync, Progress: p.opts.Progress, Sparse: p.sparse,
 	}
 	if p.dst.fixedSize() {

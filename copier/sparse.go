@@ -13,12 +13,8 @@ func (p *Plan) chooseSparse() error {
 		p.note("sparse never: every byte copied as data")
 		return nil
 	}
-	// A file SRC is asked for its holes, an export with block status; a
-	// device has none to tell.
+	// A file SRC is asked for its holes; a device has none to tell.
 	p.sparse.MapHoles = !p.src.isBlock
-	if e := p.src.export; e != nil {
-		p.sparse.MapHoles = e.info.BlockStatus
-	}
 	// A new or truncated file reads as zeros, and so does a device the
 	// caller vouches for.
 	p.sparse.DstZeroed = !p.dst.exists || p.truncate || o.TargetIsZero
@@ -26,18 +22,14 @@ func (p *Plan) chooseSparse() error {
 		// fallocate on a block device wants logical-block alignment.
 		p.sparse.HoleAlign = max(p.dst.geo.LogicalBlockSize, 512)
 	}
-	if e := p.dst.export; e != nil {
-		// Zeroing in the server's preferred blocks never makes it
-		// read-modify-write.
-		p.sparse.HoleAlign = int(e.info.BlockSize.Preferred)
-	}
+	p.exportSparse()
 	zeroUseless := p.dst.fixedSize() && !o.TargetIsZero && p.dst.geo.WriteZeroesMax == 0
 	switch {
 	case o.Sparse == SparseAuto && zeroUseless:
-		p.note("zero detection off: %s has no WRITE_ZEROES, so zeros cost what data costs (--sparse always scans anyway)", p.dst.path)
+		p.note("zero detection off: %s has no WRITE_ZEROES, so zeros cost what data costs (Options.Sparse always scans anyway)", p.dst.path)
 	default:
 		unit, what := p.dst.alignment(), "DST's alignment"
-		if p.dst.export != nil {
+		if !p.dst.local() {
 			unit, what = p.sparse.HoleAlign, "the NBD server's preferred block size"
 		}
 		zb := int(align.RoundUp(int64(o.ZeroBlock), int64(unit)))

@@ -31,7 +31,7 @@ func TestTempNameTakenOverBetweenCreateAndLock(t *testing.T) {
 	}
 	defer f1.Close()
 	// Copy 2 starts now and finds the name taken by an unlocked file.
-	f2, err := createTemp(tmp, dst)
+	f2, err := createTemp(tmp, dst, os.O_WRONLY)
 	if err != nil {
 		t.Fatalf("copy 2: %v", err)
 	}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // OpError is a failed I/O: the op, the path, the byte offset and the cause,
@@ -79,7 +77,7 @@ func (e *UndrainedError) Unwrap() error { return e.Err }
 
 // errnoName gives the symbolic name admins search for, like EIO.
 func errnoName(e syscall.Errno) string {
-	if n := unix.ErrnoName(e); n != "" {
+	if n := sysErrnoName(e); n != "" {
 		return n
 	}
 	return fmt.Sprintf("errno %d", int(e))

@@ -89,6 +89,7 @@ func (r *run) setSize() error {
 // descriptor that wrote the unaligned tail is synced too: fsync is per
 // inode on local filesystems, but a FUSE server may buffer per handle.
 func (r *run) sync() error {
+	r.job.setPhase(PhaseSync)
 	r.pending = append(r.pending, syncRequest(SyncSlot))
 	if r.tailWritten {
 		r.pending = append(r.pending, syncRequest(SyncTailSlot))

@@ -94,10 +94,17 @@ type Sparse struct {
 	HoleAlign int
 }
 
-// Progress is read by other goroutines while a copy runs.
+// Progress is read by other goroutines while a copy runs. Every counter
+// only grows. progress.go has the phase.
 type Progress struct {
 	Done atomic.Int64 // bytes of the range finished on DST: written, zeroed or left a hole
 	Read atomic.Int64 // bytes whose reads completed
+	// Done, split: written as data, made zero on DST, left as holes.
+	Data, Zeroed, Holes atomic.Int64
+	// Verified counts the bytes of the range checked by a read-back
+	// verification, which runs after the copy.
+	Verified atomic.Int64
+	phase    atomic.Int32 // a Phase
 }
 
 // Stats is what a finished (or failed) copy did.

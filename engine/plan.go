@@ -3,9 +3,9 @@ package engine
 import (
 	"errors"
 	"math"
+	"syscall"
 
 	"github.com/ringcp/ringcp/align"
-	"golang.org/x/sys/unix"
 )
 
 // Sizes of planning steps.
@@ -148,10 +148,10 @@ func (p *planner) reserve(upTo int64) error {
 	switch {
 	case err == nil:
 		p.reserved = to
-	case errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS):
+	case errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS):
 		p.prealloc = false // no fallocate here: allocate as we write
 		return p.sizeFirst()
-	case (errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT)) && p.job.ZeroBlock > 0:
+	case (errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)) && p.job.ZeroBlock > 0:
 		// With zero detection the window may hold zero runs that are
 		// never written (SEEK_DATA calls allocated zeros data), so a
 		// sparse copy can fit where its reservation does not. Reserving

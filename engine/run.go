@@ -29,13 +29,15 @@ func Run(ctx context.Context, job Job, newBackend NewBackend) (Stats, error) {
 // read-only descriptor. It costs nothing when nothing is dirty, and an
 // O_DIRECT read would flush the same pages anyway. Where it fails, holes
 // are not trusted at all and every byte is read.
+// The copy's phase is PhaseMap meanwhile, then PhaseCopy.
 func flushBeforeMapping(job *Job) {
-	if !job.MapHoles {
-		return
+	if job.MapHoles {
+		job.setPhase(PhaseMap)
+		if err := job.end(FileSrc).Settle(); err != nil {
+			job.MapHoles = false
+		}
 	}
-	if err := job.end(FileSrc).Settle(); err != nil {
-		job.MapHoles = false
-	}
+	job.setPhase(PhaseCopy)
 }
 
 // run is the state of one copy.
@@ -390,8 +392,10 @@ func (r *run) writeDone(idx int, s *slot, n int) {
 	}
 	if s.phase == phaseZeroWrite {
 		r.stats.BytesZeroed += int64(s.segEnd - s.seg)
+		r.job.Progress.count(countZeroed, s.segEnd-s.seg)
 	} else {
 		r.stats.BytesWritten += int64(s.segEnd - s.seg)
+		r.job.Progress.count(countData, s.segEnd-s.seg)
 	}
 	r.segmentDone(idx)
 }

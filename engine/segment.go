@@ -40,6 +40,7 @@ func (r *run) startSegment(idx int) {
 	switch r.zero.plan(s.hole) {
 	case zeroSkip:
 		r.stats.BytesHoles += int64(s.segEnd - s.seg)
+		r.job.Progress.count(countHoles, s.segEnd-s.seg)
 		r.segmentDone(idx)
 	case zeroOp:
 		s.phase, s.mode = phaseZeroOp, r.zero.mode()
@@ -63,8 +64,10 @@ func (r *run) zeroOpDone(idx int, s *slot, errno syscall.Errno) {
 	case errno == 0:
 		if r.zero.leavesHole() {
 			r.stats.BytesHoles += int64(s.segEnd - s.seg)
+			r.job.Progress.count(countHoles, s.segEnd-s.seg)
 		} else {
 			r.stats.BytesZeroed += int64(s.segEnd - s.seg)
+			r.job.Progress.count(countZeroed, s.segEnd-s.seg)
 		}
 		r.segmentDone(idx)
 	case unsupported(errno):

@@ -103,3 +103,13 @@ func (j *Job) directEnd(s *slot) int {
 func alignDown(n, a int) int { return int(align.RoundDown(int64(n), int64(a))) }
 
 func alignUp(n, a int) int { return int(align.RoundUp(int64(n), int64(a))) }
+
+// tailFile is the end the unaligned last block is written through: the
+// caller's buffered FileDstTail when it gave one, else DST itself once
+// bufferTail has readied it.
+func (j *Job) tailFile() FileID {
+	if j.end(FileDstTail) != nil {
+		return FileDstTail
+	}
+	return FileDst
+}

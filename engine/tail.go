@@ -1,15 +1,5 @@
 package engine
 
-// tailFile is the end the unaligned last block is written through: the
-// caller's buffered FileDstTail when it gave one, else DST itself once
-// bufferTail has readied it.
-func (j *Job) tailFile() FileID {
-	if j.end(FileDstTail) != nil {
-		return FileDstTail
-	}
-	return FileDst
-}
-
 // bufferTail prepares DST for the unaligned last block, which O_DIRECT
 // cannot write: with no FileDstTail, DST's PrepareTail clears O_DIRECT on
 // its open file description with F_SETFL, as GNU dd does for its last

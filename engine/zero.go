@@ -2,8 +2,6 @@ package engine
 
 import (
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // zeroAction is how a zero run reaches DST.
@@ -26,8 +24,8 @@ type zeroMethod struct {
 // kernel falls back to writing zero pages itself, like BLKZEROOUT). Both
 // keep the size.
 var zeroMethods = []zeroMethod{
-	{unix.FALLOC_FL_PUNCH_HOLE | unix.FALLOC_FL_KEEP_SIZE, "fallocate(PUNCH_HOLE)"},
-	{unix.FALLOC_FL_ZERO_RANGE | unix.FALLOC_FL_KEEP_SIZE, "fallocate(ZERO_RANGE)"},
+	{fallocPunchHole | fallocKeepSize, "fallocate(PUNCH_HOLE)"},
+	{fallocZeroRange | fallocKeepSize, "fallocate(ZERO_RANGE)"},
 }
 
 // zeroer finds zero runs in what was read and decides how DST gets them.
@@ -75,7 +73,7 @@ func (z *zeroer) plan(hole bool) zeroAction {
 	switch {
 	case z.dstZeroed && !reserved:
 		return zeroSkip
-	case reserved && (len(z.methods) == 0 || z.methods[0].mode&unix.FALLOC_FL_PUNCH_HOLE == 0):
+	case reserved && (len(z.methods) == 0 || z.methods[0].mode&fallocPunchHole == 0):
 		return zeroSkip
 	case len(z.methods) > 0:
 		return zeroOp

@@ -40,7 +40,7 @@ func BenchmarkScan(b *testing.B) {
 	for name, buf := range map[string][]byte{"random": data, "zeros": make([]byte, 8<<20)} {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(buf)))
-			for b.Loop() {
+			for range b.N {
 				for from := 0; from < len(buf); {
 					from, _ = z.scan(buf, from)
 				}

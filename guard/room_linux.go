@@ -34,7 +34,7 @@ func Free(at string, back int64) (int64, error) {
 		// use the blocks it reserves; f_bavail leaves them out.
 		blocks = st.Bfree
 	}
-	return addClamp(mulClamp(int64(blocks), unit), back), nil
+	return addClamp(mulClamp(int64(blocks), int64(unit)), back), nil
 }
 
 // Allocated is how many bytes the file st describes holds on its

@@ -31,7 +31,7 @@ func benchCopy(b *testing.B, nb engine.NewBackend, direct bool) {
 	writeFile(b, srcPath, RandomBytes(benchSize, 11))
 	b.SetBytes(benchSize)
 	b.ResetTimer()
-	for b.Loop() {
+	for range b.N {
 		job, cleanup := NewJob(b, srcPath, dstPath, direct, align.DefaultBlockSize, 8)
 		job.Length, job.FinalSize, job.CutBackOnStop = benchSize, benchSize, true
 		st, err := engine.Run(context.Background(), job, nb)

@@ -19,7 +19,9 @@
 //
 // A Fault fails every READ or WRITE request whose byte range contains its
 // Offset, or every FSYNC, on every file or on the file it names, for as
-// long as the mount lives. FS.Hits lists the faults actually returned.
+// long as the mount lives; an OpCorrupt fault instead lets such a WRITE
+// succeed with the byte at Offset stored inverted (silent corruption, for
+// read-back verification to find). FS.Hits lists the faults actually returned.
 // FS.Unmount fails with EBUSY while anything still holds a file under the
 // mount, which is how a test asserts that nothing leaked; the cleanup fails
 // the test in that case, then detaches the mount and aborts its connection.

@@ -15,6 +15,11 @@ const (
 	OpRead  = "read"  // a READ request: pread, read, io_uring reads
 	OpWrite = "write" // a WRITE request: pwrite, write, io_uring writes
 	OpFsync = "fsync" // an FSYNC request: fsync and fdatasync; Offset is ignored
+	// OpCorrupt corrupts a WRITE request silently: the byte at Offset is
+	// stored inverted and the write succeeds, as bit rot, a bad cable or
+	// a buggy server would; only reading the data back finds it. Its
+	// Errno must be 0.
+	OpCorrupt = "corrupt"
 )
 
 // MaxRequest is the largest READ or WRITE request the kernel sends the
@@ -127,12 +132,18 @@ func (o Options) validate() error {
 // validate rejects a fault that could never fire or would pass as success.
 func (f Fault) validate() error {
 	switch f.Op {
-	case OpRead, OpWrite, OpFsync:
+	case OpRead, OpWrite, OpFsync, OpCorrupt:
 	default:
-		return fmt.Errorf("faultfs: fault op %q: want %q, %q or %q", f.Op, OpRead, OpWrite, OpFsync)
+		return fmt.Errorf("faultfs: fault op %q: want %q, %q, %q or %q", f.Op, OpRead, OpWrite, OpFsync, OpCorrupt)
 	}
 	if f.Offset < 0 {
 		return fmt.Errorf("faultfs: %s fault at negative offset %d", f.Op, f.Offset)
+	}
+	if f.Op == OpCorrupt {
+		if f.Errno != 0 {
+			return fmt.Errorf("faultfs: a corruption at offset %d fails nothing: its errno must be 0", f.Offset)
+		}
+		return nil
 	}
 	if f.Errno == 0 {
 		// Errno 0 would be sent to the kernel as success with no data.
@@ -151,6 +162,23 @@ func (f Fault) matches(op, name string, off int64, n int) bool {
 		return true
 	}
 	return off <= f.Offset && f.Offset-off < int64(n)
+}
+
+// corruption returns the offsets, within a WRITE request of n bytes at off
+// on file name, of the bytes an OpCorrupt fault inverts, after recording
+// the hits.
+func (fs *FS) corruption(name string, off int64, n int) []int {
+	var at []int
+	for _, f := range fs.faults {
+		if f.Op != OpCorrupt || !(Fault{Op: OpWrite, Offset: f.Offset, Name: f.Name}).matches(OpWrite, name, off, n) {
+			continue
+		}
+		fs.mu.Lock()
+		fs.hits = append(fs.hits, Hit{Op: OpCorrupt, Name: name, Offset: off, Len: n})
+		fs.mu.Unlock()
+		at = append(at, int(f.Offset-off))
+	}
+	return at
 }
 
 // inject returns the errno of the first fault that fails the request, after

@@ -108,6 +108,9 @@ func (h *handle) Writev(ctx context.Context, data [][]byte, off int64) (uint32, 
 	if errno := h.fsys.inject(OpWrite, h.name, off, size); errno != 0 {
 		return 0, errno
 	}
+	if at := h.fsys.corruption(h.name, off, size); at != nil {
+		data = [][]byte{corrupt(data, size, at)}
+	}
 	n, err := eintr.Retry(func() (int, error) { return unix.Pwritev(h.fd, data, off) })
 	if err != nil {
 		return 0, fusefs.ToErrno(err)
@@ -180,4 +183,17 @@ func (h *handle) inflatedSeek(off uint64, whence uint32, extra int64) (uint64, s
 // file.
 func (h *handle) Allocate(ctx context.Context, off, size uint64, mode uint32) syscall.Errno {
 	return fusefs.ToErrno(unix.Fallocate(h.fd, mode, int64(off), int64(size)))
+}
+
+// corrupt returns the request's bytes in one buffer of their own, with the
+// bytes at the given offsets inverted.
+func corrupt(data [][]byte, size int, at []int) []byte {
+	b := make([]byte, 0, size)
+	for _, d := range data {
+		b = append(b, d...)
+	}
+	for _, i := range at {
+		b[i] ^= 0xff
+	}
+	return b
 }

@@ -191,7 +191,9 @@ func TestConcurrentFaults(t *testing.T) {
 	errs := make([]error, readers)
 	var wg sync.WaitGroup
 	for i := range readers {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			fd, err := unix.Open(fs.Path("a"), unix.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0)
 			if err != nil {
 				errs[i] = err
@@ -199,7 +201,7 @@ func TestConcurrentFaults(t *testing.T) {
 			}
 			defer unix.Close(fd)
 			_, errs[i] = unix.Pread(fd, bufs[i], faultAt-int64(i))
-		})
+		}()
 	}
 	wg.Wait()
 	for i, err := range errs {

@@ -14,10 +14,12 @@ import (
 )
 
 // Suffixes. Single letters and the -i forms are binary, as in dd's K/M/G
-// and qemu-img; two-letter -B forms are decimal, as in dd's kB/MB/GB.
+// and qemu-img's k/m/g (either case: 4m is 4 MiB, 1g 1 GiB, as people
+// type them); two-letter -B forms are decimal, as in dd's kB/MB/GB.
 var multipliers = map[string]int64{
 	"": 1, "B": 1,
 	"k": 1 << 10, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50,
+	"m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50,
 	"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "Pi": 1 << 50,
 	"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40, "PiB": 1 << 50,
 	"kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15,
@@ -25,7 +27,7 @@ var multipliers = map[string]int64{
 
 // ErrSyntax and ErrRange say what is wrong with a size.
 var (
-	ErrSyntax = errors.New("not a size (want digits and an optional suffix: k, M, G, T, P, Ki/Mi/Gi, kB/MB/GB)")
+	ErrSyntax = errors.New("not a size (want digits and an optional suffix: k, M, G, T, P (either case), Ki/Mi/Gi, kB/MB/GB)")
 	ErrRange  = errors.New("too large")
 )
 

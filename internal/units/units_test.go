@@ -10,7 +10,7 @@ import (
 func TestParseSize(t *testing.T) {
 	good := map[string]int64{
 		"0": 0, "1": 1, "512": 512, "4k": 4096, "4K": 4096, "32M": 32 << 20, "1G": 1 << 30,
-		"64MiB": 64 << 20, "8Mi": 8 << 20, "1GB": 1e9, "1kB": 1000, "2T": 2 << 40, "1P": 1 << 50,
+		"64MiB": 64 << 20, "4m": 4 << 20, "1g": 1 << 30, "2t": 2 << 40, "1p": 1 << 50, "8Mi": 8 << 20, "1GB": 1e9, "1kB": 1000, "2T": 2 << 40, "1P": 1 << 50,
 		"4096B": 4096, "8191P": 8191 << 50,
 	}
 	for in, want := range good {
@@ -21,7 +21,7 @@ func TestParseSize(t *testing.T) {
 	}
 	bad := map[string]error{
 		"": ErrSyntax, "-1": ErrSyntax, "+1": ErrSyntax, "1.5G": ErrSyntax, "12Q": ErrSyntax,
-		" 1": ErrSyntax, "1 ": ErrSyntax, "M": ErrSyntax, "1m": ErrSyntax, "0x10": ErrSyntax,
+		" 1": ErrSyntax, "1 ": ErrSyntax, "M": ErrSyntax, "1mb": ErrSyntax, "1mib": ErrSyntax, "0x10": ErrSyntax,
 		"1e3": ErrSyntax, "1GiBs": ErrSyntax, "99999999999P": ErrRange, "8192P": ErrRange,
 		"99999999999999999999": ErrRange,
 	}

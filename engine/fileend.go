@@ -4,13 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-
-	"golang.org/x/sys/unix"
+	"syscall"
 )
 
 // FileEnd is a regular file or block device reached through its
 // descriptor: SEEK_DATA and SEEK_HOLE, fdatasync, fallocate, ftruncate and
-// F_SETFL.
+// F_SETFL (the system calls of sys_linux.go).
 type FileEnd struct{ F *os.File }
 
 var _ Endpoint = FileEnd{}
@@ -24,9 +23,9 @@ func (e FileEnd) fd() int { return int(e.F.Fd()) }
 // off) is trusted only while the file still reaches end: a SRC truncated
 // under the copy would otherwise be copied as zeros.
 func (e FileEnd) Data(off, end int64) (int64, int64, error) {
-	start, err := unix.Seek(e.fd(), off, unix.SEEK_DATA)
+	start, err := seekData(e.fd(), off)
 	switch {
-	case errors.Is(err, unix.ENXIO):
+	case errors.Is(err, syscall.ENXIO):
 		return end, end, e.reaches(end)
 	case err != nil:
 		// EINVAL on some FUSE and network filesystems.
@@ -35,7 +34,7 @@ func (e FileEnd) Data(off, end int64) (int64, int64, error) {
 		return end, end, nil
 	}
 	stop := end
-	if h, err := unix.Seek(e.fd(), start, unix.SEEK_HOLE); err == nil {
+	if h, err := seekHole(e.fd(), start); err == nil {
 		stop = min(h, end)
 	}
 	return start, stop, nil
@@ -43,38 +42,31 @@ func (e FileEnd) Data(off, end int64) (int64, int64, error) {
 
 // reaches fails with ErrSourceShrank when a regular file ends before end.
 func (e FileEnd) reaches(end int64) error {
-	var st unix.Stat_t
-	if err := unix.Fstat(e.fd(), &st); err != nil {
+	size, regular, err := fileSize(e.fd())
+	if err != nil {
 		return &OpError{Op: "stat", Path: e.Name(), Err: err}
 	}
-	if st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size < end {
-		return &OpError{Op: "read", Path: e.Name(), Offset: st.Size, Err: ErrSourceShrank}
+	if regular && size < end {
+		return &OpError{Op: "read", Path: e.Name(), Offset: size, Err: ErrSourceShrank}
 	}
 	return nil
 }
 
 // Settle is fdatasync, which works on a read-only descriptor too.
-func (e FileEnd) Settle() error { return unix.Fdatasync(e.fd()) }
+func (e FileEnd) Settle() error { return fdatasync(e.fd()) }
 
 // Reserve is fallocate, mode 0 or FALLOC_FL_KEEP_SIZE.
 func (e FileEnd) Reserve(off, n int64, keepSize bool) error {
 	mode := uint32(0)
 	if keepSize {
-		mode = unix.FALLOC_FL_KEEP_SIZE
+		mode = fallocKeepSize
 	}
-	return unix.Fallocate(e.fd(), mode, off, n)
+	return fallocate(e.fd(), mode, off, n)
 }
 
 // Truncate is ftruncate.
-func (e FileEnd) Truncate(size int64) error { return unix.Ftruncate(e.fd(), size) }
+func (e FileEnd) Truncate(size int64) error { return ftruncate(e.fd(), size) }
 
 // PrepareTail clears O_DIRECT on the open file description with F_SETFL,
 // as GNU dd does for its last partial block (see Job.bufferTail).
-func (e FileEnd) PrepareTail() error {
-	flags, err := unix.FcntlInt(uintptr(e.fd()), unix.F_GETFL, 0)
-	if err != nil || flags&unix.O_DIRECT == 0 {
-		return err
-	}
-	_, err = unix.FcntlInt(uintptr(e.fd()), unix.F_SETFL, flags&^unix.O_DIRECT)
-	return err
-}
+func (e FileEnd) PrepareTail() error { return clearDirect(e.fd()) }

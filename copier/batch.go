@@ -1,0 +1,234 @@
+package copier
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/ringcp/ringcp/align"
+	"github.com/ringcp/ringcp/engine"
+	"golang.org/x/time/rate"
+)
+
+// A batch is several copies run by one process (ringcp --jobs): a VM's
+// disks, the LVs of a volume group. They share one budget of buffers,
+// which is the memory and queue depth of one copy however many jobs
+// there are, handed out in fair shares (engine.Budget); one rate cap;
+// and a limit on how many run at once. Every job is checked, and every
+// job's resources acquired, before any job writes a byte; once they run,
+// a job that fails stops alone and the others go on.
+
+// DefaultParallel is BatchOptions.Parallel's default: every job at once.
+// The shared budget keeps the memory and the depth of one copy whatever
+// the number, and its fair shares let a small job finish in the time its
+// size deserves beside big ones. One job per device at a time measured no
+// faster on files or loop devices here (see the README).
+const DefaultParallel = 0
+
+// BatchOptions are what the jobs of a batch share.
+type BatchOptions struct {
+	// Parallel is how many jobs run at once, in the order given; the
+	// others wait for their turn. 0 (DefaultParallel) runs them all. It
+	// is capped at the batch's buffers (Batch.Slots): a job runs holding
+	// at least one, and more jobs than buffers would take turns unevenly.
+	Parallel int
+	// Rate, when not nil, caps the bytes per second of all the jobs
+	// together (engine.Job.Rate): it is shared by every job, and may be
+	// changed while they run. Its burst must hold the batch's block size.
+	Rate *rate.Limiter
+}
+
+// Batch is a set of checked copies, ready to Run together. Its Plans say
+// what was decided for each job; they are run by Batch.Run only.
+type Batch struct {
+	Plans []*Plan
+	// BlockSize is the size of each shared buffer: the largest of the
+	// plans' block sizes. Slots is how many there are, the batch's queue
+	// depth (sizeBudget): the buffers of one copy, not one per job.
+	BlockSize int
+	Slots     int
+	// Parallel is how many jobs run at once: BatchOptions.Parallel, or
+	// every job, at most Slots.
+	Parallel int
+	rate     *rate.Limiter
+	state    []atomic.Int32 // each job's JobState
+	// noReserve are the jobs whose DSTs must not be preallocated, to
+	// leave the room to the others (fitWithoutReserving).
+	noReserve map[*Plan]bool
+}
+
+// JobState says where a job of a running batch is.
+type JobState int32
+
+// Job states, for progress displays.
+const (
+	JobWaiting JobState = iota // acquiring, or waiting for its turn
+	JobRunning                 // copying
+	JobDone                    // ended, or will not start
+)
+
+// JobStatus is one job's state and progress, read while the batch runs.
+type JobStatus struct {
+	State  JobState
+	Done   int64 // bytes of the range finished on DST
+	Length int64 // bytes to copy
+}
+
+// ErrNotStarted is the error of a job that never started: the batch was
+// refused for another job, or stopped (its context) before this job's
+// turn. Its DST is as it was.
+var ErrNotStarted = errors.New("not started")
+
+// JobError is one job's error in a BatchError. Index counts from 0 in
+// the order the jobs were given.
+type JobError struct {
+	Index int
+	Err   error
+}
+
+func (e *JobError) Error() string { return fmt.Sprintf("job %d: %v", e.Index+1, e.Err) }
+
+func (e *JobError) Unwrap() error { return e.Err }
+
+// BatchError lists the jobs of a batch that did not complete, each with
+// its error. Refused: the batch was refused before any job wrote a byte
+// (the jobs listed are the refused ones; the others did not start).
+// errors.As finds each job's error through it (*RefusedError,
+// *engine.OpError, *engine.CanceledError).
+type BatchError struct {
+	Jobs    []*JobError
+	Refused bool
+}
+
+func (e *BatchError) Error() string {
+	verb := "did not complete"
+	if e.Refused {
+		verb = "refused; nothing was written"
+	}
+	parts := make([]string, len(e.Jobs))
+	for i, j := range e.Jobs {
+		parts[i] = j.Error()
+	}
+	return fmt.Sprintf("%d job(s) %s: %s", len(e.Jobs), verb, strings.Join(parts, "; "))
+}
+
+// Unwrap gives each job's error, for errors.Is and errors.As.
+func (e *BatchError) Unwrap() []error {
+	out := make([]error, len(e.Jobs))
+	for i, j := range e.Jobs {
+		out[i] = j
+	}
+	return out
+}
+
+// PrepareAll checks every job as Prepare does, then what no single job
+// can see: two jobs writing one DST; a job's DST that is, or overlaps
+// (through partitions and loop devices), another job's SRC; jobs whose
+// files do not fit on their filesystem together (unless Force). It
+// writes nothing. Any refusal refuses the batch: a *BatchError (Refused)
+// naming every refused job. A job's Options.Progress, when nil, is given
+// one, for Status.
+func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
+	if len(opts) == 0 {
+		return nil, refuse(KindBadInput, "", "a batch needs at least one job")
+	}
+	if bo.Parallel < 0 {
+		return nil, refuse(KindBadInput, "", fmt.Sprintf("parallel %d: must be 0 (all at once) or more", bo.Parallel))
+	}
+	b := &Batch{Plans: make([]*Plan, len(opts)), rate: bo.Rate, state: make([]atomic.Int32, len(opts)), noReserve: map[*Plan]bool{}}
+	var refused []*JobError
+	for i, o := range opts {
+		if o.Progress == nil {
+			o.Progress = &engine.Progress{}
+		}
+		p, err := Prepare(o)
+		if err != nil {
+			refused = append(refused, &JobError{Index: i, Err: err})
+			continue
+		}
+		b.Plans[i] = p
+	}
+	refused = mergeByIndex(mergeByIndex(refused, b.crossCheck()), b.roomCheck())
+	if len(refused) > 0 {
+		return nil, &BatchError{Jobs: refused, Refused: true}
+	}
+	b.sizeBudget()
+	b.Parallel = bo.Parallel
+	if b.Parallel == 0 || b.Parallel > len(opts) {
+		b.Parallel = len(opts)
+	}
+	b.Parallel = min(b.Parallel, b.Slots)
+	if bo.Rate != nil && bo.Rate.Limit() != rate.Inf && bo.Rate.Burst() < b.BlockSize {
+		return nil, refuse(KindBadInput, "", fmt.Sprintf("the rate cap's burst of %d bytes is smaller than a block (%d)", bo.Rate.Burst(), b.BlockSize))
+	}
+	return b, nil
+}
+
+// sizeBudget gives the batch the buffers one copy of all its bytes
+// would get: blocks as large as the largest plan's (every job's requests
+// fit), as many as the queue depth asked for (align's default when
+// none), no more than the jobs have blocks, and within
+// align.MaxInFlightBytes unless one block is larger. The batch holds what
+// one copy would, whatever the number of jobs.
+func (b *Batch) sizeBudget() {
+	want := 0
+	for _, p := range b.Plans {
+		b.BlockSize = max(b.BlockSize, p.BlockSize)
+		want = max(want, p.opts.QueueDepth)
+	}
+	if want == 0 {
+		want = align.DefaultQueueDepth
+	}
+	bs, blocks := int64(b.BlockSize), int64(0)
+	for _, p := range b.Plans {
+		blocks += p.Length/bs + min(p.Length%bs, 1)
+	}
+	slots := min(int64(want), blocks, align.MaxInFlightBytes/bs, align.MaxQueueDepth)
+	b.Slots = int(max(slots, 1))
+}
+
+// mergeByIndex merges two lists sorted by job, one error per job (the
+// first list's wins).
+func mergeByIndex(a, b []*JobError) []*JobError {
+	out := make([]*JobError, 0, len(a)+len(b))
+	for len(a) > 0 || len(b) > 0 {
+		switch {
+		case len(b) == 0 || (len(a) > 0 && a[0].Index < b[0].Index):
+			out, a = append(out, a[0]), a[1:]
+		case len(a) == 0 || b[0].Index < a[0].Index:
+			out, b = append(out, b[0]), b[1:]
+		default: // the same job: keep a's
+			out, a, b = append(out, a[0]), a[1:], b[1:]
+		}
+	}
+	return out
+}
+
+// Status is every job's state and progress, safe to call while Run runs.
+func (b *Batch) Status() []JobStatus {
+	out := make([]JobStatus, len(b.Plans))
+	for i, p := range b.Plans {
+		out[i] = JobStatus{State: JobState(b.state[i].Load()), Done: p.opts.Progress.Done.Load(), Length: p.Length}
+	}
+	return out
+}
+
+// shared is what the jobs of a running batch share.
+type shared struct {
+	budget    *engine.Budget
+	rate      *rate.Limiter
+	noReserve map[*Plan]bool
+}
+
+// join makes p's job one of the batch's: its slots are the shared
+// budget's, its rate cap the batch's when there is one.
+func (s *shared) join(p *Plan, job *engine.Job) {
+	job.Budget = s.budget
+	if s.rate != nil {
+		job.Rate = s.rate
+	}
+	if s.noReserve[p] {
+		job.Preallocate = false
+	}
+}

@@ -1,0 +1,137 @@
+package copier
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/ringcp/ringcp/align"
+	"github.com/ringcp/ringcp/engine"
+	"golang.org/x/sys/unix"
+)
+
+// Compare and Checksum read existing files or devices through the engine
+// and write nothing: `ringcp verify` and `ringcp checksum`. They choose
+// direct I/O, block size, queue depth and the backend as a copy does,
+// with both ends opened read-only.
+
+// prepareRead checks the ends and decides how to read them; checkRange
+// settles the range. With no Dst, the one end plays both parts for the
+// choices.
+func prepareRead(o ReadOptions, checkRange func(p *Plan) error) (*Plan, error) {
+	dst := o.Dst
+	if dst == "" {
+		dst = o.Src
+	}
+	p := &Plan{opts: Options{Src: o.Src, Dst: dst, SrcOffset: o.SrcOffset, DstOffset: o.DstOffset, Length: o.Length,
+		LengthSet: o.LengthSet, BlockSize: o.BlockSize, QueueDepth: o.QueueDepth, Engine: o.Engine, Direct: o.Direct, Progress: o.Progress}}
+	if p.opts.Progress == nil {
+		p.opts.Progress = &engine.Progress{}
+	}
+	if err := p.opts.normalize(); err != nil {
+		return nil, err
+	}
+	var err error
+	if p.src, err = inspectSource(o.Src); err != nil {
+		return nil, err
+	}
+	if p.dst, err = inspectSource(dst); err != nil {
+		return nil, err
+	}
+	for _, step := range []func() error{p.checkPseudoFS, func() error { return checkRange(p) }, p.chooseDirect, p.chooseSizes, p.chooseEngine} {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	// Whole cells per chunk, and halves of a block that O_DIRECT takes.
+	p.BlockSize = int(align.RoundUp(int64(p.BlockSize), CellSize))
+	return p, nil
+}
+
+// openRead opens an end read-only, checked to be what was inspected.
+func openRead(ep *endpoint) (*os.File, error) {
+	f, err := openAs(ep.path, ep.path, os.O_RDONLY|unix.O_NONBLOCK|directFlag(ep.direct), 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOpened(f, ep); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// readRun holds what a read pass needs: the open ends and the buffers.
+type readRun struct {
+	files engine.Files
+	bufs  *align.Buffers
+}
+
+func (p *Plan) startRead(both bool) (*readRun, error) {
+	r := &readRun{}
+	var err error
+	if r.files[engine.FileSrc], err = openRead(&p.src); err != nil {
+		return r, err
+	}
+	if both {
+		if r.files[engine.FileDst], err = openRead(&p.dst); err != nil {
+			return r, err
+		}
+	}
+	if r.bufs, err = align.AllocBuffers(p.QueueDepth, p.BlockSize); err != nil {
+		return r, fmt.Errorf("cannot map %d buffers of %d bytes: %w", p.QueueDepth, p.BlockSize, err)
+	}
+	return r, nil
+}
+
+func (r *readRun) close() {
+	if r.bufs != nil {
+		r.bufs.Free()
+	}
+	closeAll(r.files)
+}
+
+func (p *Plan) readReport(st engine.Stats, start time.Time) ReadReport {
+	return ReadReport{Src: p.src.path, Dst: p.dst.path, Engine: st.Backend, FallbackReason: p.FallbackReason,
+		BytesRead: st.BytesRead, Seconds: time.Since(start).Seconds(), BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
+		DirectSrc: p.src.direct, DirectDst: p.dst.direct}
+}
+
+// Checksum computes the block checksum o.Sum makes (the oVirt imageio
+// checksum, with blkhash) of o.Src's range: data is read through the
+// engine; a file's holes are neither read nor given as data.
+func Checksum(ctx context.Context, o ReadOptions) (ReadReport, error) {
+	o.Dst, o.DstOffset = "", 0
+	if o.Sum == nil {
+		return ReadReport{}, refuse(KindBadInput, "", "no checksum to compute (ReadOptions.Sum)")
+	}
+	p, err := prepareRead(o, (*Plan).checkRange)
+	if err != nil {
+		return ReadReport{}, err
+	}
+	r, err := p.startRead(false)
+	defer r.close()
+	if err != nil {
+		return ReadReport{}, refuseErr(KindResources, "", "nothing was read, the checksum could not start", err)
+	}
+	start := time.Now()
+	h := sumObserver{o.Sum(p.Length)}
+	defer h.s.Close()
+	job := p.passJob(r.bufs.Slots, p.Length, func(rel int64, src, _ []byte) error {
+		h.Data(rel, src)
+		p.opts.Progress.Verified.Add(int64(len(src)))
+		return nil
+	})
+	job.Files[engine.FileSrc], job.SrcOff, job.SrcAlign = r.files[engine.FileSrc], p.opts.SrcOffset, p.src.alignment()
+	job.MapHoles, job.Observer = !p.src.isBlock, holesOnly{h}
+	st, err := p.readPass(ctx, job)
+	rep := p.readReport(st, start)
+	rep.Dst, rep.DirectDst, rep.Bytes = "", false, p.Length
+	if err != nil {
+		return rep, err
+	}
+	sum, err := h.s.Sum()
+	rep.Checksum = &sum
+	return rep, err
+}

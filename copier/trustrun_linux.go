@@ -1,0 +1,215 @@
+package copier
+
+import (
+	"context"
+	"errors"
+
+	"github.com/ringcp/ringcp/engine"
+	"golang.org/x/sys/unix"
+)
+
+// trustRun is what a verifying, checksumming or resumable copy keeps
+// while it runs: the observers of its data and barriers.
+type trustRun struct {
+	from    int64 // where in the range this run starts (resumed)
+	digests *digests
+	sum     BlockSum
+	state   *stateWriter
+}
+
+// newTrust makes the observers the options ask for and shapes the job:
+// the cell grid, periodic barriers, and for a resumed copy the range from
+// where the earlier run stopped. Nothing is written yet.
+func (p *Plan) newTrust(job *engine.Job) *trustRun {
+	o := &p.opts
+	if !o.Verify && o.Checksum == nil && !o.Resume {
+		return nil
+	}
+	t := &trustRun{}
+	var obs []engine.Observer
+	if o.Verify {
+		t.digests = newDigests(p.Length)
+		obs = append(obs, t.digests)
+	}
+	if o.Checksum != nil {
+		t.sum = o.Checksum(p.Length)
+		obs = append(obs, sumObserver{t.sum})
+	}
+	if o.Verify || o.Checksum != nil {
+		job.Grid = CellSize
+	}
+	if r := p.resume; r != nil {
+		t.from = r.from
+		if o.Progress != nil {
+			o.Progress.Done.Add(r.from) // done by an earlier run: the progress line starts there
+		}
+		t.state = &stateWriter{path: r.statePath}
+		obs = append(obs, t.state)
+		job.SyncEvery = o.SyncEvery
+		if job.SyncEvery <= 0 {
+			job.SyncEvery = DefaultSyncEvery
+		}
+	}
+	job.Observer = &shifted{by: t.from, next: obs}
+	if t.from < job.Length {
+		job.SrcOff, job.DstOff = job.SrcOff+t.from, job.DstOff+t.from
+	} // else nothing is left: the offsets stay aligned, the length is 0
+	job.Length -= t.from
+	return t
+}
+
+// sumObserver feeds the checksum with what the copy reads.
+type sumObserver struct{ s BlockSum }
+
+func (o sumObserver) Data(rel int64, data []byte) { o.s.Data(rel, data) }
+func (o sumObserver) Hole(rel, n int64)           { o.s.Zero(rel, n) }
+func (o sumObserver) Durable(int64)               {}
+
+// begin is the last step of acquiring: a resumable copy that starts
+// records SRC, DST (its partial file, for a new one) and the range in its
+// state file before anything is written, so that a run after a kill knows
+// DST is this copy's.
+func (t *trustRun) begin(p *Plan, d *dest) error {
+	if t == nil || t.state == nil {
+		return nil
+	}
+	r := p.resume
+	st := r.state
+	if st == nil {
+		var dstSt unix.Stat_t
+		if err := unix.Fstat(int(d.f.Fd()), &dstSt); err != nil {
+			return refuseErr(KindCheckFailed, p.dst.path, "cannot stat DST", err)
+		}
+		st = &resumeState{Format: stateFormat, Src: identityOf(p.src.path, &p.src.st, p.src.geo.Size, true),
+			Dst: identityOf(p.dst.path, &dstSt, p.dst.geo.Size, false), SrcOffset: p.opts.SrcOffset,
+			DstOffset: p.opts.DstOffset, Length: p.Length, BlockSize: p.BlockSize}
+		if r.newDst {
+			st.Partial, st.Dst.Path = r.partial, p.opts.Dst
+		}
+		if err := writeState(r.statePath, st); err != nil {
+			return refuseErr(KindResources, r.statePath, "cannot record the copy's progress", err)
+		}
+	}
+	d.keep = true
+	t.state.start(*st)
+	return nil
+}
+
+// close stops what runs beside the copy; after a failure, the state file
+// keeps the last prefix made durable.
+func (t *trustRun) close() {
+	if t == nil {
+		return
+	}
+	if t.sum != nil {
+		t.sum.Close()
+	}
+	if t.state != nil {
+		t.state.stop()
+	}
+}
+
+// finishTrust runs once the copy is complete and synced, before a new DST
+// gets its name: the state records the whole range, the checksum is
+// completed (reading what an earlier run copied, when resumed), and DST is
+// verified. A verification that finds a bad block rewinds the state to
+// it, so that the next run copies from there.
+func (p *Plan) finishTrust(ctx context.Context, a *acquired, rep *Report) error {
+	t := a.trust
+	if t == nil {
+		return nil
+	}
+	// The copy's backend goes before the read passes set up theirs.
+	if err := a.copy.Close(); err != nil {
+		return err
+	}
+	if t.state != nil {
+		if _, err := t.state.stop(); err != nil {
+			rep.note("resume state: %v", err)
+		}
+	}
+	if t.sum != nil {
+		if err := p.finishChecksum(ctx, a, t, rep); err != nil {
+			return err
+		}
+	}
+	if t.digests == nil {
+		return nil
+	}
+	err := p.verify(ctx, a, t.digests, t.from, rep)
+	var mm *MismatchError
+	if errors.As(err, &mm) && t.state != nil {
+		if rerr := t.state.rewind(resumePoint(mm.RangeOff, p.Length)); rerr != nil {
+			rep.note("resume state: %v", rerr)
+		}
+	}
+	return err
+}
+
+// finishChecksum completes SRC's checksum: a resumed copy reads the part
+// an earlier run copied (its holes are not read) and adds it.
+func (p *Plan) finishChecksum(ctx context.Context, a *acquired, t *trustRun, rep *Report) error {
+	if t.from > 0 {
+		h := sumObserver{t.sum}
+		job := p.passJob(a.bufs.Slots, t.from, func(rel int64, src, _ []byte) error { h.Data(rel, src); return nil })
+		job.Files[engine.FileSrc], job.SrcOff, job.SrcAlign = a.files[engine.FileSrc], p.opts.SrcOffset, p.src.alignment()
+		job.MapHoles, job.Observer = !p.src.isBlock, holesOnly{h}
+		if _, err := p.readPass(ctx, job); err != nil {
+			return err
+		}
+	}
+	sum, err := t.sum.Sum()
+	if err != nil {
+		return err
+	}
+	rep.Checksum = &sum
+	return nil
+}
+
+// holesOnly passes on a read pass's holes; its data goes to Check.
+type holesOnly struct{ next engine.Observer }
+
+func (o holesOnly) Data(int64, []byte) {}
+func (o holesOnly) Hole(rel, n int64)  { o.next.Hole(rel, n) }
+func (o holesOnly) Durable(int64)      {}
+
+// endTrust ends a resumable copy: its state is removed once DST is
+// complete (and named), and kept otherwise, saying where the next run
+// starts.
+func (p *Plan) endTrust(a *acquired, rep *Report, err error) {
+	t := a.trust
+	if t == nil {
+		return
+	}
+	t.close()
+	if t.state == nil {
+		return
+	}
+	rep.StatePath = p.resume.statePath
+	if err != nil {
+		rep.ResumeFrom = resumePoint(t.state.recorded(), p.Length)
+		if p.resume.newDst {
+			rep.PartialPath = p.resume.partial
+		}
+		return
+	}
+	if rerr := removeState(rep.StatePath); rerr != nil {
+		rep.note("%v", rerr)
+	}
+}
+
+// trustOutcome corrects what a stopped copy says of DST: a resumable one
+// is kept for the next run, and one that verification found different is
+// not to be used.
+func (p *Plan) trustOutcome(state DstState, d *dest, err error) DstState {
+	var mm *MismatchError
+	switch {
+	case state == DstComplete || state == DstChanging || state == DstUnknown || state == DstDiscarded || state == DstUntouched:
+		return state
+	case p.resume != nil && d.keep:
+		return DstResumable
+	case errors.As(err, &mm):
+		return DstMismatch
+	}
+	return state
+}

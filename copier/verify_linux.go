@@ -1,0 +1,194 @@
+package copier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/ringcp/ringcp/align"
+	"github.com/ringcp/ringcp/engine"
+	"github.com/ringcp/ringcp/internal/eintr"
+	"golang.org/x/sys/unix"
+)
+
+// The read-back verification (Options.Verify) runs after the barrier: DST's
+// range is read again through the engine, with the copy's block size and
+// queue depth, and each 4 MiB cell is checked against the digest taken
+// from SRC as the copy read it (digest.go). A resumed copy did not read
+// the part an earlier run copied: that part is compared with SRC itself,
+// both read side by side.
+//
+// The reads must come from the device, not from the page cache, which
+// may hold what ringcp wrote rather than what reached the disk. O_DIRECT
+// bypasses the cache; it is switched back on for the pass where the copy
+// used it (the engine switches it off for an unaligned last block). Where
+// DST is read buffered (--direct never, a filesystem without O_DIRECT,
+// FUSE), the range is fdatasync'ed, so that no page is dirty, and then
+// dropped from the cache with posix_fadvise(POSIX_FADV_DONTNEED), which
+// evicts clean pages: the reads that follow go to the device (for FUSE,
+// to the server; for NFS, to the server). Both are done in either case: a
+// buffered tail's page is dropped too.
+
+// dstAccess is how DST is opened: read-write when it is read back.
+func (p *Plan) dstAccess() int {
+	if p.opts.Verify {
+		return os.O_RDWR
+	}
+	return os.O_WRONLY
+}
+
+// readBack makes DST's descriptor read from the device and says how.
+func (p *Plan) readBack(d *dest) (string, error) {
+	fd := int(d.f.Fd())
+	if err := unix.Fdatasync(fd); err != nil {
+		return "", &os.PathError{Op: "fdatasync", Path: p.dst.path, Err: err}
+	}
+	if err := unix.Fadvise(fd, p.opts.DstOffset, p.Length, unix.FADV_DONTNEED); err != nil {
+		return "", &os.PathError{Op: "posix_fadvise(DONTNEED)", Path: p.dst.path, Err: err}
+	}
+	if !d.direct {
+		return "buffered, after fdatasync and posix_fadvise(DONTNEED) dropped the range from the page cache", nil
+	}
+	if err := setFlag(d.f, unix.O_DIRECT, true); err != nil {
+		return "", fmt.Errorf("%s: %w", p.dst.path, err)
+	}
+	return "O_DIRECT", nil
+}
+
+// verify reads DST's range back and checks it: against the digests from
+// `from` on, against SRC before (what an earlier run copied). It returns
+// a *MismatchError when DST differs.
+func (p *Plan) verify(ctx context.Context, a *acquired, want *digests, from int64, rep *Report) error {
+	start := time.Now()
+	progress := p.opts.Progress
+	if progress == nil {
+		progress = &engine.Progress{}
+	}
+	progress.SetPhase(engine.PhaseVerify)
+	how, err := p.readBack(a.dst)
+	if err != nil {
+		return err
+	}
+	bad := newBadCells()
+	cmp := newComparer(0, progress)
+	cmp.bad = bad
+	if from > 0 {
+		if err := p.comparePass(ctx, a, from, cmp); err != nil {
+			return err
+		}
+	}
+	v := &verifier{want: want, from: from, bad: bad, progress: progress}
+	if from < p.Length {
+		if err := p.digestPass(ctx, a, v); err != nil {
+			return err
+		}
+	}
+	rep.Verify = &VerifyReport{Bytes: p.Length, Seconds: time.Since(start).Seconds(), BadBlocks: bad.count, FirstBad: -1, How: how}
+	if bad.count == 0 {
+		return nil
+	}
+	return p.mismatch(a, bad, cmp.first, rep.Verify)
+}
+
+// comparePass compares the first n bytes of the range, SRC and DST read
+// side by side.
+func (p *Plan) comparePass(ctx context.Context, a *acquired, n int64, cmp *comparer) error {
+	job := p.passJob(a.bufs.Slots, n, cmp.check)
+	job.Files[engine.FileSrc], job.Files[engine.FileDst] = a.files[engine.FileSrc], a.dst.f
+	job.SrcOff, job.DstOff = p.opts.SrcOffset, p.opts.DstOffset
+	job.SrcAlign, job.DstAlign = p.src.alignment(), p.dstAlign(a.dst)
+	_, err := p.readPass(ctx, job)
+	return err
+}
+
+// digestPass reads DST from v.from to the end of the range, alone; a
+// file's holes are not read (they are zeros, which v checks).
+func (p *Plan) digestPass(ctx context.Context, a *acquired, v *verifier) error {
+	job := p.passJob(a.bufs.Slots, p.Length-v.from, v.check)
+	job.Files[engine.FileSrc] = a.dst.f
+	job.SrcOff, job.SrcAlign = p.opts.DstOffset+v.from, p.dstAlign(a.dst)
+	job.MapHoles, job.Observer = !p.dst.isBlock, v
+	_, err := p.readPass(ctx, job)
+	if errors.Is(err, engine.ErrEndedEarly) {
+		return &MismatchError{Path: p.dst.path, Offset: p.opts.DstOffset + p.Length, RangeOff: p.Length,
+			BadBlocks: 1, Blocks: cells(p.Length), Detail: fmt.Sprintf("DST ends before the copy does (%v)", err)}
+	}
+	return err
+}
+
+func (p *Plan) dstAlign(d *dest) int {
+	if !d.direct {
+		return 1
+	}
+	return p.dst.alignment()
+}
+
+// mismatch builds the error for a verification that found bad cells,
+// with the first differing byte: exact when SRC was read again beside DST
+// (a resumed part), else found by reading the first bad cell of both.
+func (p *Plan) mismatch(a *acquired, bad *badCells, cmpFirst int64, vr *VerifyReport) error {
+	e := &MismatchError{Path: p.dst.path, BadBlocks: bad.count, Blocks: cells(p.Length)}
+	cell := bad.first * CellSize
+	switch {
+	case cmpFirst >= 0 && cmpFirst/CellSize == bad.first:
+		e.RangeOff = cmpFirst
+	default:
+		off, same, err := p.firstDiffIn(a, cell)
+		e.RangeOff = off
+		if err != nil {
+			e.Detail = fmt.Sprintf("the block was not read again to find the byte: %v", err)
+		} else if same {
+			e.Detail = "SRC now reads as DST does in that block: SRC changed during the copy, or a read of SRC returned wrong data"
+		}
+	}
+	e.Offset = p.opts.DstOffset + e.RangeOff
+	vr.FirstBad = e.Offset
+	return e
+}
+
+// firstDiffIn reads the cell at range offset cell from SRC and DST again
+// and finds the first byte that differs; same says none does now.
+func (p *Plan) firstDiffIn(a *acquired, cell int64) (off int64, same bool, err error) {
+	n := min(CellSize, p.Length-cell)
+	bufs, err := align.AllocBuffers(2, int(align.RoundUp(n, 1<<12)))
+	if err != nil {
+		return cell, false, err
+	}
+	defer bufs.Free()
+	src, dst := bufs.Slots[0], bufs.Slots[1]
+	if err := readFull(a.files[engine.FileSrc], src, p.opts.SrcOffset+cell, n, p.src.alignment()); err != nil {
+		return cell, false, err
+	}
+	if err := readFull(a.dst.f, dst, p.opts.DstOffset+cell, n, p.dstAlign(a.dst)); err != nil {
+		return cell, false, err
+	}
+	i := firstDiff(src[:n], dst[:n])
+	if i < 0 {
+		return cell, true, nil
+	}
+	return cell + int64(i), false, nil
+}
+
+// readFull reads n bytes at off into buf (aligned, and long enough for n
+// rounded up to alignment) with pread; a short count goes on from the
+// last aligned byte, as O_DIRECT needs.
+func readFull(f *os.File, buf []byte, off, n int64, alignment int) error {
+	want := align.RoundUp(n, int64(alignment))
+	for done := int64(0); done < n; {
+		k, err := eintr.Retry(func() (int, error) { return unix.Pread(int(f.Fd()), buf[done:want], off+done) })
+		if err != nil {
+			return &engine.OpError{Op: "read", Path: f.Name(), Offset: off + done, Err: err}
+		}
+		next := done + int64(k)
+		if next < n {
+			next = align.RoundDown(next, int64(alignment))
+		}
+		if next <= done {
+			return &engine.OpError{Op: "read", Path: f.Name(), Offset: off + done, Err: engine.ErrEndedEarly}
+		}
+		done = next
+	}
+	return nil
+}

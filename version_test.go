@@ -1,0 +1,74 @@
+package main
+
+import (
+	"encoding/json"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/ringcp/ringcp/internal/uringtest"
+)
+
+// TestVersion: --version names the module version, the Go version and
+// whether io_uring is usable, in words and as JSON, and exits 0.
+func TestVersion(t *testing.T) {
+	uringtest.NeedOn(t)
+	r := cli(t, "--version")
+	if r.code != exitOK || !strings.HasPrefix(r.stdout, "ringcp ") || !strings.Contains(r.stdout, runtime.Version()) ||
+		!strings.Contains(r.stdout, "io_uring: usable") {
+		t.Fatalf("exit %d, stdout:\n%s", r.code, r.stdout)
+	}
+	v := versionJSON(t, cli(t, "--version", "--json").stdout)
+	if v.GoVersion != runtime.Version() || v.Version == "" || !v.IOUring || v.Platform != runtime.GOOS+"/"+runtime.GOARCH {
+		t.Fatalf("--version --json: %+v", v)
+	}
+}
+
+// TestVersionIOUringOff: with io_uring switched off for everyone, the
+// version says so and why.
+func TestVersionIOUringOff(t *testing.T) {
+	uringtest.SwitchOff(t, "2")
+	v := versionJSON(t, cli(t, "--version", "--json").stdout)
+	if v.IOUring || !strings.Contains(v.IOUringWhy, "io_uring_disabled") {
+		t.Fatalf("io_uring %v (%q): want false, naming kernel.io_uring_disabled", v.IOUring, v.IOUringWhy)
+	}
+}
+
+// TestVersionBuildInfo: the binary reports the version and VCS revision
+// its build info holds (what `go version -m` reads from it).
+func TestVersionBuildInfo(t *testing.T) {
+	bin := binary(t)
+	out, err := exec.Command(bin, "--version", "--json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := versionJSON(t, string(out))
+	info, err := exec.Command("go", "version", "-m", bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"mod": "", "vcs.revision": "", "vcs.modified": "false"}
+	for _, line := range strings.Split(string(info), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 3 && f[0] == "mod":
+			want["mod"] = f[2]
+		case len(f) >= 2 && f[0] == "build" && strings.HasPrefix(f[1], "vcs."):
+			k, val, _ := strings.Cut(f[1], "=")
+			want[k] = val
+		}
+	}
+	if v.Version != want["mod"] || v.Revision != want["vcs.revision"] || (v.Modified != (want["vcs.modified"] == "true")) {
+		t.Fatalf("--version says %q %q modified=%v; the build info says %v", v.Version, v.Revision, v.Modified, want)
+	}
+}
+
+func versionJSON(t *testing.T, out string) versionInfo {
+	t.Helper()
+	var v versionInfo
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	return v
+}
