@@ -155,3 +155,23 @@ func TestNBDHoleNotZero(t *testing.T) {
 		t.Errorf("holes %d: want the 1 MiB that reads as zeros, and only it", holes)
 	}
 }
+
+// TestNBDChecksum: --checksum on a copy from an export gives the oVirt
+// imageio checksum that ringcp checksum gives of the file it serves.
+func TestNBDChecksum(t *testing.T) {
+	nbdtest.Need(t, "nbdkit")
+	dir := t.TempDir()
+	src, out := filepath.Join(dir, "src"), filepath.Join(dir, "out")
+	sparseLayout(t, src)
+	uri := nbdtest.Nbdkit(t, nbdtest.Unix, "-r", "file", src).URI
+	rep := jsonCopy(t, "--checksum", uri, out)
+	sum, ok := rep["checksum"].(map[string]any)
+	if !ok {
+		t.Fatalf("no checksum in %v", rep)
+	}
+	r := cli(t, "checksum", src)
+	r.want(t, exitOK)
+	if !strings.Contains(r.stdout, `"checksum": "`+sum["checksum"].(string)+`"`) {
+		t.Errorf("checksum of the copy from %s: %v; ringcp checksum of the file: %s", uri, sum["checksum"], r.stdout)
+	}
+}
