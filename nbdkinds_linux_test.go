@@ -175,3 +175,32 @@ func TestNBDChecksum(t *testing.T) {
 		t.Errorf("checksum of the copy from %s: %v; ringcp checksum of the file: %s", uri, sum["checksum"], r.stdout)
 	}
 }
+
+// TestNBDJobs: ringcp --jobs with NBD ends: a file to an export and
+// another export to a file in one batch; two jobs writing one export are
+// refused (exit 2, nothing written).
+func TestNBDJobs(t *testing.T) {
+	nbdtest.Need(t, "nbdkit")
+	dir := t.TempDir()
+	src, out, list := filepath.Join(dir, "src"), filepath.Join(dir, "out"), filepath.Join(dir, "jobs")
+	data := randomFile(t, src, 3<<20+7, 18)
+	dst := memory(t, nbdtest.Unix, 4<<20)
+	from := nbdtest.Nbdkit(t, nbdtest.TCP, "-r", "file", src).URI
+	if err := os.WriteFile(list, []byte(src+" '"+dst+"'\n'"+from+"' "+out+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cli(t, "--jobs", list).want(t, exitOK)
+	sameBytes(t, "export written by a batch job", exportBytes(t, dst)[:len(data)], data)
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameBytes(t, "file written by a batch job from an export", got, data)
+
+	twice := memory(t, nbdtest.Unix, 4<<20)
+	if err := os.WriteFile(list, []byte(src+" '"+twice+"'\n"+src+" '"+twice+"'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cli(t, "--jobs", list).want(t, exitRefused, "is also job 1's DST")
+	sameBytes(t, "export after a refused batch", exportBytes(t, twice), make([]byte, 4<<20))
+}

@@ -211,6 +211,15 @@ func (p *Plan) checkExportDst() error {
 	return nil
 }
 
+// sameExport tells, where an end is an NBD export, whether a and b are one
+// export (told is false when both are local: guard's identities decide).
+func sameExport(a, b *endpoint) (same, told bool) {
+	if a.local() && b.local() {
+		return false, false
+	}
+	return sameObject(a, b), true
+}
+
 // same says two ends reach one export: the same export name at the same
 // Unix socket (one inode) or TCP address (the host resolved).
 func (e *exportEnd) same(o *exportEnd) bool {
