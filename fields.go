@@ -15,6 +15,7 @@ var fieldFlags = map[string]string{
 	"Direct": "--direct", "NoSync": "--sync none", "Sparse": "--sparse", "ZeroBlock": "--zero-block",
 	"TargetIsZero": "--target-is-zero", "Offload": "--offload", "Force": "--force", "SrcFormat": "--src-format",
 	"Verify": "--verify", "Checksum": "--checksum", "Resume": "--resume", "StatePath": "--state", "SyncEvery": "--sync-every",
+	"NBD.Connections": "--nbd-connections", "NBD.Timeout": "--nbd-timeout",
 }
 
 // flagWords rewrites "Options.Field" in the library's words to the flag.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/internal/units"
@@ -53,7 +54,8 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 func parseFlags(args []string, stdout io.Writer) (config, error) {
 	var cfg config
 	var bs, srcOff, dstOff, length sizeFlag
-	var qd int
+	var qd, nbdConns int
+	var nbdTimeout time.Duration
 	var engine, direct, syncMode, sparse, offload, srcFormat string
 	var zeroBlock sizeFlag
 	fs := pflag.NewFlagSet("ringcp", pflag.ContinueOnError)
@@ -61,7 +63,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.SortFlags = false
 	fs.VarP(&bs, "block-size", "b", "bytes per request (default: chosen from both ends); with --direct auto rounded to a multiple of the O_DIRECT alignment, which keeps O_DIRECT on")
 	fs.IntVarP(&qd, "queue-depth", "q", 0, "requests in flight (default: chosen)")
-	fs.StringVar(&engine, "engine", "auto", "auto: io_uring, or the pool where io_uring is unavailable or not trusted")
+	fs.StringVar(&engine, "engine", "auto", "auto: io_uring, or the pool where io_uring is unavailable or not trusted; nbd for NBD exports")
 	fs.StringVar(&direct, "direct", "auto", "auto: O_DIRECT on each side that takes it; always: refuse where a side cannot")
 	fs.StringVar(&syncMode, "sync", "end", "end: fdatasync DST before reporting success")
 	fs.Var(&srcOff, "src-offset", "start this many bytes into SRC")
@@ -84,6 +86,8 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	resume := fs.Bool("resume", false, "record progress in a state file and, when one is there, continue the interrupted copy it records")
 	statePath := fs.String("state", "", "the --resume state file (default: DST.ringcp-state; a block device DST needs one)")
 	syncEvery := fs.Duration("sync-every", copier.DefaultSyncEvery, "with --resume: sync DST and record the progress this often: a kill loses about this much work")
+	fs.IntVar(&nbdConns, "nbd-connections", copier.DefaultNBDConnections, "connections to an NBD export whose server allows several (CAN_MULTI_CONN)")
+	fs.DurationVar(&nbdTimeout, "nbd-timeout", 0, "fail when an NBD server does not answer for this long (default 5m; 30s to connect)")
 	force := fs.Bool("force", false, "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device), create a file in /dev, try a copy that seems not to fit; never a mounted DST")
 	fs.BoolVar(&cfg.version, "version", false, "print the version, and whether io_uring is usable here (with --json: as JSON)")
 	help := fs.BoolP("help", "h", false, "show this help")
@@ -140,6 +144,13 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		}
 		cfg.opts.ZeroBlock = int(zeroBlock.v)
 	}
+	if nbdConns < 1 || nbdConns > copier.MaxNBDConnections {
+		return cfg, fmt.Errorf("--nbd-connections %d: want 1 to %d", nbdConns, copier.MaxNBDConnections)
+	}
+	if nbdTimeout < 0 {
+		return cfg, fmt.Errorf("--nbd-timeout %v: must not be negative", nbdTimeout)
+	}
+	cfg.opts.NBD = copier.NBDOptions{Connections: nbdConns, Timeout: nbdTimeout}
 	cfg.opts.Force, cfg.opts.SrcFormat = *force, srcFormat
 	if (*statePath != "" || fs.Changed("sync-every")) && !*resume {
 		return cfg, errors.New("--state and --sync-every are for --resume: give --resume too")

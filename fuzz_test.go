@@ -25,6 +25,7 @@ func FuzzParseArgs(f *testing.F) {
 		"-b\x001GiB\x00a\x00b", "--\x00-a\x00-b", "-h",
 		"--jobs\x00list", "--jobs\x00-\x00--parallel\x002\x00-q\x004",
 		"--verify\x00--checksum\x00a\x00b", "--resume\x00--state\x00s\x00--sync-every\x003s\x00a\x00b",
+		"--nbd-connections\x008\x00--nbd-timeout\x0030s\x00nbd://h/e\x00b", "--nbd-connections=0\x00a\x00b",
 	} {
 		f.Add(s)
 	}
@@ -61,6 +62,8 @@ func checkAccepted(t *testing.T, args []string, cfg config) {
 		t.Fatalf("%q: negative offset or length accepted: %+v", args, o)
 	case o.Length != 0 && !o.LengthSet:
 		t.Fatalf("%q: length %d without LengthSet", args, o.Length)
+	case o.NBD.Connections < 1 || o.NBD.Connections > copier.MaxNBDConnections || o.NBD.Timeout < 0:
+		t.Fatalf("%q: NBD options %+v accepted", args, o.NBD)
 	case !slices.Contains(copier.EngineChoices(), string(o.Engine)) || !slices.Contains(copier.DirectChoices, string(o.Direct)) ||
 		!slices.Contains(copier.SparseChoices, string(o.Sparse)) || !slices.Contains(copier.OffloadChoices, string(o.Offload)):
 		t.Fatalf("%q: a value the library does not take was accepted: %+v", args, o)

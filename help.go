@@ -30,7 +30,8 @@ const usageHead = `Usage: ringcp [flags] SRC DST
 Copies SRC to DST (regular files or block devices; DST may be a new file)
 with io_uring and O_DIRECT, ending with an fdatasync barrier. Everything is
 checked before the first write, and a new DST gets its name only once it is
-complete.
+complete. SRC and DST may also be NBD exports (qemu-nbd, nbdkit...):
+nbd://host[:port]/export or nbd+unix:///export?socket=PATH.
 
 Flags:
 `
@@ -46,6 +47,7 @@ Examples:
   ringcp --json --progress json a.raw b.raw 2>progress.jsonl
   ringcp --src-offset 4G --dst-offset 8G --length 1G /dev/sdb /dev/sdc
   ringcp dd if=/dev/sdb of=/dev/sdc bs=4M status=progress
+  ringcp 'nbd+unix:///?socket=/tmp/disk.sock' /dev/vg0/disk  # after: qemu-nbd -r -f qcow2 --socket /tmp/disk.sock disk.qcow2
   ringcp --verify --resume disk.img /dev/sdc --state /var/lib/ringcp/sdc.state
 
 Exit codes:
@@ -71,6 +73,7 @@ func flagPlaceholders() map[string]string {
 		"zero-block": "SIZE", "offload": choiceList(copier.OffloadChoices), "progress": "MODE",
 		"progress-interval": "DURATION", "progress-fd": "FD", "src-format": "raw",
 		"size": "SIZE", "dir": "DIR", "jobs": "FILE", "parallel": "N", "state": "PATH", "sync-every": "DURATION",
+		"nbd-connections": "N", "nbd-timeout": "DURATION",
 	}
 }
 

@@ -140,12 +140,16 @@ func sgpDDPlan(j Job) Plan {
 // device target. The raw driver rounds an image up to 512 bytes, so an
 // odd-sized file copy gets the same cut back as sgp_dd's.
 func qemuImgPlan(j Job) Plan {
+	src, format := j.Src, "raw"
+	if j.SrcImage != "" {
+		src, format = j.SrcImage, j.SrcFormat
+	}
 	argv := []string{"qemu-img", "convert", "-t", "none", "-T", "none", "-m", "16", "-W",
-		"-f", "raw", "-O", "raw"}
+		"-f", format, "-O", "raw"}
 	if j.DstDev {
 		argv = append(argv, "-n")
 	}
-	return withTruncate(Plan{{append(argv, j.Src, j.Dst)}}, j)
+	return withTruncate(Plan{{append(argv, src, j.Dst)}}, j)
 }
 
 // withTruncate appends `truncate -s SIZE DST` for a file DST that a

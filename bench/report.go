@@ -77,6 +77,7 @@ func (b *bench) writeMarkdown(w io.Writer) {
 			writeTrustTable(w, runs)
 		}
 	}
+	b.writeNBDTargets(w)
 	if len(b.sweep) > 0 {
 		writeSweepTable(w, b.sweep)
 	}

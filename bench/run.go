@@ -76,7 +76,7 @@ func (b *bench) runOne(ctx context.Context, w *Workload, t *Tool, j Job, round, 
 	start := time.Now()
 	outs, err := b.execPlan(ctx, plan, r)
 	if err == nil && !t.Ceiling {
-		err = forCopies(j, t, func(p *Pair) error { return fdatasync(p.Dst) })
+		err = forCopies(j, t, func(p *Pair) error { return p.sync() })
 	}
 	r.Wall = time.Since(start)
 	if t.Ceiling {
@@ -86,7 +86,7 @@ func (b *bench) runOne(ctx context.Context, w *Workload, t *Tool, j Job, round, 
 		err = t.Parse(outs, r)
 	}
 	if err == nil && !t.Ceiling {
-		err = forCopies(j, t, func(p *Pair) error { return verifyCopy(p.Dst, p.Content, p.Size) })
+		err = forCopies(j, t, func(p *Pair) error { return p.check() })
 	}
 	if j.SrcAlloc > 0 && !t.Ceiling {
 		if alloc, aerr := allocBytes(j.Dst); aerr == nil {

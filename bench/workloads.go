@@ -65,6 +65,14 @@ type Pair struct {
 	// ringcp --jobs list.
 	Jobs []*Pair
 	List string
+	// Sync and Check, when set, make DST durable after a tool's plan and
+	// check it, for a DST that is no file (an NBD export, nbd.go); else
+	// DST is fdatasync'ed and read back.
+	Sync  func() error
+	Check func(c Content, size int64) error
+	// SrcImage and SrcFormat, when set, are the image behind an NBD Src:
+	// qemu-img convert reads it itself (-f SrcFormat), as its users do.
+	SrcImage, SrcFormat string
 }
 
 var workloads = []Workload{

@@ -151,6 +151,7 @@ func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
 	}
 	refused = mergeByIndex(mergeByIndex(refused, b.crossCheck()), b.roomCheck())
 	if len(refused) > 0 {
+		b.close() // the prepared jobs' connections to NBD ends
 		return nil, &BatchError{Jobs: refused, Refused: true}
 	}
 	b.sizeBudget()
@@ -160,9 +161,19 @@ func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
 	}
 	b.Parallel = min(b.Parallel, b.Slots)
 	if bo.Rate != nil && bo.Rate.Limit() != rate.Inf && bo.Rate.Burst() < b.BlockSize {
+		b.close()
 		return nil, refuse(KindBadInput, "", fmt.Sprintf("the rate cap's burst of %d bytes is smaller than a block (%d)", bo.Rate.Burst(), b.BlockSize))
 	}
 	return b, nil
+}
+
+// close releases what the prepared jobs hold open (Plan.Close).
+func (b *Batch) close() {
+	for _, p := range b.Plans {
+		if p != nil {
+			p.Close()
+		}
+	}
 }
 
 // sizeBudget gives the batch the buffers one copy of all its bytes

@@ -57,6 +57,12 @@ func (b *Batch) crossJob(i int, p *Plan) error {
 // or path of one file or device), by name for two new files, or by bytes
 // shared through partitions and loop devices.
 func sameDst(p, q *Plan, j int) error {
+	if same, told := sameExport(&p.dst, &q.dst); told {
+		if same {
+			return refuse(KindOverlap, p.dst.path, fmt.Sprintf("is also job %d's DST (%s): a batch writes each DST once", j+1, q.dst.path)).on("Dst")
+		}
+		return nil
+	}
 	switch {
 	case !p.dst.exists && !q.dst.exists:
 		if newFileKey(p.dst.path) == newFileKey(q.dst.path) {
@@ -77,6 +83,12 @@ func sameDst(p, q *Plan, j int) error {
 // with it through partitions and loop devices. A new DST is no one's SRC.
 func dstOnSrc(p, q *Plan, j int) error {
 	if !p.dst.exists {
+		return nil
+	}
+	if same, told := sameExport(&p.dst, &q.src); told {
+		if same {
+			return refuse(KindOverlap, p.dst.path, fmt.Sprintf("is job %d's SRC (%s): job %d would read blocks this job overwrites", j+1, q.src.path, j+1)).on("Dst")
+		}
 		return nil
 	}
 	if guard.ObjectOf(&p.dst.st) == guard.ObjectOf(&q.src.st) {

@@ -47,7 +47,7 @@ func (b *Batch) roomCheck() []*JobError {
 // takesRoom: the job allocates blocks of a regular-file DST, and its room
 // is checked (not Force).
 func (p *Plan) takesRoom() bool {
-	return !p.dst.isBlock && p.offloadMode != OffloadReflink && p.Length > 0 && !p.opts.Force
+	return !p.dst.fixedSize() && p.offloadMode != OffloadReflink && p.Length > 0 && !p.opts.Force
 }
 
 // dstFilesystem is the device of the filesystem the job's DST is on.

@@ -16,12 +16,12 @@ import (
 // pseudo filesystem. A block device node is exempt: what it names is a
 // disk wherever the node lives.
 func (p *Plan) checkPseudoFS() error {
-	if !p.src.isBlock {
+	if !p.src.isBlock && p.src.local() {
 		if fs := guard.PseudoFS(p.src.path); fs != "" {
 			return refuse(KindNotSupported, p.src.path, fmt.Sprintf("SRC is on %s, a pseudo filesystem: its files are kernel interfaces, not stored data, and their sizes are made up (read it with cat)", fs)).on("Src")
 		}
 	}
-	if p.dst.isBlock {
+	if p.dst.fixedSize() {
 		return nil
 	}
 	at, what := p.dst.path, "DST is"
@@ -82,7 +82,7 @@ func (p *Plan) forced(why string) {
 // misses these. A block device gets no trial write-open: closing a
 // block device opened for writing makes udev rescan it.
 func (p *Plan) checkWritable() error {
-	if !p.dst.exists || p.dst.isBlock {
+	if !p.dst.exists || p.dst.fixedSize() {
 		return nil
 	}
 	why, errno := guard.CheckWritable(p.dst.path)
@@ -103,8 +103,8 @@ func (p *Plan) checkWritable() error {
 // filesystem allows, before the write that gets EFBIG. Where that cannot
 // be told, the overflow checks of checkRange remain.
 func (p *Plan) checkFileLimit() error {
-	if p.dst.isBlock {
-		return nil // checkDestSize compares with the device's size
+	if p.dst.fixedSize() {
+		return nil // checkDestSize compares with the device's or export's size
 	}
 	at := p.dst.path
 	if !p.dst.exists {
@@ -124,7 +124,7 @@ func (p *Plan) checkFileLimit() error {
 // data. Options.SrcFormat "raw" copies the bytes as they are.
 func (p *Plan) checkImageFormat() error {
 	o := &p.opts
-	if o.SrcFormat == SrcFormatRaw || o.SrcOffset != 0 || p.Length == 0 {
+	if o.SrcFormat == SrcFormatRaw || o.SrcOffset != 0 || p.Length == 0 || !p.src.local() {
 		return nil
 	}
 	format, where := guard.ImageFormat(o.Src, p.src.geo.Size, p.Length)

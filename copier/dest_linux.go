@@ -38,6 +38,9 @@ type dest struct {
 // place, a block device with O_EXCL. It is cut, if at all, only once every
 // other resource of the copy is acquired (Plan.Run).
 func (p *Plan) openDest() (*dest, error) {
+	if !p.dst.local() {
+		return &dest{}, nil // an export: its client is opened with SRC's (openExports)
+	}
 	flag := p.dstAccess() | directFlag(p.dst.direct)
 	d := &dest{direct: p.dst.direct}
 	var err error

@@ -18,6 +18,9 @@ func (p *Plan) chooseDirect() error {
 		tag string
 	}{{&p.src, o.SrcOffset, "SRC"}, {&p.dst, o.DstOffset, "DST"}}
 	for _, s := range sides {
+		if !s.ep.local() {
+			continue // no O_DIRECT over a socket; checkExports noted the export
+		}
 		reason := p.directObstacle(s.ep, s.off)
 		switch {
 		case o.Direct == DirectNever:
@@ -70,6 +73,9 @@ func (p *Plan) directObstacle(ep *endpoint, off int64) string {
 
 // alignment is what the engine must respect on this side.
 func (ep *endpoint) alignment() int {
+	if a := ep.exportAlign(); a > 0 {
+		return a // an export's minimum block size: every request's offset and length
+	}
 	if !ep.direct {
 		return 1
 	}

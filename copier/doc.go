@@ -120,4 +120,17 @@
 // options continues from it, after checking that SRC, DST and the range
 // are the ones it records (a *RefusedError otherwise). Compare and
 // Checksum read existing files or devices and write nothing.
+//
+// # NBD ends
+//
+// SRC and DST may also be NBD URIs (nbd://host[:port]/export,
+// nbd+unix:///export?socket=PATH; export_linux.go): Prepare connects and
+// refuses a TLS URI, a server it cannot reach, a read-only DST export, a
+// DST export without FLUSH (unless NoSync) or smaller than the range, the
+// same export at both ends, and offsets or a block size that are not
+// multiples of the server's minimum block size. The checks of local files
+// apply to local ends only. An NBD DST is never truncated, its zero runs
+// become WRITE_ZEROES (skipped with TargetIsZero), and only a successful
+// FLUSH makes it synced. Prepare's connections are the copy's: Run closes
+// them, and Plan.Close does for a plan that is not run.
 package copier

@@ -23,6 +23,8 @@ type endpoint struct {
 	// fresh is how a new DST will be created; freshWhy why not unnamed.
 	fresh    newMethod
 	freshWhy string
+	// export is set when the end is an NBD export (export_linux.go).
+	export *exportEnd
 }
 
 // inspectSource stats and measures SRC through a read-only descriptor: the
@@ -200,6 +202,9 @@ func unwrapErrno(err error) error {
 // sameObject says SRC and DST are one file or one block device (two device
 // nodes for one disk have different inodes but the same rdev).
 func sameObject(a, b *endpoint) bool {
+	if a.export != nil || b.export != nil {
+		return a.export != nil && b.export != nil && a.export.same(b.export)
+	}
 	if !a.exists || !b.exists {
 		return false
 	}

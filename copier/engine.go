@@ -26,6 +26,9 @@ func (p *Plan) chooseEngine() error {
 	}
 	var passed []string
 	for _, b := range engine.Backends() {
+		if !p.reaches(b) {
+			continue // not a fallback: only backends that reach NBD ends can run the copy
+		}
 		why := p.engineObstacle(b)
 		if why == "" {
 			err := b.Available()
@@ -48,10 +51,19 @@ func (p *Plan) chooseEngine() error {
 
 // engineObstacle says why backend b must not run this copy, or "".
 func (p *Plan) engineObstacle(b engine.BackendInfo) string {
+	if !p.reaches(b) {
+		return "it moves data through file descriptors only, and an end is an NBD export (the nbd backend reaches both)"
+	}
 	if b.Caps&engine.NeedsHonestShortIO != 0 {
 		return p.uringObstacle()
 	}
 	return ""
+}
+
+// reaches says b can move data for both ends: every backend reaches files
+// and devices, those with engine.AnyEnd NBD exports too.
+func (p *Plan) reaches(b engine.BackendInfo) bool {
+	return b.Caps&engine.AnyEnd != 0 || (p.src.local() && p.dst.local())
 }
 
 func (p *Plan) setEngine(b engine.BackendInfo, why string) {

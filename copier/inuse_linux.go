@@ -19,7 +19,7 @@ import (
 //     exclusively by another program (O_EXCL fails with EBUSY), or the
 //     backing of a loop device. Options.Force writes anyway.
 func (p *Plan) checkInUse() error {
-	if !p.dst.exists {
+	if !p.dst.exists || !p.dst.local() {
 		return nil
 	}
 	if err := p.checkOverlap(); err != nil {
@@ -83,7 +83,7 @@ func (p *Plan) dstSpan() guard.Span {
 // and the file or device behind it. Writing would destroy what is still
 // to be read. checkSameObject has already caught the plain cases.
 func (p *Plan) checkOverlap() error {
-	if !p.dst.exists {
+	if !p.dst.exists || !p.src.local() {
 		return nil
 	}
 	if ov := guard.FindOverlap(p.srcSpan(), p.dstSpan()); ov != nil {

@@ -30,16 +30,24 @@ type heldLocks []*os.File
 // (unless Options.Force), testing through read-only descriptors. A new DST
 // has nothing to test. Run takes the locks and tests again (lockEnds).
 func (p *Plan) checkLocks() error {
-	if err := p.checkSrcLocks(); err != nil {
-		return err
+	if p.src.local() {
+		if err := p.checkSrcLocks(); err != nil {
+			return err
+		}
 	}
-	if p.dst.exists {
+	if p.dst.exists && p.dst.local() {
 		if err := p.checkDstLocks(); err != nil {
 			return err
 		}
 	}
-	p.note("locks: SRC shared, as QEMU's readers lock it (OFD read locks on bytes 100, 201, 203): nothing that honours QEMU's locks can write or resize it until the copy ends")
-	if !p.dst.exists {
+	if p.src.local() {
+		p.note("locks: SRC shared, as QEMU's readers lock it (OFD read locks on bytes 100, 201, 203): nothing that honours QEMU's locks can write or resize it until the copy ends")
+	}
+	switch {
+	case !p.dst.local():
+		p.note("locks: DST is an NBD export: its server holds the locks on what it serves (qemu-nbd takes QEMU's)")
+		return nil
+	case !p.dst.exists:
 		p.note("locks: none on the new DST: nobody can open it before it is complete (an unnamed inode, or a hidden name held with flock)")
 		return nil
 	}
@@ -178,7 +186,7 @@ func refuseLockOpen(path string, err error) error {
 // unnamed inode cannot be opened by anyone else, and a temporary file is
 // flocked when created (newfile_linux.go). What Run learns goes to rep.
 func (p *Plan) lockEnds(src *os.File, rep *Report) (heldLocks, error) {
-	if !sameObject(&p.src, &p.dst) {
+	if p.src.local() && !sameObject(&p.src, &p.dst) {
 		c, err := guard.LockSrc(src)
 		if err != nil {
 			if !guard.LockUnsupported(err) {
@@ -194,7 +202,7 @@ func (p *Plan) lockEnds(src *os.File, rep *Report) (heldLocks, error) {
 			rep.note("Options.Force: copying although %s: the copy may not be consistent", why)
 		}
 	}
-	if !p.dst.exists {
+	if !p.dst.exists || !p.dst.local() {
 		return nil, nil
 	}
 	f, err := openForLock(p.dst.path, &p.dst)

@@ -38,9 +38,9 @@ func (p *Plan) chooseOffload() error {
 		return nil
 	}
 	forced := o.Offload != OffloadAuto
-	if p.src.isBlock || p.dst.isBlock {
+	if p.src.fixedSize() || p.dst.fixedSize() {
 		if forced {
-			return refuse(KindNotSupported, "", fmt.Sprintf("Options.Offload %s: block devices have no copy offload", o.Offload)).on("Offload")
+			return refuse(KindNotSupported, "", fmt.Sprintf("Options.Offload %s: block devices and NBD exports have no copy offload", o.Offload)).on("Offload")
 		}
 		return nil
 	}

@@ -147,6 +147,8 @@ type Options struct {
 	// call, never the copy.
 	OnProgress       func(Status)
 	ProgressInterval time.Duration
+	// NBD tunes the ends that are NBD URIs (export_linux.go).
+	NBD NBDOptions
 }
 
 // Limits on what a user may ask for.
@@ -207,6 +209,10 @@ func (o *Options) checkValues() error {
 		return bad("BlockSize", fmt.Sprintf("Options.BlockSize %d: out of range (1 B to 1 GiB)", o.BlockSize))
 	case o.QueueDepth < 0 || o.QueueDepth > align.MaxQueueDepth:
 		return bad("QueueDepth", fmt.Sprintf("Options.QueueDepth %d: out of range (1 to %d)", o.QueueDepth, align.MaxQueueDepth))
+	case o.NBD.Connections < 0 || o.NBD.Connections > MaxNBDConnections:
+		return bad("NBD.Connections", fmt.Sprintf("Options.NBD.Connections %d: out of range (1 to %d)", o.NBD.Connections, MaxNBDConnections))
+	case o.NBD.Timeout < 0:
+		return bad("NBD.Timeout", fmt.Sprintf("Options.NBD.Timeout %v: must not be negative", o.NBD.Timeout))
 	}
 	return nil
 }

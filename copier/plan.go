@@ -41,23 +41,31 @@ func Prepare(opts Options) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{opts: opts}
+	if err := p.prepare(); err != nil {
+		p.Close() // the connections to NBD ends
+		return nil, err
+	}
+	p.meter = newMeter(p.opts.Progress, p.Length)
+	return p, nil
+}
+
+func (p *Plan) prepare() error {
 	var err error
-	if p.src, err = inspectSource(opts.Src); err != nil {
-		return nil, err
+	if p.src, err = p.inspectEnd(p.opts.Src, "Src", inspectSource); err != nil {
+		return err
 	}
-	if p.dst, err = p.inspectTarget(); err != nil {
-		return nil, err
+	if p.dst, err = p.inspectEnd(p.opts.Dst, "Dst", func(string) (endpoint, error) { return p.inspectTarget() }); err != nil {
+		return err
 	}
-	steps := []func() error{p.checkPseudoFS, p.checkEmptyDevice, p.checkRange, p.checkResume, p.checkSameObject, p.checkInUse, p.checkLocks, p.checkDestSize,
+	steps := []func() error{p.checkPseudoFS, p.checkEmptyDevice, p.checkRange, p.checkExports, p.checkResume, p.checkSameObject, p.checkInUse, p.checkLocks, p.checkDestSize,
 		p.checkNewInDev, p.checkWritable, p.checkFileLimit, p.checkImageFormat,
 		p.roundBlockSize, p.chooseDirect, p.chooseSizes, p.chooseSparse, p.chooseOffload, p.chooseTrust, p.checkRoom, p.chooseEngine}
 	for _, step := range steps {
 		if err := step(); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	p.meter = newMeter(p.opts.Progress, p.Length)
-	return p, nil
+	return nil
 }
 
 func (p *Plan) note(format string, args ...any) {
@@ -80,7 +88,7 @@ func (p *Plan) checkRange() error {
 	if o.DstOffset+p.Length < 0 {
 		return refuse(KindBadInput, o.Dst, "Options.DstOffset plus length overflows").on("DstOffset")
 	}
-	p.truncate = !p.dst.isBlock && p.cutsDst()
+	p.truncate = !p.dst.fixedSize() && p.cutsDst()
 	return nil
 }
 
@@ -106,23 +114,20 @@ func (p *Plan) checkSameObject() error {
 	o := &p.opts
 	overlap := o.SrcOffset < o.DstOffset+p.Length && o.DstOffset < o.SrcOffset+p.Length
 	if p.truncate || overlap || p.Length == 0 {
-		what := "the same file"
-		if p.src.isBlock {
-			what = "the same block device"
-		}
+		what := "the same " + p.src.kind()
 		return refuse(KindOverlap, o.Dst, fmt.Sprintf("SRC and DST are %s and the ranges overlap", what)).on("Dst")
 	}
 	return nil
 }
 
 func (p *Plan) checkDestSize() error {
-	if !p.dst.isBlock {
+	if !p.dst.fixedSize() {
 		return nil
 	}
 	need := p.opts.DstOffset + p.Length
 	if need > p.dst.geo.Size {
-		return refuse(KindTooSmall, p.opts.Dst, fmt.Sprintf("block device too small: %s (%d bytes), the copy needs %s (%d bytes)",
-			units.Format(p.dst.geo.Size), p.dst.geo.Size, units.Format(need), need)).on("Dst")
+		return refuse(KindTooSmall, p.opts.Dst, fmt.Sprintf("%s too small: %s (%d bytes), the copy needs %s (%d bytes)",
+			p.dst.kind(), units.Format(p.dst.geo.Size), p.dst.geo.Size, units.Format(need), need)).on("Dst")
 	}
 	return nil
 }

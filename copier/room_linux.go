@@ -32,7 +32,7 @@ import (
 // Options.Force tries anyway, and the runtime ENOSPC path stays for what
 // cannot be known here.
 func (p *Plan) checkRoom() error {
-	if p.dst.isBlock || p.Length == 0 {
+	if p.dst.fixedSize() || p.Length == 0 {
 		return nil
 	}
 	free, err := p.roomFree()
@@ -74,6 +74,9 @@ func (p *Plan) roomNeeded(free int64) (room, error) {
 	o := &p.opts
 	if o.Sparse == SparseNever {
 		return room{need: p.Length}, nil
+	}
+	if !p.src.local() {
+		return p.exportRoom(free)
 	}
 	f, err := os.OpenFile(o.Src, inspectFlags, 0)
 	if err != nil {

@@ -121,6 +121,7 @@ func (p *Plan) tryOffload(ctx context.Context, a *acquired, rep *Report) (st eng
 // acquired is everything a copy holds while it runs.
 type acquired struct {
 	files engine.Files
+	ends  engine.Ends // the NBD ends
 	locks heldLocks
 	dst   *dest
 	bufs  *align.Buffers
@@ -160,6 +161,9 @@ func (p *Plan) acquire(rep *Report, s *shared) (*acquired, error) {
 
 func (p *Plan) acquireAll(a *acquired, rep *Report, s *shared) error {
 	var err error
+	if a.ends, err = p.openExports(rep); err != nil {
+		return err
+	}
 	if a.files[engine.FileSrc], err = p.openSource(); err != nil {
 		return err
 	}
@@ -181,6 +185,7 @@ func (p *Plan) acquireAll(a *acquired, rep *Report, s *shared) error {
 		rep.note("DST %s: buffered: its filesystem refused O_DIRECT on the new file", p.dst.path)
 	}
 	job := p.job(a.files, a.dst)
+	job.Ends = a.ends
 	if err := a.buffers(p, &job, s); err != nil {
 		return err
 	}
@@ -218,6 +223,7 @@ func (a *acquired) release() {
 		a.bufs.Free()
 	}
 	closeAll(a.files)
+	closeExports(a.ends)
 	if a.dst != nil {
 		a.dst.close()
 	}
@@ -226,15 +232,15 @@ func (a *acquired) release() {
 
 func (p *Plan) job(files engine.Files, d *dest) engine.Job {
 	dstAlign := 1
-	if d.direct {
-		dstAlign = p.dst.alignment()
+	if d.direct || p.dst.export != nil {
+		dstAlign = p.dst.alignment() // an export's: its minimum block size
 	}
 	job := engine.Job{
 		Files: files, SrcOff: p.opts.SrcOffset, DstOff: p.opts.DstOffset, Length: p.Length,
 		BlockSize: p.BlockSize, SrcAlign: p.src.alignment(), DstAlign: dstAlign,
 		Sync: !p.opts.NoSync, Progress: p.opts.Progress, Sparse: p.sparse,
 	}
-	if p.dst.isBlock {
+	if p.dst.fixedSize() {
 		return job
 	}
 	end := p.opts.DstOffset + p.Length
@@ -254,6 +260,9 @@ func (p *Plan) job(files engine.Files, d *dest) engine.Job {
 
 // openSource opens SRC read-only and checks it is what Prepare inspected.
 func (p *Plan) openSource() (*os.File, error) {
+	if !p.src.local() {
+		return nil, nil // an export, opened by openExports
+	}
 	f, err := openAs(p.src.path, p.src.path, os.O_RDONLY|unix.O_NONBLOCK|directFlag(p.src.direct), 0)
 	if err != nil {
 		return nil, err

@@ -22,14 +22,19 @@ func (p *Plan) chooseSparse() error {
 		// fallocate on a block device wants logical-block alignment.
 		p.sparse.HoleAlign = max(p.dst.geo.LogicalBlockSize, 512)
 	}
-	zeroUseless := p.dst.isBlock && !o.TargetIsZero && p.dst.geo.WriteZeroesMax == 0
+	p.exportSparse()
+	zeroUseless := p.dst.fixedSize() && !o.TargetIsZero && p.dst.geo.WriteZeroesMax == 0
 	switch {
 	case o.Sparse == SparseAuto && zeroUseless:
 		p.note("zero detection off: %s has no WRITE_ZEROES, so zeros cost what data costs (Options.Sparse always scans anyway)", p.dst.path)
 	default:
-		zb := int(align.RoundUp(int64(o.ZeroBlock), int64(p.dst.alignment())))
+		unit, what := p.dst.alignment(), "DST's alignment"
+		if !p.dst.local() {
+			unit, what = p.sparse.HoleAlign, "the NBD server's preferred block size"
+		}
+		zb := int(align.RoundUp(int64(o.ZeroBlock), int64(unit)))
 		if zb != o.ZeroBlock {
-			p.note("zero block %d rounded up to DST's alignment: %d", o.ZeroBlock, zb)
+			p.note("zero block %d rounded up to %s: %d", o.ZeroBlock, what, zb)
 		}
 		p.sparse.ZeroBlock = zb
 	}

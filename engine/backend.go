@@ -121,7 +121,11 @@ func (f Files) Fds() Fds {
 
 // Setup is what a backend is built from.
 type Setup struct {
-	Files   Files
+	Files Files
+	// Ends are every end of the copy, FileEnds for Files included; a
+	// backend that moves data through descriptors only needs Files (and
+	// calls DescriptorsOnly).
+	Ends    Ends
 	Buffers [][]byte // one per slot, from anonymous mmap
 	Depth   int      // slots, so data requests in flight at most
 }

@@ -18,7 +18,7 @@ type CheckFunc func(rel int64, src, dst []byte) error
 var ErrEndedEarly = errors.New("ended before the range did")
 
 // comparing: the pass reads DST's range beside SRC's.
-func (j *Job) comparing() bool { return j.Check != nil && j.Files[FileDst] != nil }
+func (j *Job) comparing() bool { return j.Check != nil && j.end(FileDst) != nil }
 
 // chunkMax is the most one chunk holds: a block, or half of one when a
 // slot's buffer holds both sides of a compare.

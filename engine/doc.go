@@ -64,5 +64,16 @@
 //
 // A Backend moves bytes: Submit queues requests, Reap waits for
 // completions. The io_uring backend lives here (NewUring); the pread/pwrite
-// pool in package fallback. A third backend is one new package.
+// pool in package fallback; the NBD backend, which also reaches NBD
+// exports, in package nbdend. A further backend is one new package.
+//
+// # Ends
+//
+// The planner and the end of a run reach each end through an Endpoint
+// (endpoint.go): where its data is (SEEK_DATA/SEEK_HOLE, or NBD block
+// status), the fdatasync before holes are trusted, preallocation, the
+// final size, and the switch for an unaligned last write. A file or block
+// device is a FileEnd of Job.Files; Job.Ends holds ends that are not
+// descriptors (an NBD export, package nbdend), whose data only a backend
+// with the AnyEnd capability moves.
 package engine

@@ -78,8 +78,8 @@ func (r *run) setSize() error {
 	if size <= 0 && !r.stopping() {
 		return nil
 	}
-	dst := r.job.Files[FileDst]
-	if err := ftruncate(int(dst.Fd()), size); err != nil {
+	dst := r.job.end(FileDst)
+	if err := dst.Truncate(size); err != nil {
 		return &OpError{Op: "truncate", Path: dst.Name(), Offset: size, Err: err}
 	}
 	return nil

@@ -12,7 +12,11 @@ import (
 
 // Job is one copy: Length bytes from SrcOff in FileSrc to DstOff in FileDst.
 type Job struct {
-	Files  Files
+	Files Files
+	// Ends, where not nil, are ends that are not descriptors (an NBD
+	// export, package nbdend): Ends[id] stands for Files[id], which is
+	// then nil. Every other end is the FileEnd of its file.
+	Ends   Ends
 	SrcOff int64
 	DstOff int64
 	Length int64
@@ -136,7 +140,7 @@ func (j *Job) slotBuffers() [][]byte {
 // CLI or copier) is expected to have refused such input already.
 func (j *Job) validate() error {
 	switch {
-	case j.Files[FileSrc] == nil || (j.Files[FileDst] == nil && j.Check == nil):
+	case j.end(FileSrc) == nil || (j.end(FileDst) == nil && j.Check == nil):
 		return fmt.Errorf("engine: job needs SRC and DST files")
 	case j.comparing() && (j.BlockSize/2)%max(j.SrcAlign, j.DstAlign) != 0:
 		return fmt.Errorf("engine: a compare's half block %d is not a multiple of alignments %d/%d", j.BlockSize/2, j.SrcAlign, j.DstAlign)

@@ -78,34 +78,22 @@ func (p *planner) next() (chunk, error) {
 	return c, nil
 }
 
-// mapFrom finds the data extent at or after off with SEEK_DATA/SEEK_HOLE.
+// mapFrom finds the data extent at or after off (SEEK_DATA/SEEK_HOLE on a
+// file, block status on an NBD export).
 // Hole edges are rounded inward to holeAlign, so chunks stay aligned for
 // O_DIRECT and for fallocate on devices; a few hole bytes read as data cost
 // nothing but a read. An unaligned end of the range is always data, so the
 // tail path handles it.
 func (p *planner) mapFrom(off int64) error {
-	src := p.job.Files[FileSrc]
-	fd, base, end := int(src.Fd()), p.job.SrcOff, p.job.Length
-	ds, err := seekData(fd, base+off)
+	base, end := p.job.SrcOff, p.job.Length
+	ds, de, err := p.job.end(FileSrc).Data(base+off, base+end)
 	switch {
-	case errors.Is(err, syscall.ENXIO):
-		// No data after off. Trust that only if SRC is still as long as
-		// planned: a truncated SRC would otherwise copy as zeros.
-		if err := p.checkSize(); err != nil {
-			return err
-		}
-		ds = base + end
-	case err != nil:
-		// The filesystem cannot say (EINVAL on some FUSE and network
-		// filesystems): everything is data from here on.
+	case errors.Is(err, ErrCannotMap):
+		// Everything is data from here on.
 		p.mapping, p.dataStart, p.dataEnd = false, off, end
 		return nil
-	}
-	de := base + end
-	if ds < base+end {
-		if h, err := seekHole(fd, ds); err == nil {
-			de = h
-		}
+	case err != nil:
+		return err
 	}
 	p.dataStart = max(off, align.RoundDown(ds-base, p.holeAlign))
 	p.dataEnd = roundUpWithin(de-base, p.holeAlign, end)
@@ -129,8 +117,8 @@ func (p *planner) sizeFirst() error {
 	if !p.job.CutBackOnStop || p.job.FinalSize <= 0 {
 		return nil
 	}
-	dst := p.job.Files[FileDst]
-	if err := ftruncate(int(dst.Fd()), p.job.FinalSize); err != nil {
+	dst := p.job.end(FileDst)
+	if err := dst.Truncate(p.job.FinalSize); err != nil {
 		return &OpError{Op: "truncate", Path: dst.Name(), Offset: p.job.FinalSize, Err: err}
 	}
 	return nil
@@ -146,18 +134,6 @@ func roundUpWithin(n, a, limit int64) int64 {
 	return min(limit, align.RoundUp(n, a))
 }
 
-func (p *planner) checkSize() error {
-	src := p.job.Files[FileSrc]
-	size, regular, err := fileSize(int(src.Fd()))
-	if err != nil {
-		return &OpError{Op: "stat", Path: src.Name(), Err: err}
-	}
-	if regular && size < p.job.SrcOff+p.job.Length {
-		return &OpError{Op: "read", Path: src.Name(), Offset: size, Err: ErrSourceShrank}
-	}
-	return nil
-}
-
 // reserve preallocates DST a window ahead, within the current data extent.
 // A file this copy owns gets its size with the blocks (mode 0: writes then
 // never extend i_size); a file that holds other data keeps its size.
@@ -167,12 +143,8 @@ func (p *planner) reserve(upTo int64) error {
 	}
 	from := max(p.reserved, p.pos)
 	to := max(upTo, from+min(preallocWindow, p.dataEnd-from)) // <= dataEnd, and cannot wrap
-	mode := uint32(0)
-	if !p.job.CutBackOnStop {
-		mode = fallocKeepSize
-	}
-	dst := p.job.Files[FileDst]
-	err := fallocate(int(dst.Fd()), mode, p.job.DstOff+from, to-from)
+	dst := p.job.end(FileDst)
+	err := dst.Reserve(p.job.DstOff+from, to-from, !p.job.CutBackOnStop)
 	switch {
 	case err == nil:
 		p.reserved = to

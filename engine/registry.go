@@ -23,6 +23,10 @@ const (
 	// descriptor can read and write (pread/pwrite). "auto" falls back to
 	// the first such backend.
 	WorksEverywhere
+	// AnyEnd: the backend also moves data for ends that are not
+	// descriptors (Job.Ends: an NBD export). Backends without it take
+	// descriptors only, and refuse other ends (Setup.DescriptorsOnly).
+	AnyEnd
 )
 
 // BackendInfo describes a backend the engine can run a copy on.

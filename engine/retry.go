@@ -140,8 +140,8 @@ func (r *run) abandon(slot int) {
 // slotError names the request of a slot for an error.
 func (r *run) slotError(slot int, err error) error {
 	if slot < 0 {
-		f := r.job.Files[syncRequest(slot).File]
-		return &OpError{Op: "fdatasync", Path: f.Name(), Offset: r.job.DstOff, Err: err}
+		q := syncRequest(slot)
+		return &OpError{Op: r.job.OpName(q), Path: r.job.end(q.File).Name(), Offset: r.job.DstOff, Err: err}
 	}
 	return r.opError(&r.slots[slot], err)
 }

@@ -33,7 +33,7 @@ func Run(ctx context.Context, job Job, newBackend NewBackend) (Stats, error) {
 func flushBeforeMapping(job *Job) {
 	if job.MapHoles {
 		job.setPhase(PhaseMap)
-		if err := fdatasync(int(job.Files[FileSrc].Fd())); err != nil {
+		if err := job.end(FileSrc).Settle(); err != nil {
 			job.MapHoles = false
 		}
 	}
@@ -247,12 +247,12 @@ func (r *run) startTail() {
 	}
 	s := &r.slots[idx]
 	if err := r.job.bufferTail(); err != nil {
-		r.fail(&OpError{Op: "fcntl(F_SETFL)", Path: r.job.Files[FileDst].Name(), Offset: r.job.DstOff + s.rel, Err: err})
+		r.fail(&OpError{Op: "fcntl(F_SETFL)", Path: r.job.end(FileDst).Name(), Offset: r.job.DstOff + s.rel, Err: err})
 		r.release(idx)
 		return
 	}
 	s.phase, s.done = phaseTailWrite, 0
-	r.tailWritten = r.job.Files[FileDstTail] != nil
+	r.tailWritten = r.job.end(FileDstTail) != nil
 	r.queue(idx)
 }
 
@@ -428,9 +428,5 @@ func (r *run) fail(err error) {
 func (r *run) opError(s *slot, err error) error {
 	cp := *s // request moves start; rebuild on a copy, only for op and offset
 	q := r.job.request(0, &cp)
-	op := q.Op.String()
-	if q.Op == OpFallocate {
-		op = zeroMethodName(q.Mode)
-	}
-	return &OpError{Op: op, Path: r.job.Files[q.File].Name(), Offset: q.Off, Err: err}
+	return &OpError{Op: r.job.OpName(q), Path: r.job.end(q.File).Name(), Offset: q.Off, Err: err}
 }

@@ -104,11 +104,11 @@ func alignDown(n, a int) int { return int(align.RoundDown(int64(n), int64(a))) }
 
 func alignUp(n, a int) int { return int(align.RoundUp(int64(n), int64(a))) }
 
-// tailFile is the descriptor the unaligned last block is written through:
-// the caller's buffered FileDstTail when it gave one, else DST itself once
-// bufferTail has turned its O_DIRECT off.
+// tailFile is the end the unaligned last block is written through: the
+// caller's buffered FileDstTail when it gave one, else DST itself once
+// bufferTail has readied it.
 func (j *Job) tailFile() FileID {
-	if j.Files[FileDstTail] != nil {
+	if j.end(FileDstTail) != nil {
 		return FileDstTail
 	}
 	return FileDst

@@ -24,6 +24,16 @@ func seekData(fd int, off int64) (int64, error)         { return unix.Seek(fd, o
 func seekHole(fd int, off int64) (int64, error)         { return unix.Seek(fd, off, unix.SEEK_HOLE) }
 func sysErrnoName(e syscall.Errno) string               { return unix.ErrnoName(e) }
 
+// clearDirect turns O_DIRECT off on fd's open file description (F_SETFL).
+func clearDirect(fd int) error {
+	flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err != nil || flags&unix.O_DIRECT == 0 {
+		return err
+	}
+	_, err = unix.FcntlInt(uintptr(fd), unix.F_SETFL, flags&^unix.O_DIRECT)
+	return err
+}
+
 // fileSize is fstat's size, and whether fd is a regular file.
 func fileSize(fd int) (int64, bool, error) {
 	var st unix.Stat_t

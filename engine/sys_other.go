@@ -26,6 +26,4 @@ func seekData(fd int, off int64) (int64, error)         { return 0, errNotLinux 
 func seekHole(fd int, off int64) (int64, error)         { return 0, errNotLinux }
 func sysErrnoName(e syscall.Errno) string               { return "" }
 func fileSize(fd int) (int64, bool, error)              { return 0, false, errNotLinux }
-
-// bufferTail needs Linux's F_SETFL O_DIRECT.
-func (j *Job) bufferTail() error { return errNotLinux }
+func clearDirect(fd int) error                          { return errNotLinux }

@@ -67,6 +67,9 @@ func NewUringWith(o UringOptions) NewBackend {
 }
 
 func newUring(s Setup, o UringOptions) (Backend, error) {
+	if err := s.DescriptorsOnly(); err != nil {
+		return nil, fmt.Errorf("io_uring: %w", err)
+	}
 	// Depth data requests plus two fdatasyncs are in flight at most; the
 	// SQ is the next power of two above Depth, the CQ twice the SQ, so
 	// completions never overflow.

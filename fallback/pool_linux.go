@@ -2,13 +2,10 @@ package fallback
 
 import (
 	"fmt"
-	"github.com/ringcp/ringcp/internal/eintr"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/ringcp/ringcp/engine"
-	"golang.org/x/sys/unix"
 )
 
 // Pool runs requests on worker goroutines. Submit never blocks: the queue
@@ -28,6 +25,9 @@ var _ engine.Backend = (*Pool)(nil)
 func New(s engine.Setup) (engine.Backend, error) {
 	if s.Depth < 1 {
 		return nil, fmt.Errorf("pool: depth %d", s.Depth)
+	}
+	if err := s.DescriptorsOnly(); err != nil {
+		return nil, fmt.Errorf("pool: %w", err)
 	}
 	p := &Pool{
 		reqs:    make(chan engine.Request, s.Depth+1),
@@ -96,40 +96,6 @@ func (p *Pool) Close() error {
 func (p *Pool) work() {
 	defer p.wg.Done()
 	for q := range p.reqs {
-		n, err := p.do(q)
-		c := engine.Completion{Slot: q.Slot, N: n}
-		if err != nil {
-			c.Errno = errnoOf(err)
-		}
-		p.done <- c
+		p.done <- Do(p.fds[q.File], q)
 	}
-}
-
-// do performs one request. Like an io_uring CQE it reports a short count
-// as is and leaves the retry to the engine.
-func (p *Pool) do(q engine.Request) (int, error) {
-	fd := p.fds[q.File]
-	// EINTR: a signal (Go's preemption among them) arrived before anything
-	// moved; the same call again is exact.
-	n, err := eintr.Retry(func() (int, error) {
-		switch q.Op {
-		case engine.OpRead:
-			return unix.Pread(fd, q.Buf, q.Off)
-		case engine.OpWrite:
-			return unix.Pwrite(fd, q.Buf, q.Off)
-		case engine.OpSync:
-			return 0, unix.Fdatasync(fd)
-		case engine.OpFallocate:
-			return 0, unix.Fallocate(fd, q.Mode, q.Off, q.Len)
-		}
-		return 0, syscall.EINVAL
-	})
-	return max(n, 0), err
-}
-
-func errnoOf(err error) syscall.Errno {
-	if e, ok := err.(syscall.Errno); ok {
-		return e
-	}
-	return syscall.EIO
 }

@@ -3,7 +3,6 @@ package guard
 import (
 	"bytes"
 	"io"
-	"os"
 )
 
 // Limits of the read NonZero does: ringcp asks only for a copy whose data
@@ -43,7 +42,7 @@ type Estimate struct {
 // off by a few blocks only where a copy's block grid differs, hence a
 // small margin. Larger data is sampled, and its estimate gets a margin of
 // 1/32. It reads at most 64 MiB.
-func NonZero(f *os.File, ext Extents, data int64, zb int) (Estimate, error) {
+func NonZero(f io.ReaderAt, ext Extents, data int64, zb int) (Estimate, error) {
 	buf := make([]byte, scanBuf)
 	if data <= scanAll {
 		var nz int64
@@ -72,7 +71,7 @@ func NonZero(f *os.File, ext Extents, data int64, zb int) (Estimate, error) {
 
 // nonZeroIn reads n bytes of f at off and counts those not in all-zero
 // blocks of zb bytes (counted from off).
-func nonZeroIn(f *os.File, buf []byte, off, n int64, zb int) (int64, error) {
+func nonZeroIn(f io.ReaderAt, buf []byte, off, n int64, zb int) (int64, error) {
 	var nz int64
 	for done := int64(0); done < n; {
 		want := min(int64(len(buf)), n-done)

@@ -40,13 +40,13 @@ func checkJob(t *testing.T, src, dst string, length int64, direct bool, check en
 // and writes nothing; a compare hands both sides; Check's error stops the
 // pass and comes back; a file shorter than its range fails with
 // ErrEndedEarly; holes mapped are not read.
-func ReadPasses(t *testing.T, nb engine.NewBackend) {
+func ReadPasses(t *testing.T, tg Target) {
 	for _, direct := range []bool{false, true} {
-		t.Run(fmt.Sprint("direct=", direct), func(t *testing.T) { readPasses(t, nb, direct) })
+		t.Run(fmt.Sprint("direct=", direct), func(t *testing.T) { readPasses(t, tg, direct) })
 	}
 }
 
-func readPasses(t *testing.T, nb engine.NewBackend, direct bool) {
+func readPasses(t *testing.T, tg Target, direct bool) {
 	const size = 3<<20 + 4097
 	dir := t.TempDir()
 	data := RandomBytes(size, 93)
@@ -62,7 +62,8 @@ func readPasses(t *testing.T, nb engine.NewBackend, direct bool) {
 		copy(got[rel:], src)
 		return nil
 	})
-	if _, err := engine.Run(context.Background(), job, nb); err != nil {
+	tg.serve(t, &job)
+	if _, err := engine.Run(context.Background(), job, tg.New); err != nil {
 		t.Fatal(err)
 	}
 	cleanup()
@@ -75,7 +76,8 @@ func readPasses(t *testing.T, nb engine.NewBackend, direct bool) {
 		return nil
 	}
 	job, cleanup = checkJob(t, a, b, size, direct, same)
-	if _, err := engine.Run(context.Background(), job, nb); err != nil {
+	tg.serve(t, &job)
+	if _, err := engine.Run(context.Background(), job, tg.New); err != nil {
 		t.Fatalf("compare of equal files: %v", err)
 	}
 	cleanup()
@@ -85,24 +87,26 @@ func readPasses(t *testing.T, nb engine.NewBackend, direct bool) {
 	changed[bad] ^= 0x40
 	writeFile(t, b, changed)
 	job, cleanup = checkJob(t, a, b, size, direct, same)
-	_, err := engine.Run(context.Background(), job, nb)
+	tg.serve(t, &job)
+	_, err := engine.Run(context.Background(), job, tg.New)
 	cleanup()
 	if err == nil {
 		t.Fatalf("compare missed a byte changed at %d", bad)
 	}
 
 	job, cleanup = checkJob(t, a, "", size+65536, direct, func(int64, []byte, []byte) error { return nil })
-	_, err = engine.Run(context.Background(), job, nb)
+	tg.serve(t, &job)
+	_, err = engine.Run(context.Background(), job, tg.New)
 	cleanup()
 	if !errors.Is(err, engine.ErrEndedEarly) {
 		t.Fatalf("a range past the end: %v, want ErrEndedEarly", err)
 	}
-	holesNotRead(t, nb, direct)
+	holesNotRead(t, tg, direct)
 }
 
 // holesNotRead: with MapHoles, a read pass reads SRC's data and reports
 // its holes to the Observer without reading them.
-func holesNotRead(t *testing.T, nb engine.NewBackend, direct bool) {
+func holesNotRead(t *testing.T, tg Target, direct bool) {
 	path := filepath.Join(t.TempDir(), "sparse")
 	want := MakeSparse(t, path, []Piece{{"data", 1 << 20}, {"hole", 4 << 20}, {"data", 1<<20 + 5}}, 7)
 	var read int64
@@ -120,7 +124,8 @@ func holesNotRead(t *testing.T, nb engine.NewBackend, direct bool) {
 	job.MapHoles = true
 	rec := newRecorder()
 	job.Observer = rec
-	if _, err := engine.Run(context.Background(), job, nb); err != nil {
+	tg.serve(t, &job)
+	if _, err := engine.Run(context.Background(), job, tg.New); err != nil {
 		t.Fatal(err)
 	}
 	var holes int64

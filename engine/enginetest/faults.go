@@ -12,7 +12,7 @@ import (
 
 // SourceShrank plans a copy longer than SRC, as if SRC had been truncated
 // after its size was taken: the engine must fail, naming the read.
-func SourceShrank(t *testing.T, nb engine.NewBackend) {
+func SourceShrank(t *testing.T, tg Target) {
 	for _, direct := range []bool{false, true} {
 		dir := t.TempDir()
 		srcPath, dstPath := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
@@ -20,11 +20,12 @@ func SourceShrank(t *testing.T, nb engine.NewBackend) {
 		writeFile(t, srcPath, src)
 		job, cleanup := NewJob(t, srcPath, dstPath, direct, 16384, 4)
 		job.Length, job.FinalSize, job.CutBackOnStop = 200_000, 200_000, true
-		st, err := engine.Run(context.Background(), job, nb)
+		tg.serve(t, &job)
+		st, err := engine.Run(context.Background(), job, tg.New)
 		cleanup()
 		var oe *engine.OpError
-		if !errors.Is(err, engine.ErrSourceShrank) || !errors.As(err, &oe) || oe.Op != "read" || oe.Path != srcPath {
-			t.Fatalf("direct=%v: err = %v, want a read OpError on %s wrapping ErrSourceShrank", direct, err, srcPath)
+		if !errors.Is(err, engine.ErrSourceShrank) || !errors.As(err, &oe) || oe.Op != "read" || oe.Path != EndName(job, engine.FileSrc) {
+			t.Fatalf("direct=%v: err = %v, want a read OpError on %s wrapping ErrSourceShrank", direct, err, EndName(job, engine.FileSrc))
 		}
 		// Any read at or past the last full block may be the first to
 		// find the end; none before it may.
@@ -43,7 +44,7 @@ func SourceShrank(t *testing.T, nb engine.NewBackend) {
 
 // Canceled stops a copy with an already cancelled context: nothing is
 // started, the error says so, and what was written is synced.
-func Canceled(t *testing.T, nb engine.NewBackend) {
+func Canceled(t *testing.T, tg Target) {
 	dir := t.TempDir()
 	srcPath, dstPath := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
 	writeFile(t, srcPath, RandomBytes(1<<20, 6))
@@ -53,7 +54,8 @@ func Canceled(t *testing.T, nb engine.NewBackend) {
 	job.FinalSize, job.CutBackOnStop = 1<<20, true
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	st, err := engine.Run(ctx, job, nb)
+	tg.serve(t, &job)
+	st, err := engine.Run(ctx, job, tg.New)
 	var ce *engine.CanceledError
 	if !errors.As(err, &ce) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want a CanceledError wrapping context.Canceled", err)

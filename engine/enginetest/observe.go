@@ -49,7 +49,7 @@ func (r *recorder) Durable(n int64) {
 // chunks it is shown tile the range exactly, data chunks hold SRC's bytes,
 // hole chunks are zeros in SRC, no chunk crosses a grid line, and the
 // barrier at the end reports the whole range durable.
-func Observed(t *testing.T, nb engine.NewBackend) {
+func Observed(t *testing.T, tg Target) {
 	const grid = 64 << 10
 	for seed := uint64(1); seed <= 8; seed++ {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
@@ -63,7 +63,8 @@ func Observed(t *testing.T, nb engine.NewBackend) {
 			job.MapHoles, job.ZeroBlock, job.DstZeroed, job.Grid = true, 4096, true, grid
 			rec := newRecorder()
 			job.Observer = rec
-			if _, err := engine.Run(context.Background(), job, nb); err != nil {
+			tg.serve(t, &job)
+			if _, err := engine.Run(context.Background(), job, tg.New); err != nil {
 				t.Fatal(err)
 			}
 			CompareFile(t, dstPath, want)
@@ -116,7 +117,7 @@ func isZeros(b []byte) bool { return !slices.ContainsFunc(b, func(c byte) bool {
 // PeriodicBarriers copies under a rate cap, so that the copy takes about a
 // second, with a barrier every 100 ms: the observer hears of several, each
 // covering more, the last the whole range, and the copy is exact.
-func PeriodicBarriers(t *testing.T, nb engine.NewBackend) {
+func PeriodicBarriers(t *testing.T, tg Target) {
 	const size, bs = 8 << 20, 256 << 10
 	dir := t.TempDir()
 	src := RandomBytes(size, 92)
@@ -129,7 +130,8 @@ func PeriodicBarriers(t *testing.T, nb engine.NewBackend) {
 	job.SyncEvery = 100 * time.Millisecond
 	rec := newRecorder()
 	job.Observer = rec
-	if _, err := engine.Run(context.Background(), job, nb); err != nil {
+	tg.serve(t, &job)
+	if _, err := engine.Run(context.Background(), job, tg.New); err != nil {
 		t.Fatal(err)
 	}
 	CompareFile(t, dstPath, src)

@@ -41,21 +41,21 @@ func (sp randomSpec) String() string {
 // alignment, zero block, block size and depth, buffered and O_DIRECT. Each
 // DST must read back as the old content with the range laid over it, at the
 // size the copier's rules give, and every byte must be accounted for.
-func RandomCopies(t *testing.T, nb engine.NewBackend) {
+func RandomCopies(t *testing.T, tg Target) {
 	for seed := uint64(1); seed <= randomSeeds(); seed++ {
 		sp := randomCopySpec(rand.New(rand.NewPCG(seed, 4242)))
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { randomCopy(t, nb, sp, seed, nil) })
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { randomCopy(t, tg, sp, seed, nil) })
 	}
 }
 
 // ChaosCopies runs specs like RandomCopies' through Chaos: the same results
 // must come out of completions out of order, -EAGAIN, short transfers and
 // fallocate refused.
-func ChaosCopies(t *testing.T, nb engine.NewBackend) {
+func ChaosCopies(t *testing.T, tg Target) {
 	for seed := uint64(1); seed <= randomSeeds(); seed++ {
 		sp := randomCopySpec(rand.New(rand.NewPCG(seed, 4343)))
 		c := &Chaos{Seed: seed, NoFallocate: seed%5 == 0}
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { randomCopy(t, nb, sp, seed, c) })
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { randomCopy(t, tg, sp, seed, c) })
 	}
 }
 
@@ -64,12 +64,12 @@ func ChaosCopies(t *testing.T, nb engine.NewBackend) {
 // DST must hold what it says: the old bytes outside the range, SRC's bytes
 // in the first Contiguous bytes of the range, and a file the copy owns cut
 // to exactly that prefix.
-func StoppedCopies(t *testing.T, nb engine.NewBackend) {
+func StoppedCopies(t *testing.T, tg Target) {
 	for seed := uint64(1); seed <= randomSeeds(); seed++ {
 		rng := rand.New(rand.NewPCG(seed, 4444))
 		sp := randomCopySpec(rng)
 		c := &Chaos{Seed: seed, NoFallocate: seed%5 == 0, CancelAfter: rng.IntN(12)}
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { randomCopy(t, nb, sp, seed, c) })
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { randomCopy(t, tg, sp, seed, c) })
 	}
 }
 
@@ -122,12 +122,12 @@ func randomCopySpec(rng *rand.Rand) randomSpec {
 // EIO, under Chaos. The error must name that request's op, file and offset
 // and unwrap to EIO, and DST must hold what the stats claim, as after a
 // stop.
-func FailedCopies(t *testing.T, nb engine.NewBackend) {
+func FailedCopies(t *testing.T, tg Target) {
 	for seed := uint64(1); seed <= randomSeeds(); seed++ {
 		rng := rand.New(rand.NewPCG(seed, 4545))
 		sp := randomCopySpec(rng)
 		c := &Chaos{Seed: seed, NoFallocate: seed%5 == 0, FailAt: rng.IntN(10) + 1, Failed: new(engine.Request)}
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { randomCopy(t, nb, sp, seed, c) })
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { randomCopy(t, tg, sp, seed, c) })
 	}
 }
 
@@ -137,16 +137,16 @@ func FailedCopies(t *testing.T, nb engine.NewBackend) {
 // with nothing outstanding), fail with that error, not report the copy
 // undrained, and leave DST as a stopped copy: the old bytes outside the
 // range, SRC's bytes in the prefix, a file it owns cut to the prefix.
-func BackendFailures(t *testing.T, nb engine.NewBackend) {
+func BackendFailures(t *testing.T, tg Target) {
 	for seed := uint64(1); seed <= randomSeeds(); seed++ {
 		rng := rand.New(rand.NewPCG(seed, 4646))
 		sp := randomCopySpec(rng)
 		c := &Chaos{Seed: seed, ReapFailAt: rng.IntN(6) + 1, Outstanding: new(int)}
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { randomCopy(t, nb, sp, seed, c) })
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { randomCopy(t, tg, sp, seed, c) })
 	}
 }
 
-func randomCopy(t *testing.T, nb engine.NewBackend, sp randomSpec, seed uint64, chaos *Chaos) {
+func randomCopy(t *testing.T, tg Target, sp randomSpec, seed uint64, chaos *Chaos) {
 	dir := t.TempDir()
 	srcPath, dstPath := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
 	src := MakeSparse(t, srcPath, sp.pieces, seed)
@@ -190,9 +190,10 @@ func randomCopy(t *testing.T, nb engine.NewBackend, sp randomSpec, seed uint64, 
 		if stopping {
 			c.Cancel = cancel
 		}
-		nb = c.Wrap(nb)
+		tg.New = c.Wrap(tg.New)
 	}
-	st, err := engine.Run(ctx, job, nb)
+	tg.serve(t, &job)
+	st, err := engine.Run(ctx, job, tg.New)
 	got, rerr := os.ReadFile(dstPath)
 	if rerr != nil {
 		t.Fatal(rerr)
@@ -267,6 +268,8 @@ func checkFailed(t *testing.T, sp randomSpec, job engine.Job, q engine.Request, 
 	}
 	op := q.Op.String()
 	switch {
+	case job.Ends[q.File] != nil:
+		op = job.OpName(q) // the end's own name for it
 	case q.Op == engine.OpFallocate && q.Mode&unix.FALLOC_FL_PUNCH_HOLE != 0:
 		op = "fallocate(PUNCH_HOLE)"
 	case q.Op == engine.OpFallocate:
@@ -276,8 +279,8 @@ func checkFailed(t *testing.T, sp randomSpec, job engine.Job, q engine.Request, 
 	if q.Op == engine.OpSync {
 		off = sp.dstOff
 	}
-	if oe.Op != op || oe.Path != job.Files[q.File].Name() || oe.Offset != off {
-		t.Fatalf("%v: error %q, want %s %s at offset %d", sp, err, op, job.Files[q.File].Name(), off)
+	if oe.Op != op || oe.Path != EndName(job, q.File) || oe.Offset != off {
+		t.Fatalf("%v: error %q, want %s %s at offset %d", sp, err, op, EndName(job, q.File), off)
 	}
 }
 

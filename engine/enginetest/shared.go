@@ -16,7 +16,7 @@ import (
 // backend, sharing one engine.Budget of slots (ringcp --jobs). Every copy
 // must be exact, and a small copy started beside big ones must finish
 // first: fair shares keep the big ones from taking every slot.
-func SharedBudget(t *testing.T, nb engine.NewBackend) {
+func SharedBudget(t *testing.T, tg Target) {
 	const bs = 64 << 10
 	bufs, err := align.AllocBuffers(4, bs)
 	if err != nil {
@@ -35,12 +35,13 @@ func SharedBudget(t *testing.T, nb engine.NewBackend) {
 		writeFile(t, srcPath, src)
 		job, cleanup := NewJob(t, srcPath, dstPath, true, bs, 1)
 		job.Budget, job.Length, job.FinalSize, job.CutBackOnStop = budget, size, size, true
+		tg.serve(t, &job)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer cleanup()
 			<-start
-			if _, err := engine.Run(context.Background(), job, nb); err != nil {
+			if _, err := engine.Run(context.Background(), job, tg.New); err != nil {
 				t.Errorf("copy %d: %v", i, err)
 				return
 			}

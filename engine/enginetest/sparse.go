@@ -18,13 +18,19 @@ type Piece struct {
 	n    int64
 }
 
+// DataPiece, HolePiece and ZerosPiece are pieces of n bytes for layouts
+// of MakeSparse: random data, a hole, written zeros.
+func DataPiece(n int64) Piece  { return Piece{"data", n} }
+func HolePiece(n int64) Piece  { return Piece{"hole", n} }
+func ZerosPiece(n int64) Piece { return Piece{"zeros", n} }
+
 // SparseProperty copies random extent layouts (data, holes, written zeros,
 // data or a hole at the very end, sizes that are not a block multiple)
 // into a new file and over an old file full of data, buffered and direct,
 // with and without preallocation. Each copy must read back exactly like
 // SRC, account for every byte, and a new DST must take no more blocks than
 // SRC.
-func SparseProperty(t *testing.T, nb engine.NewBackend) {
+func SparseProperty(t *testing.T, tg Target) {
 	for seed := uint64(1); seed <= 24; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 77))
 		pieces := RandomLayout(rng)
@@ -32,7 +38,7 @@ func SparseProperty(t *testing.T, nb engine.NewBackend) {
 		prealloc := seed%3 != 0
 		for _, overwrite := range []bool{false, true} {
 			name := fmt.Sprintf("seed=%d/direct=%v/prealloc=%v/overwrite=%v", seed, direct, prealloc, overwrite)
-			t.Run(name, func(t *testing.T) { sparseCopy(t, nb, pieces, direct, prealloc, overwrite, seed) })
+			t.Run(name, func(t *testing.T) { sparseCopy(t, tg, pieces, direct, prealloc, overwrite, seed) })
 		}
 	}
 }
@@ -86,7 +92,7 @@ func MakeSparse(t testing.TB, path string, ps []Piece, seed uint64) []byte {
 	return want
 }
 
-func sparseCopy(t *testing.T, nb engine.NewBackend, ps []Piece, direct, prealloc, overwrite bool, seed uint64) {
+func sparseCopy(t *testing.T, tg Target, ps []Piece, direct, prealloc, overwrite bool, seed uint64) {
 	dir := t.TempDir()
 	srcPath, dstPath := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
 	want := MakeSparse(t, srcPath, ps, seed)
@@ -100,7 +106,8 @@ func sparseCopy(t *testing.T, nb engine.NewBackend, ps []Piece, direct, prealloc
 	if seed%4 == 1 {
 		job.ZeroBlock = 0 // holes from SEEK_HOLE alone
 	}
-	st, err := engine.Run(context.Background(), job, nb)
+	tg.serve(t, &job)
+	st, err := engine.Run(context.Background(), job, tg.New)
 	// Close before counting blocks: ext4 keeps a per-inode preallocation
 	// for a file open for writing and returns it on the last close.
 	cleanup()

@@ -34,53 +34,85 @@ type Spec struct {
 	Truncate  bool  // set DST's size to DstOff+Length at the end
 }
 
+// Target is what the suite runs on: a backend, and where it moves the
+// bytes.
+type Target struct {
+	New engine.NewBackend
+	// Serve, when not nil, may reach a copy's files through other ends
+	// (an NBD export serving SRC's or DST's file): once the job is set up
+	// and before it runs, it sets job.Ends[id] and clears job.Files[id]
+	// for the ends it serves (the suite still closes the files). The
+	// files are then read and compared as they are.
+	Serve func(t testing.TB, job *engine.Job)
+}
+
+func (tg Target) serve(t testing.TB, job *engine.Job) {
+	t.Helper()
+	if tg.Serve != nil {
+		tg.Serve(t, job)
+	}
+}
+
+// EndName is the name errors give an end of job: its file's path, or the
+// URI of the end serving it.
+func EndName(job engine.Job, id engine.FileID) string {
+	if e := job.Ends[id]; e != nil {
+		return e.Name()
+	}
+	return job.Files[id].Name()
+}
+
 // Run runs the whole suite against a backend.
-func Run(t *testing.T, nb engine.NewBackend) {
-	t.Run("sizes", func(t *testing.T) { sizes(t, nb) })
+func Run(t *testing.T, nb engine.NewBackend) { RunTarget(t, Target{New: nb}) }
+
+// RunTarget runs the whole suite against a target.
+func RunTarget(t *testing.T, tg Target) {
+	t.Run("sizes", func(t *testing.T) { sizes(t, tg) })
 	t.Run("ranges", func(t *testing.T) {
 		for _, direct := range []bool{false, true} {
 			for _, sp := range rangeSpecs(direct) {
-				t.Run(fmt.Sprintf("%+v", sp), func(t *testing.T) { Copy(t, nb, sp) })
+				t.Run(fmt.Sprintf("%+v", sp), func(t *testing.T) { Copy(t, tg, sp) })
 			}
 		}
 	})
 	t.Run("overwrite-and-truncate", func(t *testing.T) {
 		for _, direct := range []bool{false, true} {
-			Copy(t, nb, Spec{Size: 100_000, Direct: direct, BlockSize: 1 << 16, Depth: 3, Length: -1, DstInit: 3 << 20, Truncate: true})
+			Copy(t, tg, Spec{Size: 100_000, Direct: direct, BlockSize: 1 << 16, Depth: 3, Length: -1, DstInit: 3 << 20, Truncate: true})
 		}
 	})
 	t.Run("depth-one", func(t *testing.T) {
-		Copy(t, nb, Spec{Size: 1<<20 + 7, Direct: true, BlockSize: 4096, Depth: 1, Length: -1, Truncate: true})
+		Copy(t, tg, Spec{Size: 1<<20 + 7, Direct: true, BlockSize: 4096, Depth: 1, Length: -1, Truncate: true})
 	})
-	t.Run("sparse", func(t *testing.T) { SparseProperty(t, nb) })
-	t.Run("random", func(t *testing.T) { RandomCopies(t, nb) })
-	t.Run("chaos", func(t *testing.T) { ChaosCopies(t, nb) })
-	t.Run("stopped", func(t *testing.T) { StoppedCopies(t, nb) })
-	t.Run("shared-budget", func(t *testing.T) { SharedBudget(t, nb) })
-	t.Run("rate-cap", func(t *testing.T) { RateCap(t, nb) })
-	t.Run("observed", func(t *testing.T) { Observed(t, nb) })
-	t.Run("periodic-barriers", func(t *testing.T) { PeriodicBarriers(t, nb) })
-	t.Run("read-passes", func(t *testing.T) { ReadPasses(t, nb) })
-	faults(t, nb)
+	t.Run("sparse", func(t *testing.T) { SparseProperty(t, tg) })
+	t.Run("random", func(t *testing.T) { RandomCopies(t, tg) })
+	t.Run("chaos", func(t *testing.T) { ChaosCopies(t, tg) })
+	t.Run("stopped", func(t *testing.T) { StoppedCopies(t, tg) })
+	t.Run("shared-budget", func(t *testing.T) { SharedBudget(t, tg) })
+	t.Run("rate-cap", func(t *testing.T) { RateCap(t, tg) })
+	t.Run("observed", func(t *testing.T) { Observed(t, tg) })
+	t.Run("periodic-barriers", func(t *testing.T) { PeriodicBarriers(t, tg) })
+	t.Run("read-passes", func(t *testing.T) { ReadPasses(t, tg) })
+	faults(t, tg)
 }
 
 // RunReduced is the part of the suite that runs a backend's other
 // settings (the io_uring backend without fixed buffers, vectored...): the
 // sizes, the faults and the stopped copies.
 func RunReduced(t *testing.T, nb engine.NewBackend) {
-	t.Run("sizes", func(t *testing.T) { sizes(t, nb) })
-	t.Run("stopped", func(t *testing.T) { StoppedCopies(t, nb) })
-	faults(t, nb)
+	tg := Target{New: nb}
+	t.Run("sizes", func(t *testing.T) { sizes(t, tg) })
+	t.Run("stopped", func(t *testing.T) { StoppedCopies(t, tg) })
+	faults(t, tg)
 }
 
-func faults(t *testing.T, nb engine.NewBackend) {
-	t.Run("failed", func(t *testing.T) { FailedCopies(t, nb) })
-	t.Run("backend-failed", func(t *testing.T) { BackendFailures(t, nb) })
-	t.Run("source-shrank", func(t *testing.T) { SourceShrank(t, nb) })
-	t.Run("canceled", func(t *testing.T) { Canceled(t, nb) })
+func faults(t *testing.T, tg Target) {
+	t.Run("failed", func(t *testing.T) { FailedCopies(t, tg) })
+	t.Run("backend-failed", func(t *testing.T) { BackendFailures(t, tg) })
+	t.Run("source-shrank", func(t *testing.T) { SourceShrank(t, tg) })
+	t.Run("canceled", func(t *testing.T) { Canceled(t, tg) })
 }
 
-func sizes(t *testing.T, nb engine.NewBackend) {
+func sizes(t *testing.T, tg Target) {
 	for _, size := range Sizes {
 		for _, direct := range []bool{false, true} {
 			bs := 64 << 10
@@ -88,7 +120,7 @@ func sizes(t *testing.T, nb engine.NewBackend) {
 				bs = align.DefaultBlockSize
 			}
 			spec := Spec{Size: size, Direct: direct, BlockSize: bs, Depth: 4, Length: -1, Truncate: true}
-			t.Run(fmt.Sprintf("%d/direct=%v", size, direct), func(t *testing.T) { Copy(t, nb, spec) })
+			t.Run(fmt.Sprintf("%d/direct=%v", size, direct), func(t *testing.T) { Copy(t, tg, spec) })
 		}
 	}
 }
@@ -105,7 +137,7 @@ func rangeSpecs(direct bool) []Spec {
 }
 
 // Copy runs one spec and checks DST byte for byte against what it must be.
-func Copy(t *testing.T, nb engine.NewBackend, sp Spec) {
+func Copy(t *testing.T, tg Target, sp Spec) {
 	t.Helper()
 	dir := t.TempDir()
 	src := RandomBytes(sp.Size, uint64(sp.Size)+1)
@@ -125,7 +157,8 @@ func Copy(t *testing.T, nb engine.NewBackend, sp Spec) {
 	if sp.Truncate {
 		job.FinalSize, job.CutBackOnStop = sp.DstOff+length, true
 	}
-	st, err := engine.Run(context.Background(), job, nb)
+	tg.serve(t, &job)
+	st, err := engine.Run(context.Background(), job, tg.New)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}

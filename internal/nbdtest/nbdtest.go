@@ -1,0 +1,166 @@
+// Package nbdtest starts real NBD servers (qemu-nbd, nbdkit) for tests
+// outside package nbd, and stops them when the test ends. Each server gets
+// a listening socket the test made itself, by socket activation
+// (LISTEN_FDS=1, the socket as fd 3; qemu-nbd and nbdkit both support it):
+// no port races, no waiting for a socket file to appear. Each runs in its
+// own process group, killed at the test's end. A missing server binary
+// skips the test with the reason (CI installs them: .ci/run).
+package nbdtest
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+// Transport is how a test reaches its server.
+type Transport string
+
+// Transports: a Unix socket in the test's temporary folder, or TCP on
+// loopback at a port the kernel chose.
+const (
+	Unix Transport = "unix"
+	TCP  Transport = "tcp"
+)
+
+// Transports are both, for tests that run over each.
+var Transports = []Transport{Unix, TCP}
+
+// Need skips the test unless every binary is installed.
+func Need(t testing.TB, bins ...string) {
+	t.Helper()
+	for _, b := range bins {
+		if _, err := exec.LookPath(b); err != nil {
+			t.Skipf("%s not installed (Debian: qemu-utils, nbdkit, libnbd-bin): %v", b, err)
+		}
+	}
+}
+
+// Server is a running server the test started.
+type Server struct {
+	URI  string
+	cmd  *exec.Cmd
+	once sync.Once
+}
+
+// Stop kills the server's process group and waits for it; the test's
+// cleanup does it too. It may be called from any goroutine (a timer that
+// kills the server mid-copy); later calls wait for the first.
+func (s *Server) Stop() {
+	s.once.Do(func() {
+		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		s.cmd.Wait()
+	})
+}
+
+// Pid is the server's process id (for SIGSTOP in tests of a server that
+// stops answering).
+func (s *Server) Pid() int { return s.cmd.Process.Pid }
+
+// Start runs argv with the socket as fd 3 and returns the server; its URI
+// names export. The shell sets LISTEN_PID to its own pid, which exec
+// keeps for the server.
+func Start(t testing.TB, tr Transport, export string, argv ...string) *Server {
+	t.Helper()
+	sock := ""
+	if tr == Unix {
+		sock = filepath.Join(t.TempDir(), "nbd.sock")
+	}
+	return start(t, sock, export, argv)
+}
+
+// StartAt is Start on a Unix socket at the path sock (which must not
+// exist), for a test that restarts a server where a client expects it.
+func StartAt(t testing.TB, sock, export string, argv ...string) *Server {
+	t.Helper()
+	return start(t, sock, export, argv)
+}
+
+func start(t testing.TB, sock, export string, argv []string) *Server {
+	t.Helper()
+	Need(t, argv[0])
+	f, uri := listen(t, sock, export)
+	var stderr bytes.Buffer
+	cmd := exec.Command("sh", append([]string{"-c", `LISTEN_PID=$$ LISTEN_FDS=1 exec "$@"`, "sh"}, argv...)...)
+	cmd.ExtraFiles = []*os.File{f}
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Only the server holds the socket now: if it dies, clients get
+	// ECONNREFUSED at once instead of waiting in the backlog.
+	f.Close()
+	s := &Server{URI: uri, cmd: cmd}
+	t.Cleanup(func() {
+		s.Stop()
+		if t.Failed() && stderr.Len() > 0 {
+			t.Logf("%s stderr:\n%s", argv[0], stderr.String())
+		}
+	})
+	return s
+}
+
+// listen makes the socket a server will inherit, and the URI naming it:
+// a Unix socket at sock, or TCP on loopback when sock is "".
+func listen(t testing.TB, sock, export string) (*os.File, string) {
+	t.Helper()
+	var ln net.Listener
+	var err error
+	if sock != "" {
+		ln, err = net.Listen("unix", sock)
+		if err == nil {
+			// Our copy closes below; the server's keeps the file.
+			ln.(*net.UnixListener).SetUnlinkOnClose(false)
+		}
+		t.Cleanup(func() { os.Remove(sock) })
+	} else {
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := ln.(interface{ File() (*os.File, error) }).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close() // f is a dup that keeps listening
+	t.Cleanup(func() { f.Close() })
+	exp := url.PathEscape(export)
+	if sock != "" {
+		return f, fmt.Sprintf("nbd+unix:///%s?socket=%s", exp, url.QueryEscape(ln.Addr().String()))
+	}
+	return f, fmt.Sprintf("nbd://%s/%s", ln.Addr().String(), exp)
+}
+
+// QemuNBD serves image in format (raw, qcow2...) with qemu-nbd as export
+// "disk", for up to 8 clients at once, until the test ends; extra goes
+// before the image (-r for read-only, --cache=none...).
+func QemuNBD(t testing.TB, tr Transport, format, image string, extra ...string) *Server {
+	args := append([]string{"qemu-nbd", "--persistent", "--shared=8", "-f", format, "-x", "disk"}, extra...)
+	return Start(t, tr, "disk", append(args, image)...)
+}
+
+// Nbdkit serves a plugin, with its filters and parameters in args
+// ("--filter=delay", "memory", "1M", "delay-read=1ms"), in the foreground
+// until the test ends. Its default export is "".
+func Nbdkit(t testing.TB, tr Transport, args ...string) *Server {
+	return Start(t, tr, "", append([]string{"nbdkit", "-f"}, args...)...)
+}
+
+// QemuImg runs qemu-img and fails the test if it fails.
+func QemuImg(t testing.TB, args ...string) {
+	t.Helper()
+	Need(t, "qemu-img")
+	if out, err := exec.Command("qemu-img", args...).CombinedOutput(); err != nil {
+		t.Fatalf("qemu-img %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
