@@ -124,6 +124,10 @@ type Setup struct {
 	Files   Files
 	Buffers [][]byte // one per slot, from anonymous mmap
 	Depth   int      // slots, so data requests in flight at most
+	// IOPrio, when not 0, is the I/O priority of every read and write
+	// (Job.IOPrio): the backend applies it to each request (io_uring's
+	// sqe->ioprio) or to the threads that make them (ioprio_set).
+	IOPrio IOPrio
 }
 
 // NewBackend builds a backend. Run calls it on its locked OS thread.

@@ -65,6 +65,9 @@ type Job struct {
 	// once, and changed while they run (SetLimit, SetBurst); its burst
 	// must hold at least one block.
 	Rate *rate.Limiter
+	// IOPrio, when not 0, is the I/O priority of the copy's reads and
+	// writes (ioprio.go), passed to the backend in Setup.
+	IOPrio IOPrio
 	// Progress, when not nil, is updated as the copy advances.
 	Progress *Progress
 }
