@@ -57,7 +57,8 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	var bs, srcOff, dstOff, length sizeFlag
 	var qd int
 	var engine, direct, syncMode, sparse, offload, srcFormat string
-	var zeroBlock sizeFlag
+	var zeroBlock, maxRate sizeFlag
+	var ioprio string
 	fs := pflag.NewFlagSet("ringcp", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.SortFlags = false
@@ -77,6 +78,9 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&cfg.progress, "progress", "auto", "auto|always|none: live progress line on stderr (auto: when it is a terminal)")
 	fs.BoolVarP(&cfg.verbose, "verbose", "v", false, "explain alignment, block size, direct I/O and engine choices")
 	fs.StringVar(&srcFormat, "src-format", "", "raw: copy SRC's bytes as they are although they form a disk image (qcow2, vmdk, vhdx, vdi, vpc, qed), which is refused otherwise")
+	fs.Var(&maxRate, "max-rate", "cap the bytes moved per second (50M: 50 MiB/s; 0: no cap); change it while the copy runs with ringcp rate PID RATE")
+	fs.StringVar(&ioprio, "ioprio", "", "idle|be[:0-7]|rt[:0-7]: I/O priority of every read and write (mq-deadline and bfq honour it)")
+	yield := fs.Bool("yield", false, "give the disk to other work: cut depth and rate while others wait on it, raise them when they no longer do")
 	force := fs.Bool("force", false, "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device), create a file in /dev, try a copy that seems not to fit; never a mounted DST")
 	help := fs.BoolP("help", "h", false, "show this help")
 	onlyOnce(fs)
@@ -123,6 +127,7 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 		cfg.opts.ZeroBlock = int(zeroBlock.v)
 	}
 	cfg.opts.Force, cfg.opts.SrcFormat = *force, srcFormat
+	cfg.opts.MaxRate, cfg.opts.IOPrio, cfg.opts.Yield = maxRate.v, ioprio, *yield
 	return cfg, nil
 }
 

@@ -12,29 +12,33 @@ import (
 // jsonReport is the --json object. Field names are a stable interface for
 // integrations: add, never rename.
 type jsonReport struct {
-	Src             string  `json:"src"`
-	Dst             string  `json:"dst"`
-	Engine          string  `json:"engine"`
-	FallbackReason  string  `json:"fallback_reason"`
-	Bytes           int64   `json:"bytes"`
-	BytesRead       int64   `json:"bytes_read"`
-	Seconds         float64 `json:"seconds"`
-	BytesPerSecond  float64 `json:"bytes_per_second"`
-	CPUSeconds      float64 `json:"cpu_seconds"`
-	BlockSize       int     `json:"block_size"`
-	QueueDepth      int     `json:"queue_depth"`
-	DirectSrc       bool    `json:"direct_src"`
-	DirectDst       bool    `json:"direct_dst"`
-	BytesHoles      int64   `json:"bytes_holes"`
-	BytesZeroed     int64   `json:"bytes_zeroed"`
-	Offload         string  `json:"offload"`
-	OffloadFallback string  `json:"offload_fallback"`
-	Synced          bool    `json:"synced"`
-	DstState        string  `json:"dst_state"`
-	Contiguous      int64   `json:"contiguous"`
-	Error           string  `json:"error,omitempty"`
-	FixedBuffers    bool    `json:"fixed_buffers"`
-	EngineDetail    string  `json:"engine_detail"`
+	Src             string        `json:"src"`
+	Dst             string        `json:"dst"`
+	Engine          string        `json:"engine"`
+	FallbackReason  string        `json:"fallback_reason"`
+	Bytes           int64         `json:"bytes"`
+	BytesRead       int64         `json:"bytes_read"`
+	Seconds         float64       `json:"seconds"`
+	BytesPerSecond  float64       `json:"bytes_per_second"`
+	CPUSeconds      float64       `json:"cpu_seconds"`
+	BlockSize       int           `json:"block_size"`
+	QueueDepth      int           `json:"queue_depth"`
+	DirectSrc       bool          `json:"direct_src"`
+	DirectDst       bool          `json:"direct_dst"`
+	BytesHoles      int64         `json:"bytes_holes"`
+	BytesZeroed     int64         `json:"bytes_zeroed"`
+	Offload         string        `json:"offload"`
+	OffloadFallback string        `json:"offload_fallback"`
+	Synced          bool          `json:"synced"`
+	DstState        string        `json:"dst_state"`
+	Contiguous      int64         `json:"contiguous"`
+	Error           string        `json:"error,omitempty"`
+	FixedBuffers    bool          `json:"fixed_buffers"`
+	EngineDetail    string        `json:"engine_detail"`
+	MaxRate         int64         `json:"max_rate"`
+	AchievedRate    float64       `json:"achieved_rate"`
+	IOPrio          string        `json:"ioprio"`
+	IOLimits        []jsonIOLimit `json:"io_limits"`
 }
 
 func toJSON(r copier.Report) jsonReport {
@@ -48,6 +52,7 @@ func toJSON(r copier.Report) jsonReport {
 	if r.Seconds > 0 {
 		j.BytesPerSecond = float64(r.Bytes) / r.Seconds
 	}
+	j.MaxRate, j.AchievedRate, j.IOPrio, j.IOLimits = r.MaxRate, r.Rate(), r.IOPrio, ioLimitsJSON(r.IOLimits)
 	return j
 }
 

@@ -113,6 +113,19 @@ type Options struct {
 	// SrcFormat "raw" (SrcFormatRaw) copies SRC's bytes even when they are
 	// a disk image container (qcow2, vmdk...); "" refuses such a SRC.
 	SrcFormat string
+	// MaxRate, when positive, caps the bytes of the range moved per
+	// second (read, then written once; holes that are never read and
+	// fallocate zeroing do not count). Plan.SetMaxRate changes it while
+	// the copy runs. See share.go.
+	MaxRate int64
+	// IOPrio is the I/O priority of the copy's reads and writes: "idle",
+	// "be", "be:0".."be:7", "rt", "rt:0".."rt:7" (engine.ParseIOPrio);
+	// "" leaves it to the kernel.
+	IOPrio string
+	// Yield gives the disk to other work: while others wait on it, the
+	// copy cuts its depth and rate, and raises them again when they no
+	// longer do (yield.go).
+	Yield bool
 	// Progress, when not nil, counts completed reads and writes.
 	Progress *engine.Progress
 }
@@ -159,6 +172,11 @@ func (o *Options) normalize() error {
 		return refuse("", fmt.Sprintf("block size %d out of range (1 B to 1 GiB)", o.BlockSize))
 	case o.QueueDepth < 0 || o.QueueDepth > align.MaxQueueDepth:
 		return refuse("", fmt.Sprintf("queue depth %d out of range (1 to %d)", o.QueueDepth, align.MaxQueueDepth))
+	case o.MaxRate < 0:
+		return refuse("", "the rate cap must not be negative")
+	}
+	if _, err := engine.ParseIOPrio(o.IOPrio); err != nil {
+		return refuse("", err.Error())
 	}
 	return nil
 }

@@ -25,6 +25,13 @@ type Plan struct {
 	offloadMode    OffloadMode // OffloadNever, OffloadReflink or OffloadCopyRange: what Run tries first
 	Notes          []string
 	Forced         string // what Options.Force overrode (DST in use, a new file in /dev, too little room), or ""
+	// IOLimits are the cgroup I/O limits on the disks the copy reads and
+	// writes; the block size and depth were fitted to them.
+	IOLimits []IOLimit
+	// IOPrio is the I/O priority the copy's reads and writes will have
+	// ("idle", "be:4"...), "" for the kernel's default.
+	IOPrio string
+	gov    *governor // the rate cap and the depth while the copy runs
 }
 
 // Prepare checks opts against both ends and decides how to copy. It writes
@@ -43,7 +50,7 @@ func Prepare(opts Options) (*Plan, error) {
 	}
 	steps := []func() error{p.checkPseudoFS, p.checkRange, p.checkSameObject, p.checkInUse, p.checkLocks, p.checkDestSize,
 		p.checkNewInDev, p.checkWritable, p.checkFileLimit, p.checkImageFormat,
-		p.chooseDirect, p.chooseSizes, p.chooseSparse, p.chooseOffload, p.checkRoom, p.chooseEngine}
+		p.chooseDirect, p.chooseSizes, p.fitShare, p.chooseIOPrio, p.chooseSparse, p.chooseOffload, p.checkRoom, p.chooseEngine}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return nil, err

@@ -37,10 +37,27 @@ type Report struct {
 	// without a gap; DstState says what DST holds (after a failure too).
 	Contiguous int64
 	DstState   DstState
+	// MaxRate is the rate cap when the copy ended (Plan.SetMaxRate may
+	// have changed Options.MaxRate meanwhile), in bytes per second; 0
+	// for none.
+	MaxRate int64
+	// IOPrio is the I/O priority the reads and writes had, "" for the
+	// kernel's default; IOLimits the cgroup limits the copy was fitted to.
+	IOPrio   string
+	IOLimits []IOLimit
 	// Notes are what Run decided or met that Plan.Notes could not say
 	// yet: how a new DST was created, why an offload gave way, a side
 	// that stayed buffered.
 	Notes []string
+}
+
+// Rate is the rate the cap governs, in bytes per second: the bytes read
+// (each is written once) over the copy's time. 0 when no time passed.
+func (r *Report) Rate() float64 {
+	if r.Seconds <= 0 {
+		return 0
+	}
+	return float64(r.BytesRead) / r.Seconds
 }
 
 func (r *Report) note(format string, args ...any) {
@@ -62,7 +79,8 @@ func Copy(ctx context.Context, opts Options) (Report, error) {
 // Run does not change the Plan: what it learns goes into the Report.
 func (p *Plan) Run(ctx context.Context) (Report, error) {
 	rep := Report{Src: p.opts.Src, Dst: p.opts.Dst, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
-		DirectSrc: p.src.direct, DirectDst: p.dst.direct, FallbackReason: p.FallbackReason}
+		DirectSrc: p.src.direct, DirectDst: p.dst.direct, FallbackReason: p.FallbackReason,
+		IOPrio: p.IOPrio, IOLimits: p.IOLimits}
 	a, err := p.acquire(&rep)
 	if err != nil {
 		return rep, err
@@ -72,6 +90,7 @@ func (p *Plan) Run(ctx context.Context) (Report, error) {
 	st, err := p.move(ctx, a, &rep)
 	a.undrained = errors.Is(err, engine.ErrUndrained)
 	rep.Seconds, rep.CPUSeconds = time.Since(start).Seconds(), cpuTime()-cpu0
+	rep.MaxRate = p.gov.capNow()
 	rep.Engine, rep.Caps = st.Backend, st.Caps
 	if rep.Offload != "" {
 		rep.Engine = rep.Offload
@@ -173,6 +192,8 @@ func (p *Plan) acquireAll(a *acquired, rep *Report) error {
 		return fmt.Errorf("cannot map %d buffers of %d bytes: %w (a smaller block size or queue depth needs less)", p.QueueDepth, p.BlockSize, errors.Unwrap(err))
 	}
 	job := p.job(a.files, a.bufs.Slots, a.dst.direct)
+	job.Budget = engine.NewBudget(a.bufs.Slots)
+	p.gov.attach(job.Budget)
 	a.copy, err = p.openEngine(job, rep)
 	return err
 }
@@ -202,7 +223,9 @@ func (p *Plan) job(files engine.Files, bufs [][]byte, dstDirect bool) engine.Job
 		BlockSize: p.BlockSize, Buffers: bufs,
 		SrcAlign: p.src.alignment(), DstAlign: dstAlign,
 		Sync: !p.opts.NoSync, Progress: p.opts.Progress, Sparse: p.sparse,
+		Rate: p.gov.lim,
 	}
+	job.IOPrio, _ = engine.ParseIOPrio(p.IOPrio)
 	if p.dst.isBlock {
 		return job
 	}
