@@ -19,7 +19,8 @@ type IOLimit struct {
 	// The limits the copy meets: reads on SRC's disk, writes on DST's;
 	// 0 for none.
 	ReadBPS, WriteBPS, ReadIOPS, WriteIOPS uint64
-	Files                                  []string // the files that set them
+
+	Files []string // the files that set them
 }
 
 // blkcgSys is whose cgroups are read; tests replace it.
