@@ -226,6 +226,9 @@ func (p *Plan) job(files engine.Files, bufs [][]byte, dstDirect bool) engine.Job
 		Rate: p.gov.lim,
 	}
 	job.IOPrio, _ = engine.ParseIOPrio(p.IOPrio)
+	// Under a cgroup I/O limit every request is charged once only if it
+	// is never tried without blocking first (engine.Job.Blocking).
+	job.Blocking = len(p.IOLimits) > 0
 	if p.dst.isBlock {
 		return job
 	}

@@ -25,28 +25,29 @@ import (
 //     flight than the limit lets through in about a second: blk-throttle
 //     queues what is over the limit inside the kernel, where io_uring does
 //     not push back (liburing#293), and a copy that stops must wait for
-//     all of it; a block is at most an eighth of a second of it. No
-//     request is larger than the throttled disk takes whole
-//     (max_sectors_kb): see maxIOWhy.
+//     all of it; a block is at most an eighth of a second of it. Every
+//     request is issued blocking (engine.Job.Blocking): see blockingWhy.
 
 // capInFlight is the part of a second of the cap that may be in flight.
 const capInFlight = 20 // 1/20 s: 50 ms
 
-// maxIOWhy is why a request under a cgroup limit must not be split. Found
-// on Linux 6.18 with a v1 write_bps_device of 100 MiB/s on a loop device
-// (max_sectors_kb 1280): 8 MiB io_uring writes got 52 MB/s, 1 MiB ones
-// 105 MB/s, and blkio.throttle.io_service_bytes counted 2 GiB for each
-// 1 GiB copied. Traced (block_bio_queue, block_split,
-// io_uring_queue_async_work): io_uring first issues a write without
-// blocking (REQ_NOWAIT); submit_bio_noacct charges the whole bio to the
-// throttle (blk_throtl_bio) and holds it there; only then does
-// blk_mq_submit_bio find it must be split, and a REQ_NOWAIT bio cannot
-// be (bio_split_rw_at: -EAGAIN); io_uring reissues it from an io-wq
-// worker, blocking, and the throttle charges it again. Every byte is
-// paid for twice. With fixed buffers a request is one bio of any size;
-// the pool's pwrite builds bios of at most 1 MiB, which is why it was not
-// hit. Reads are the same under read_bps_device.
-const maxIOWhy = "a larger request is split by the kernel, and io_uring's non-blocking first try of a request that must be split fails (EAGAIN) after the throttle has charged it: the retry is charged again, which halves the rate"
+// blockingWhy is why requests under a cgroup limit are issued blocking.
+// Found on Linux 6.18 with a v1 write_bps_device of 100 MiB/s on a loop
+// device: io_uring's 8 MiB writes got 52 MB/s, 1 MiB ones 105 MB/s, and
+// blkio.throttle.io_service_bytes counted 2 GiB for each 1 GiB copied.
+// Traced (block_bio_queue, block_split, io_uring_queue_async_work):
+// io_uring first issues a write without blocking (REQ_NOWAIT);
+// submit_bio_noacct charges the whole bio to the throttle
+// (blk_throtl_bio) and holds it there; only then does blk_mq_submit_bio
+// find that it must be split (max_sectors_kb 1280), which a REQ_NOWAIT
+// bio cannot be (bio_split_rw_at: -EAGAIN); io_uring reissues it from an
+// io-wq worker, blocking, and the throttle charges it again. Every byte
+// was paid for twice. Requests the disk takes whole are not enough: a
+// loop device whose backing file must allocate, or a full tag set, also
+// fail a non-blocking bio after the throttle charged it (1.25 MiB writes
+// to a sparse-backed loop device were charged 1.2 times). The pool's
+// pwrite always blocks, which is why it was not hit.
+const blockingWhy = "io_uring issues every request blocking (IOSQE_ASYNC): a non-blocking first try that fails after the throttle has charged it (a request the kernel must split, a loop device that must allocate) is charged again when retried, which halved the rate"
 
 // shareFit is what the copy's sizes must fit.
 type shareFit struct {
@@ -54,8 +55,6 @@ type shareFit struct {
 	limit    int64  // the cgroups' least bps limit the copy meets; 0 for none
 	limitWhy string // whose limit, for -v
 	iops     int64  // requests per second the cgroups allow, 0 for none
-	maxIO    int64  // the largest request a throttled disk takes whole, 0 when no cgroup limits it
-	maxWhy   string
 }
 
 // fitSizes shrinks the chosen block size and queue depth to f. A block
@@ -74,9 +73,6 @@ func (p *Plan) fitSizes(f shareFit, unit int64) {
 			bs = limit
 			p.note("block size %s: %s", units.Format(bs), why)
 		}
-	}
-	if f.maxIO > 0 {
-		shrink(f.maxIO, f.maxWhy)
 	}
 	if f.limit > 0 {
 		shrink(f.limit/8, fmt.Sprintf("at most 1/8 of %s/s (%s), so the copy moves in steps of an eighth of a second", units.Format(f.limit), f.limitWhy))

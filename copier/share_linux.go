@@ -1,7 +1,6 @@
 package copier
 
 import (
-	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -32,6 +31,9 @@ var blkcgSys = blkcg.Self
 func (p *Plan) fitShare() error {
 	f := shareFit{cap: p.opts.MaxRate}
 	p.findIOLimits(&f)
+	if len(p.IOLimits) > 0 {
+		p.note("%s", blockingWhy)
+	}
 	p.fitSizes(f, lcm(int64(p.src.geo.DirectAlign()), int64(p.dst.geo.DirectAlign())))
 	p.gov = newGovernor(p.opts.MaxRate, p.BlockSize, p.QueueDepth)
 	return nil
@@ -71,12 +73,12 @@ func (p *Plan) findIOLimits(f *shareFit) {
 			continue
 		}
 		p.IOLimits = append(p.IOLimits, lim)
-		p.addLimit(f, lim, side.disk)
+		p.addLimit(f, lim)
 	}
 }
 
 // addLimit tightens f to one disk's limit, with a note.
-func (p *Plan) addLimit(f *shareFit, lim IOLimit, disk uint64) {
+func (p *Plan) addLimit(f *shareFit, lim IOLimit) {
 	p.note("cgroup I/O limit on %s's disk %s: %s (%s)", lim.Side, lim.Disk, lim.describe(), strings.Join(lim.Files, ", "))
 	for _, bps := range []uint64{lim.ReadBPS, lim.WriteBPS} {
 		if bps > 0 && (f.limit == 0 || int64(bps) < f.limit) {
@@ -87,14 +89,6 @@ func (p *Plan) addLimit(f *shareFit, lim IOLimit, disk uint64) {
 		if iops > 0 && (f.iops == 0 || int64(iops) < f.iops) {
 			f.iops = int64(min(iops, 1<<62))
 		}
-	}
-	q, ok := sysblock.QueueOf(disk)
-	if !ok || q.MaxSectorsKB <= 0 {
-		return
-	}
-	if most := int64(q.MaxSectorsKB) * 1024; f.maxIO == 0 || most < f.maxIO {
-		f.maxIO = most
-		f.maxWhy = fmt.Sprintf("the most disk %s takes in one request (max_sectors_kb %d) under its cgroup limit: %s", lim.Disk, q.MaxSectorsKB, maxIOWhy)
 	}
 }
 

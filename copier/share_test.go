@@ -6,9 +6,9 @@ import (
 )
 
 // TestFitSizes: a cap keeps 50 ms of it in flight, over two blocks where
-// it can; a cgroup limit shrinks the block to an eighth of a second of
-// it and to what the throttled disk takes whole, and keeps a second in
-// flight; sizes the caller gave are kept, with a note.
+// it can; a cgroup limit shrinks the block to an eighth of a second of it
+// and keeps a second in flight; sizes the caller gave are kept, with a
+// note.
 func TestFitSizes(t *testing.T) {
 	const M = 1 << 20
 	cases := []struct {
@@ -26,11 +26,13 @@ func TestFitSizes(t *testing.T) {
 		{name: "1 MiB/s", bs: 8 * M, qd: 8, fit: shareFit{cap: M}, unit: 4096, wantBS: 24 << 10, wantQD: 2},
 		{name: "tiny cap", bs: 8 * M, qd: 8, fit: shareFit{cap: 1000}, unit: 4096, wantBS: 4096, wantQD: 1, note: "queue depth 1"},
 		{name: "unit not a power of two", bs: 12 * M, qd: 8, fit: shareFit{cap: 10 * M}, unit: 3 << 12, wantBS: 21 * 3 << 12, wantQD: 2},
-		{name: "cgroup maxIO", bs: 8 * M, qd: 8, fit: shareFit{limit: 100 * M, limitWhy: "cgroup", maxIO: 1280 << 10, maxWhy: "split"}, unit: 512, wantBS: 1280 << 10, wantQD: 8, note: "split"},
-		{name: "cgroup slow", bs: 8 * M, qd: 8, fit: shareFit{limit: 4 * M, limitWhy: "cgroup", maxIO: 1280 << 10, maxWhy: "split"}, unit: 512, wantBS: 512 << 10, wantQD: 8},
-		{name: "cgroup very slow", bs: 8 * M, qd: 8, fit: shareFit{limit: M, limitWhy: "cgroup", maxIO: 1280 << 10, maxWhy: "split"}, unit: 4096, wantBS: 128 << 10, wantQD: 8},
-		{name: "cgroup and cap", bs: 8 * M, qd: 8, fit: shareFit{cap: 40 * M, limit: 100 * M, limitWhy: "cgroup", maxIO: 4 * M, maxWhy: "split"}, unit: 4096, wantBS: M, wantQD: 2},
-		{name: "iops", bs: 8 * M, qd: 32, fit: shareFit{iops: 10, maxIO: 4 * M, maxWhy: "split"}, unit: 4096, wantBS: 4 * M, wantQD: 10, note: "10 requests"},
+		{name: "cgroup", bs: 8 * M, qd: 8, fit: shareFit{limit: 100 * M, limitWhy: "cgroup"}, unit: 512, wantBS: 8 * M, wantQD: 8},
+		{name: "cgroup 32 MiB/s", bs: 8 * M, qd: 8, fit: shareFit{limit: 32 * M, limitWhy: "cgroup"}, unit: 512, wantBS: 4 * M, wantQD: 8, note: "1/8 of 32.0 MiB/s (cgroup)"},
+		{name: "cgroup slow", bs: 8 * M, qd: 8, fit: shareFit{limit: 4 * M, limitWhy: "cgroup"}, unit: 512, wantBS: 512 << 10, wantQD: 8},
+		{name: "cgroup very slow", bs: 8 * M, qd: 8, fit: shareFit{limit: M, limitWhy: "cgroup"}, unit: 4096, wantBS: 128 << 10, wantQD: 8},
+		{name: "cgroup and cap", bs: 8 * M, qd: 8, fit: shareFit{cap: 40 * M, limit: 100 * M, limitWhy: "cgroup"}, unit: 4096, wantBS: M, wantQD: 2},
+		{name: "cgroup under the cap", bs: 8 * M, qd: 8, fit: shareFit{cap: 400 * M, limit: 24 * M, limitWhy: "cgroup"}, unit: 4096, wantBS: 3 * M, wantQD: 6},
+		{name: "iops", bs: 8 * M, qd: 32, fit: shareFit{iops: 10}, unit: 4096, wantBS: 8 * M, wantQD: 10, note: "10 requests"},
 		{name: "given block", bs: 8 * M, qd: 8, givenBS: true, fit: shareFit{cap: M}, unit: 4096, wantBS: 8 * M, wantQD: 1, note: "(given) is over"},
 		{name: "given depth", bs: 8 * M, qd: 16, givenQD: true, fit: shareFit{cap: 8 * M}, unit: 4096, wantBS: 204 << 10, wantQD: 16, note: "(given) keeps more"},
 	}

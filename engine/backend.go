@@ -128,6 +128,9 @@ type Setup struct {
 	// (Job.IOPrio): the backend applies it to each request (io_uring's
 	// sqe->ioprio) or to the threads that make them (ioprio_set).
 	IOPrio IOPrio
+	// Blocking asks that reads and writes be issued blocking, never tried
+	// without blocking first (Job.Blocking).
+	Blocking bool
 }
 
 // NewBackend builds a backend. Run calls it on its locked OS thread.

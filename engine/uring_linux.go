@@ -24,6 +24,7 @@ type uringBackend struct {
 	notes      []string
 	dead       error  // see died
 	ioprio     IOPrio // sqe->ioprio of every read and write
+	blocking   bool   // IOSQE_ASYNC on every read and write (Setup.Blocking)
 }
 
 var _ Backend = (*uringBackend)(nil)
@@ -76,10 +77,13 @@ func newUring(s Setup, o UringOptions) (Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &uringBackend{r: r, cqes: make([]ring.CQE, s.Depth+2), vectored: o.Vectored, ioprio: s.IOPrio}
+	b := &uringBackend{r: r, cqes: make([]ring.CQE, s.Depth+2), vectored: o.Vectored, ioprio: s.IOPrio, blocking: s.Blocking}
 	b.notes = append(b.notes, "ring flags "+r.Flags().String())
 	if s.IOPrio != 0 {
 		b.notes = append(b.notes, "ioprio "+s.IOPrio.String())
+	}
+	if s.Blocking {
+		b.notes = append(b.notes, "blocking submission (IOSQE_ASYNC)")
 	}
 	if err := b.chooseOps(); err != nil {
 		r.Close()
@@ -219,6 +223,9 @@ func (b *uringBackend) prep(sqe *ring.SQE, q *Request) {
 		// also when the request is punted to an io-wq worker. Syncs and
 		// fallocates keep the thread's priority.
 		sqe.IOPrio = uint16(b.ioprio)
+		if b.blocking {
+			sqe.Flags |= ring.SQEAsync
+		}
 	}
 	if b.fixedFiles {
 		sqe.Flags |= ring.SQEFixedFile

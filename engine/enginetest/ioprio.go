@@ -162,3 +162,24 @@ func idleColumn(path string) int64 {
 	n, _ := strconv.ParseInt(f[2], 10, 64)
 	return n
 }
+
+// Blocking copies with every read and write issued blocking
+// (Job.Blocking): exact, and io_uring says it sets IOSQE_ASYNC.
+func Blocking(t *testing.T, nb engine.NewBackend) {
+	const size, bs = 3<<20 + 4097, 256 << 10
+	dir := t.TempDir()
+	src := RandomBytes(size, 41)
+	srcPath, dstPath := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	writeFile(t, srcPath, src)
+	job, cleanup := NewJob(t, srcPath, dstPath, true, bs, 4)
+	defer cleanup()
+	job.Length, job.FinalSize, job.Blocking = size, size, true
+	st, err := engine.Run(context.Background(), job, nb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	CompareFile(t, dstPath, src)
+	if st.Backend == "io_uring" && !strings.Contains(st.Caps.Detail, "IOSQE_ASYNC") {
+		t.Errorf("caps %q do not say IOSQE_ASYNC", st.Caps.Detail)
+	}
+}

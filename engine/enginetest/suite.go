@@ -60,6 +60,7 @@ func Run(t *testing.T, nb engine.NewBackend) {
 	t.Run("rate-cap", func(t *testing.T) { RateCap(t, nb) })
 	t.Run("ioprio", func(t *testing.T) { IOPriority(t, nb) })
 	t.Run("ioprio-scheduled", func(t *testing.T) { IOPrioScheduled(t, nb) })
+	t.Run("blocking", func(t *testing.T) { Blocking(t, nb) })
 	t.Run("observed", func(t *testing.T) { Observed(t, nb) })
 	t.Run("periodic-barriers", func(t *testing.T) { PeriodicBarriers(t, nb) })
 	t.Run("read-passes", func(t *testing.T) { ReadPasses(t, nb) })

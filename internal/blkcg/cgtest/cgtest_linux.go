@@ -116,3 +116,23 @@ func (g *Group) Command(name string, args ...string) *exec.Cmd {
 	script := `echo $$ > "$0/cgroup.procs" && exec "$@"`
 	return exec.Command("sh", append([]string{"-c", script, g.Dir, name}, args...)...)
 }
+
+// ServiceBytes is what blkio.throttle.io_service_bytes says the group
+// moved on the disk of dev, for op "Read" or "Write": every byte the
+// throttle charged, once per charge.
+func (g *Group) ServiceBytes(dev, op string) uint64 {
+	g.t.Helper()
+	disk := DiskNumber(g.t, dev)
+	data, err := os.ReadFile(filepath.Join(g.Dir, "blkio.throttle.io_service_bytes"))
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		var d, o string
+		var n uint64
+		if _, err := fmt.Sscan(line, &d, &o, &n); err == nil && d == disk && o == op {
+			return n
+		}
+	}
+	return 0
+}
