@@ -24,6 +24,7 @@ var errHelp = errors.New("help shown")
 
 const usageHead = `Usage: ringcp [flags] SRC DST
        ringcp demo [--size SIZE]
+       ringcp rate PID [RATE]   (show or change the rate cap of a running copy)
 
 Copies SRC to DST (regular files or block devices; DST may be a new file)
 with io_uring and O_DIRECT, ending with an fdatasync barrier.

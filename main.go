@@ -42,6 +42,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "demo" {
 		return runDemo(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "rate" {
+		return rateCommand(args[1:], stdout, stderr)
+	}
 	cfg, err := parseArgs(args, stdout)
 	if errors.Is(err, errHelp) {
 		return exitOK
@@ -72,6 +75,7 @@ func copyCommand(cfg config, stdout, stderr io.Writer) int {
 	}
 	ctx, sig := withSignals()
 	defer sig.stop()
+	defer startRateControl(plan, stderr)()
 	stopProgress := startProgress(cfg.progress, progress, plan.Length, stderr)
 	rep, err := plan.Run(ctx)
 	stopProgress()
