@@ -39,6 +39,7 @@ type jsonReport struct {
 	AchievedRate    float64       `json:"achieved_rate"`
 	IOPrio          string        `json:"ioprio"`
 	IOLimits        []jsonIOLimit `json:"io_limits"`
+	Yield           *jsonYield    `json:"yield"`
 }
 
 func toJSON(r copier.Report) jsonReport {
@@ -53,6 +54,7 @@ func toJSON(r copier.Report) jsonReport {
 		j.BytesPerSecond = float64(r.Bytes) / r.Seconds
 	}
 	j.MaxRate, j.AchievedRate, j.IOPrio, j.IOLimits = r.MaxRate, r.Rate(), r.IOPrio, ioLimitsJSON(r.IOLimits)
+	j.Yield = yieldJSON(r.Yield)
 	return j
 }
 

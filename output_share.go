@@ -22,3 +22,27 @@ func ioLimitsJSON(ls []copier.IOLimit) []jsonIOLimit {
 	}
 	return out
 }
+
+// jsonYield is what the yield controller did, in --json; null when
+// --yield was not given.
+type jsonYield struct {
+	Cuts         int     `json:"cuts"`
+	Raises       int     `json:"raises"`
+	CutSeconds   float64 `json:"cut_seconds"`
+	LowestDepth  int     `json:"lowest_depth"`
+	LowestRate   int64   `json:"lowest_rate"`
+	ProbeBaseSec float64 `json:"probe_base_seconds"`
+	ProbeMaxSec  float64 `json:"probe_max_seconds"`
+	OthersMax    float64 `json:"others_max_iops"`
+	PSISomeMax   float64 `json:"psi_some_max"`
+	PSIFullMax   float64 `json:"psi_full_max"`
+}
+
+func yieldJSON(y *copier.YieldReport) *jsonYield {
+	if y == nil {
+		return nil
+	}
+	return &jsonYield{Cuts: y.Cuts, Raises: y.Raises, CutSeconds: y.CutSeconds, LowestDepth: y.LowestDepth,
+		LowestRate: y.LowestRate, ProbeBaseSec: y.ProbeBase, ProbeMaxSec: y.ProbeMax, OthersMax: y.OthersMax,
+		PSISomeMax: y.PSISomeMax, PSIFullMax: y.PSIFullMax}
+}

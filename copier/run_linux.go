@@ -45,6 +45,9 @@ type Report struct {
 	// kernel's default; IOLimits the cgroup limits the copy was fitted to.
 	IOPrio   string
 	IOLimits []IOLimit
+	// Yield is what the yield controller did (Options.Yield), nil when
+	// it did not run.
+	Yield *YieldReport
 	// Notes are what Run decided or met that Plan.Notes could not say
 	// yet: how a new DST was created, why an offload gave way, a side
 	// that stayed buffered.
@@ -87,7 +90,11 @@ func (p *Plan) Run(ctx context.Context) (Report, error) {
 	}
 	defer a.release()
 	start, cpu0 := time.Now(), cpuTime()
+	y := p.startYield()
 	st, err := p.move(ctx, a, &rep)
+	if rep.Yield = y.stop(); rep.Yield != nil {
+		rep.note("%s", rep.Yield)
+	}
 	a.undrained = errors.Is(err, engine.ErrUndrained)
 	rep.Seconds, rep.CPUSeconds = time.Since(start).Seconds(), cpuTime()-cpu0
 	rep.MaxRate = p.gov.capNow()

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ringcp/ringcp/engine"
 	"github.com/ringcp/ringcp/internal/blkcg"
 	"github.com/ringcp/ringcp/internal/sysblock"
 	"github.com/ringcp/ringcp/internal/units"
@@ -29,13 +30,19 @@ var blkcgSys = blkcg.Self
 // cgroup limits of SRC's and DST's disks (share.go), and sets up what
 // lets the cap change while the copy runs.
 func (p *Plan) fitShare() error {
-	f := shareFit{cap: p.opts.MaxRate}
+	f := shareFit{cap: p.opts.MaxRate, yield: p.opts.Yield}
 	p.findIOLimits(&f)
 	if len(p.IOLimits) > 0 {
 		p.note("%s", blockingWhy)
 	}
 	p.fitSizes(f, lcm(int64(p.src.geo.DirectAlign()), int64(p.dst.geo.DirectAlign())))
 	p.gov = newGovernor(p.opts.MaxRate, p.BlockSize, p.QueueDepth)
+	if p.opts.Yield {
+		if p.opts.Progress == nil {
+			p.opts.Progress = &engine.Progress{} // the yield controller reads it
+		}
+		p.note("yield: depth and rate are cut while others wait on SRC's or DST's disk, and raised again when they no longer do")
+	}
 	return nil
 }
 

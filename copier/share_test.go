@@ -33,6 +33,7 @@ func TestFitSizes(t *testing.T) {
 		{name: "cgroup and cap", bs: 8 * M, qd: 8, fit: shareFit{cap: 40 * M, limit: 100 * M, limitWhy: "cgroup"}, unit: 4096, wantBS: M, wantQD: 2},
 		{name: "cgroup under the cap", bs: 8 * M, qd: 8, fit: shareFit{cap: 400 * M, limit: 24 * M, limitWhy: "cgroup"}, unit: 4096, wantBS: 3 * M, wantQD: 6},
 		{name: "iops", bs: 8 * M, qd: 32, fit: shareFit{iops: 10}, unit: 4096, wantBS: 8 * M, wantQD: 10, note: "10 requests"},
+		{name: "yield", bs: 8 * M, qd: 8, fit: shareFit{yield: true}, unit: 4096, wantBS: M, wantQD: 8, note: "yield"},
 		{name: "given block", bs: 8 * M, qd: 8, givenBS: true, fit: shareFit{cap: M}, unit: 4096, wantBS: 8 * M, wantQD: 1, note: "(given) is over"},
 		{name: "given depth", bs: 8 * M, qd: 16, givenQD: true, fit: shareFit{cap: 8 * M}, unit: 4096, wantBS: 204 << 10, wantQD: 16, note: "(given) keeps more"},
 	}
