@@ -110,6 +110,10 @@ func (b *bench) sizeLabels(sep string) []string {
 }
 
 func (b *bench) writeWorkload(w io.Writer, wl *Workload, runs []*Run) {
+	if wl.Foreground {
+		writeBusy(w, wl, runs, b.cfg.BusyRate)
+		return
+	}
 	rows := summarize(runs)
 	fmt.Fprintf(w, "### %s: %s (%s)\n\n", wl.Name, wl.Desc, sizeLabel(runs[0].Size))
 	if about := b.about[wl.Name]; about != "" {

@@ -42,6 +42,8 @@ type details struct {
 	SrcAlloc int64 `json:"src_alloc,omitempty"`
 	// Sweep is the grid point of a sweep run (BS 0: ringcp's defaults).
 	Sweep *sweepPoint `json:"sweep,omitempty"`
+	// Foreground is what the busy workload's foreground did meanwhile.
+	Foreground *fgResult `json:"foreground,omitempty"`
 }
 
 // Verdict is the run's one-word outcome.
@@ -71,19 +73,33 @@ func (b *bench) runOne(ctx context.Context, w *Workload, t *Tool, j Job, round, 
 	b.env.dropCaches()
 	plan := t.Plan(j)
 	r.Cmd = planString(plan)
+	var fg *foreground
+	if w.Foreground && !t.NoForeground {
+		var err error
+		if fg, err = startForeground(ctx, b, j.Pair); err != nil {
+			r.Err = err
+			return r
+		}
+	}
 	start := time.Now()
 	outs, err := b.execPlan(ctx, plan, r)
-	if err == nil && !t.Ceiling {
+	if err == nil && !t.Ceiling && !t.NoCopy {
 		err = fdatasync(j.Dst)
 	}
 	r.Wall = time.Since(start)
+	if fg != nil {
+		var fgErr error
+		if r.Foreground, fgErr = fg.stop(); err == nil {
+			err = fgErr
+		}
+	}
 	if t.Ceiling {
 		r.Fio = &fioResult{Shape: j.Fio}
 	}
 	if err == nil && t.Parse != nil {
 		err = t.Parse(outs, r)
 	}
-	if err == nil && !t.Ceiling {
+	if err == nil && !t.Ceiling && !t.NoCopy {
 		err = verifyCopy(j.Dst, j.Content, j.Size)
 	}
 	if j.SrcAlloc > 0 && !t.Ceiling {

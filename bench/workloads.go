@@ -28,6 +28,12 @@ type Workload struct {
 	// Tools, when set, limits the workload to these tool names (a rate-cap
 	// workload, say, has no meaning for dd).
 	Tools []string
+	// Foreground runs fio on Pair.Foreground for the whole of every copy
+	// (busy.go), and the report gives what it did.
+	Foreground bool
+	// Optional keeps the workload out of the default -workloads list; it
+	// runs when named, and in -quick mode.
+	Optional bool
 }
 
 // errSkip wraps the reason a workload or tool cannot run here.
@@ -58,6 +64,9 @@ type Pair struct {
 	Reset func() error
 	// Close releases what Setup made (loop devices); Env.Close calls it too.
 	Close func()
+	// Foreground is the file the busy workload's fio reads, on the disk
+	// of SRC and DST; "" for the other workloads.
+	Foreground string
 }
 
 var workloads = []Workload{
@@ -78,6 +87,14 @@ var workloads = []Workload{
 		Space:  sparseSpace,
 		Setup:  setupFile,
 		Tools:  []string{"ringcp", "ringcp-pool", "ringcp-nosparse", "qemu-img", "nbdcopy", "cp-sparse+sync"},
+	},
+	{
+		Name:       "busy",
+		Desc:       "file to a new file beside a foreground: fio reading 4 KiB at random, 4 in flight, from a file on the same disk",
+		Setup:      setupBusy,
+		Tools:      busyTools,
+		Foreground: true,
+		Optional:   true,
 	},
 }
 
