@@ -2,6 +2,7 @@ package copier
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -12,10 +13,13 @@ import (
 //     copy's (/sys/block/DISK/stat, less what the copy moved there). Only
 //     when others use the disk is there anyone to yield to; alone, the
 //     copy runs at full speed.
-//   - probe: how long a 4 KiB O_DIRECT read of SRC takes now, the wait a
-//     small foreground read sees, against the least it took during the
-//     copy (base). A foreground that waits more than twice as long as on
-//     a quiet disk suffers.
+//   - probe: how long a 4 KiB O_DIRECT read of SRC takes now (the median
+//     of the last yieldRecent ticks' medians, so that one tick's stall
+//     elsewhere on the host does not count), the wait a small foreground
+//     read sees, against what it took before the copy started (base: the
+//     disk as the others had it; lowered should the probe ever fall below
+//     it). A foreground that waits more than twice as long as without the
+//     copy suffers.
 //   - PSI: the share of the tick in which some task stalled on I/O
 //     (/proc/pressure/io, from the total counter), against the share the
 //     copy causes alone, learnt while nobody else used the disk. PSI
@@ -26,21 +30,23 @@ import (
 // When others use the disk and suffer (the probe over twice its base, or
 // PSI over the copy's own share by yieldPSIExcess), the depth and the rate
 // are halved (multiplicative decrease), then left alone for yieldHold
-// ticks so the cut shows. Otherwise they grow back by one slot and
+// ticks so the cut shows. A cut that did not help (the probe did not come
+// down) is not followed by another: the wait is someone else's doing. Otherwise they grow back by one slot and
 // 1/yieldSteps of the copy's own rate per tick (additive increase), until
 // the cut is gone. The rate never falls below 1/yieldFloor of the copy's
 // own, so that a copy always ends.
 
 const (
 	yieldTick      = 250 * time.Millisecond
-	yieldProbes    = 4                      // probe reads per tick
-	yieldOthers    = 20                     // requests per second by others before they count
-	yieldSlack     = 100 * time.Microsecond // added to twice the probe's base: jitter on a fast device
-	yieldPSIExcess = 0.20                   // share of a tick stalled beyond the copy's own
-	yieldHold      = 2                      // ticks left alone after a cut
-	yieldSteps     = 16                     // ticks from the floor to full rate, in rate steps
-	yieldFloor     = 32                     // the rate never goes below 1/yieldFloor of the copy's own
-	yieldLearn     = 0.2                    // weight of a new tick in the learnt averages
+	yieldProbes    = 8                     // probe reads per tick; the base takes twice as many
+	yieldOthers    = 20                    // requests per second by others before they count
+	yieldSlack     = 50 * time.Microsecond // added to twice the probe's base: jitter on a fast device
+	yieldPSIExcess = 0.20                  // share of a tick stalled beyond the copy's own
+	yieldHold      = 2                     // ticks left alone after a cut
+	yieldSteps     = 16                    // ticks from the floor to full rate, in rate steps
+	yieldFloor     = 32                    // the rate never goes below 1/yieldFloor of the copy's own
+	yieldLearn     = 0.2                   // weight of a new tick in the learnt averages
+	yieldRecent    = 3                     // ticks whose probe medians the probe is the median of
 )
 
 // yieldSample is what the controller sees in one tick.
@@ -56,6 +62,7 @@ type yieldSample struct {
 // YieldReport is what the yield controller did during a copy.
 type YieldReport struct {
 	Cuts, Raises int     // multiplicative cuts, additive steps back
+	Futile       int     // ticks others suffered but the last cut had not helped: no cut
 	CutSeconds   float64 // time spent with depth or rate cut
 	LowestDepth  int     // the least depth it set; the plan's when it never cut
 	LowestRate   int64   // the least rate it set, bytes per second; 0 when it never cut
@@ -71,11 +78,14 @@ type YieldReport struct {
 // aimd is the controller's state. step is pure: tests feed it samples.
 type aimd struct {
 	maxDepth int
-	depth    int     // now; maxDepth when not cut
-	rate     float64 // the cut's rate in bytes per second; 0 when not cut
-	own      float64 // the copy's rate when not cut (learnt)
-	base     time.Duration
-	ownSome  float64 // the PSI "some" share the copy causes alone (learnt); -1 until seen
+	depth    int           // now; maxDepth when not cut
+	rate     float64       // the cut's rate in bytes per second; 0 when not cut
+	own      float64       // the copy's rate when not cut (learnt)
+	base     time.Duration // the probe without the copy
+	probe    time.Duration // the probe now: the median of recent
+	recent   []time.Duration
+	cutProbe time.Duration // the probe when the last cut was made; 0 once others stopped suffering
+	ownSome  float64       // the PSI "some" share the copy causes alone (learnt); -1 until seen
 	hold     int
 	rep      YieldReport
 }
@@ -97,11 +107,26 @@ func (a *aimd) step(s yieldSample) (float64, int) {
 	case a.hold > 0:
 		a.hold--
 	case s.others >= yieldOthers && a.suffering(s):
+		if a.futile() {
+			a.rep.Futile++
+			break
+		}
 		a.cut(s)
 	case cut:
+		a.cutProbe = 0
 		a.raise()
+	default:
+		a.cutProbe = 0
 	}
 	return a.rate, a.depth
+}
+
+// futile: the last cut did not bring the probe down by a fifth. The wait
+// is then not the copy's doing (another bulk job, a stall elsewhere on the
+// host), and cutting further would only slow the copy: it holds where it
+// is until the others stop suffering.
+func (a *aimd) futile() bool {
+	return a.cutProbe > 0 && a.probe > a.cutProbe*4/5
 }
 
 // observe learns the copy's own rate and PSI share while nobody else uses
@@ -116,8 +141,16 @@ func (a *aimd) observe(s yieldSample) {
 	if alone && s.some >= 0 {
 		a.ownSome = learn(a.ownSome, s.some)
 	}
-	if s.probe > 0 && (a.base == 0 || s.probe < a.base) {
-		a.base = s.probe
+	if s.probe > 0 {
+		a.recent = append(a.recent, s.probe)
+		if len(a.recent) > yieldRecent {
+			a.recent = a.recent[1:]
+		}
+		sorted := slices.Sorted(slices.Values(a.recent))
+		a.probe = sorted[len(sorted)/2]
+		if a.base == 0 || a.probe < a.base {
+			a.base = a.probe
+		}
 	}
 	r := &a.rep
 	r.ProbeBase = a.base.Seconds()
@@ -138,7 +171,7 @@ func learn(avg, v float64) float64 {
 // suffering: the probe waits over twice its base, or PSI shows more
 // stalls than the copy causes alone.
 func (a *aimd) suffering(s yieldSample) bool {
-	if s.probe > 0 && a.base > 0 && s.probe > 2*a.base+yieldSlack {
+	if s.probe > 0 && a.base > 0 && a.probe > 2*a.base+yieldSlack {
 		return true
 	}
 	return a.ownSome >= 0 && s.some-a.ownSome > yieldPSIExcess
@@ -156,6 +189,7 @@ func (a *aimd) cut(s yieldSample) {
 	a.rate = max(now/2, a.floor())
 	a.depth = max(1, a.depth/2)
 	a.hold = yieldHold
+	a.cutProbe = a.probe
 	r := &a.rep
 	r.Cuts++
 	r.LowestDepth = min(r.LowestDepth, a.depth)
@@ -184,6 +218,9 @@ func (a *aimd) raise() {
 // String says what the controller did, for -v.
 func (r *YieldReport) String() string {
 	s := fmt.Sprintf("yield: cut %d times, raised %d times", r.Cuts, r.Raises)
+	if r.Futile > 0 {
+		s += fmt.Sprintf(", held %d times where cutting did not help", r.Futile)
+	}
 	if r.Cuts > 0 {
 		s += fmt.Sprintf(" (depth down to %d, rate down to %s, %.1f s cut)", r.LowestDepth, rateString(r.LowestRate), r.CutSeconds)
 	}

@@ -17,7 +17,7 @@ func alone() yieldSample {
 // by others, probe reads at 2 ms.
 func busy() yieldSample {
 	s := alone()
-	s.moved, s.others, s.probe = 64<<20, 5000, 2*time.Millisecond
+	s.others, s.probe = 5000, 2*time.Millisecond
 	return s
 }
 
@@ -38,39 +38,57 @@ func TestAIMDAlone(t *testing.T) {
 	}
 }
 
-// TestAIMDCutsAndRaises: others that suffer halve depth and rate, once
-// per hold; when they stop suffering the cut shrinks one slot and a
-// sixteenth of the copy's own rate per tick until it is gone; the rate
-// never drops below its floor.
+// contended is a tick beside a foreground whose reads wait behind the
+// copy: the probe grows with the copy's depth and rate (0.1 ms alone, 2 ms
+// at full depth and rate), and the copy moves what its rate lets through.
+func contended(rate float64, depth int) yieldSample {
+	if rate == 0 {
+		rate = 1 << 30
+	}
+	load := rate / (1 << 30) * float64(depth) / 8
+	s := alone()
+	s.others = 5000
+	s.moved = int64(rate * tick.Seconds())
+	s.probe = 100*time.Microsecond + time.Duration(load*float64(1900*time.Microsecond))
+	return s
+}
+
+// TestAIMDCutsAndRaises: a foreground that suffers for more than a tick
+// halves depth and rate, once per hold, while that brings its wait down;
+// where it no longer suffers, the cut shrinks by one slot and a sixteenth
+// of the copy's own rate per tick until it is gone.
 func TestAIMDCutsAndRaises(t *testing.T) {
 	a := newAIMD(8)
 	for range 4 {
 		a.step(alone()) // learns 1 GiB/s, probe base 0.1 ms, its own 60% PSI
 	}
-	rate, depth := a.step(busy())
-	if depth != 4 || rate != float64(128<<20) {
-		t.Fatalf("first cut: rate %v, depth %d; want 128 MiB/s (half of what moved), 4", rate, depth)
+	// One slow tick is not enough (the probe is a median of ticks).
+	rate, depth := a.step(contended(0, 8))
+	if depth != 8 || rate != 0 {
+		t.Fatalf("cut after one slow tick: rate %v, depth %d", rate, depth)
+	}
+	rate, depth = a.step(contended(0, 8))
+	if depth != 4 || rate != float64(512<<20) {
+		t.Fatalf("first cut: rate %v, depth %d; want 512 MiB/s (half of what moved), 4", rate, depth)
 	}
 	for range yieldHold {
-		if r, d := a.step(busy()); r != rate || d != depth {
+		if r, d := a.step(contended(rate, depth)); r != rate || d != depth {
 			t.Fatalf("cut again within the hold: %v, %d", r, d)
 		}
 	}
-	if rate, depth = a.step(busy()); depth != 2 || rate != float64(64<<20) {
-		t.Fatalf("second cut: rate %v, depth %d", rate, depth)
-	}
 	for range 40 {
-		rate, depth = a.step(busy())
+		rate, depth = a.step(contended(rate, depth))
 	}
-	if depth != 1 || rate != float64(32<<20) { // the floor: 1 GiB/s / 32
-		t.Fatalf("cut to the bottom: rate %v, depth %d; want the floor 32 MiB/s, 1", rate, depth)
+	if s := contended(rate, depth); a.suffering(s) || a.rep.Cuts < 2 {
+		t.Fatalf("after 40 ticks at rate %v, depth %d the foreground still waits %v (base %v); %+v", rate, depth, a.probe, a.base, a.rep)
 	}
-	prevRate, prevDepth := rate, depth
-	ticks := 0
+	if rate == 0 || depth == 8 {
+		t.Fatalf("the cut is gone (rate %v, depth %d) beside a foreground that suffers at full speed", rate, depth)
+	}
+	// The foreground leaves: additive steps back to no cut.
+	prevRate, prevDepth, ticks := rate, depth, 0
 	for rate != 0 || depth != 8 {
-		s := alone()
-		s.others = 5000 // still there, no longer suffering
-		rate, depth = a.step(s)
+		rate, depth = a.step(alone())
 		ticks++
 		if rate != 0 && (rate-prevRate > float64(1<<30)/yieldSteps+1 || depth > prevDepth+1) {
 			t.Fatalf("raised from %v, %d to %v, %d in one tick: not additive", prevRate, prevDepth, rate, depth)
@@ -80,8 +98,47 @@ func TestAIMDCutsAndRaises(t *testing.T) {
 			t.Fatal("never raised back")
 		}
 	}
-	if a.rep.Cuts < 3 || a.rep.Raises < ticks-yieldHold || a.rep.LowestDepth != 1 || a.rep.LowestRate != 32<<20 {
+	if a.rep.Raises < ticks-yieldHold || a.rep.LowestDepth >= 8 || a.rep.LowestRate <= 0 || a.rep.CutSeconds <= 0 {
 		t.Errorf("report %+v after %d ticks back", a.rep, ticks)
+	}
+}
+
+// TestAIMDFutile: a wait the copy does not cause (it stays whatever the
+// copy does) gets one cut, not a spiral down to the floor.
+func TestAIMDFutile(t *testing.T) {
+	a := newAIMD(8)
+	for range 4 {
+		a.step(alone())
+	}
+	stall := func() yieldSample { s := alone(); s.others, s.probe = 5000, 20*time.Millisecond; return s }
+	for range 40 {
+		a.step(stall())
+	}
+	if a.rep.Cuts != 1 || a.rep.Futile == 0 || a.depth != 4 {
+		t.Fatalf("beside a stall that is not the copy's: %+v, depth %d", a.rep, a.depth)
+	}
+}
+
+// TestAIMDFloor: however often it is cut, the rate stays at or above
+// 1/yieldFloor of the copy's own, and at least 1 MiB/s.
+func TestAIMDFloor(t *testing.T) {
+	a := newAIMD(8)
+	a.step(alone())
+	for range 100 {
+		a.cut(contended(a.rate, a.depth))
+	}
+	if a.rate != float64(1<<30)/yieldFloor || a.depth != 1 || a.rep.LowestRate != 1<<30/yieldFloor {
+		t.Fatalf("rate %v, depth %d after 100 cuts", a.rate, a.depth)
+	}
+	slow := newAIMD(8)
+	s := alone()
+	s.moved = 1 << 20 // 4 MiB/s alone
+	slow.step(s)
+	for range 100 {
+		slow.cut(s)
+	}
+	if slow.rate != 1<<20 {
+		t.Fatalf("a slow copy cut to %v, under 1 MiB/s", slow.rate)
 	}
 }
 
