@@ -24,6 +24,12 @@
 // left in DST: a new DST is discarded, an existing file cut to the prefix
 // written without gaps.
 //
+// On a busy host (share.go, yield.go) a copy fits a rate cap
+// (Options.MaxRate, changed while it runs with Plan.SetMaxRate) and the
+// cgroup I/O limits it finds on SRC's and DST's disks, and uses all of
+// them; Options.IOPrio gives its I/O a priority; Options.Yield backs it off
+// while others wait on the disk.
+//
 // Hypervisor code calls Copy (or Prepare, then Run) with Options it builds
 // itself; the ringcp command is a thin layer of flags over the same calls.
 package copier
