@@ -104,6 +104,9 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	if bs.v > copier.MaxBlockSize {
 		return cfg, fmt.Errorf("--block-size %d: one request moves at most %d (1 GiB)", bs.v, copier.MaxBlockSize)
 	}
+	if err := checkIOPrio(ioprio); err != nil {
+		return cfg, err
+	}
 	if fs.Changed("queue-depth") && qd < 1 {
 		return cfg, fmt.Errorf("--queue-depth %d: must be at least 1", qd)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/engine"
 )
 
 // FuzzParseArgs feeds command lines (arguments separated by NUL) to the
@@ -22,6 +23,7 @@ func FuzzParseArgs(f *testing.F) {
 		"a\x00b", "-b\x004k\x00-q\x0032\x00a\x00b", "--length=1G\x00--src-offset\x001M\x00a\x00b",
 		"--engine=pool\x00--direct\x00never\x00--sync\x00none\x00a\x00b", "--force\x00--json\x00-v\x00a\x00b",
 		"-b\x001GiB\x00a\x00b", "--\x00-a\x00-b", "-h",
+		"--max-rate\x0050M\x00--ioprio\x00be:7\x00--yield\x00a\x00b", "--ioprio=idle\x00a\x00b",
 	} {
 		f.Add(s)
 	}
@@ -56,6 +58,10 @@ func checkAccepted(t *testing.T, args []string, o copier.Options) {
 		t.Fatalf("%q: negative offset or length accepted: %+v", args, o)
 	case o.Length != 0 && !o.LengthSet:
 		t.Fatalf("%q: length %d without LengthSet", args, o.Length)
+	case o.MaxRate < 0:
+		t.Fatalf("%q: negative rate cap accepted", args)
+	case !validIOPrio(o.IOPrio):
+		t.Fatalf("%q: I/O priority %q accepted", args, o.IOPrio)
 	case !slices.Contains(copier.EngineChoices(), string(o.Engine)) || !slices.Contains(copier.DirectChoices, string(o.Direct)) ||
 		!slices.Contains(copier.SparseChoices, string(o.Sparse)) || !slices.Contains(copier.OffloadChoices, string(o.Offload)):
 		t.Fatalf("%q: a value the library does not take was accepted: %+v", args, o)
@@ -63,4 +69,9 @@ func checkAccepted(t *testing.T, args []string, o copier.Options) {
 	if !contains(args, o.Src) || !contains(args, o.Dst) {
 		t.Fatalf("%q: operands %q %q are not among the arguments", args, o.Src, o.Dst)
 	}
+}
+
+func validIOPrio(s string) bool {
+	_, err := engine.ParseIOPrio(s)
+	return err == nil
 }

@@ -1,6 +1,15 @@
 package main
 
-import "github.com/ringcp/ringcp/copier"
+// The command's side of sharing a busy host: --ioprio checked as the
+// library takes it, and the --json fields of the rate cap, the cgroup
+// limits and yield.
+
+import (
+	"fmt"
+
+	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/engine"
+)
 
 // jsonIOLimit is a cgroup I/O limit the copy was fitted to, in --json.
 type jsonIOLimit struct {
@@ -45,4 +54,12 @@ func yieldJSON(y *copier.YieldReport) *jsonYield {
 	return &jsonYield{Cuts: y.Cuts, Raises: y.Raises, CutSeconds: y.CutSeconds, LowestDepth: y.LowestDepth,
 		LowestRate: y.LowestRate, ProbeBaseSec: y.ProbeBase, ProbeMaxSec: y.ProbeMax, OthersMax: y.OthersMax,
 		PSISomeMax: y.PSISomeMax, PSIFullMax: y.PSIFullMax}
+}
+
+// checkIOPrio refuses an --ioprio the library would not take.
+func checkIOPrio(s string) error {
+	if _, err := engine.ParseIOPrio(s); err != nil {
+		return fmt.Errorf("--ioprio: %w", err)
+	}
+	return nil
 }
