@@ -12,7 +12,9 @@ import (
 //   - others: requests per second on the copy's disks that are not the
 //     copy's (/sys/block/DISK/stat, less what the copy moved there). Only
 //     when others use the disk is there anyone to yield to; alone, the
-//     copy runs at full speed.
+//     copy runs at full speed. Others count as there for yieldMemory ticks
+//     after they were last seen: one that suffers badly completes few
+//     requests, and must not look gone for it.
 //   - probe: how long a 4 KiB O_DIRECT read of SRC takes now (the median
 //     of the last yieldRecent ticks' medians, so that one tick's stall
 //     elsewhere on the host does not count), the wait a small foreground
@@ -40,6 +42,7 @@ const (
 	yieldTick      = 250 * time.Millisecond
 	yieldProbes    = 8                     // probe reads per tick; the base takes twice as many
 	yieldOthers    = 20                    // requests per second by others before they count
+	yieldMemory    = 8                     // ticks others count as there after they were last seen
 	yieldSlack     = 50 * time.Microsecond // added to twice the probe's base: jitter on a fast device
 	yieldPSIExcess = 0.20                  // share of a tick stalled beyond the copy's own
 	yieldHold      = 2                     // ticks left alone after a cut
@@ -85,6 +88,7 @@ type aimd struct {
 	probe    time.Duration // the probe now: the median of recent
 	recent   []time.Duration
 	cutProbe time.Duration // the probe when the last cut was made; 0 once others stopped suffering
+	others   int           // ticks left that others count as there
 	ownSome  float64       // the PSI "some" share the copy causes alone (learnt); -1 until seen
 	hold     int
 	rep      YieldReport
@@ -106,7 +110,7 @@ func (a *aimd) step(s yieldSample) (float64, int) {
 	switch {
 	case a.hold > 0:
 		a.hold--
-	case s.others >= yieldOthers && a.suffering(s):
+	case a.others > 0 && a.suffering(s):
 		if a.futile() {
 			a.rep.Futile++
 			break
@@ -135,6 +139,11 @@ func (a *aimd) futile() bool {
 func (a *aimd) observe(s yieldSample) {
 	rate := float64(s.moved) / max(s.dt.Seconds(), 1e-3)
 	alone := s.others < yieldOthers
+	if alone {
+		a.others = max(a.others-1, 0)
+	} else {
+		a.others = yieldMemory
+	}
 	if a.rate == 0 && a.depth == a.maxDepth && (alone || rate > a.own) {
 		a.own = learn(a.own, rate)
 	}

@@ -38,6 +38,7 @@ type yielder struct {
 	buf      *align.Buffers
 	lo, hi   int64 // the probe reads' offsets lie in [lo, hi)
 	probeLen int
+	probed   int // probe reads in the last tick: the copy's own requests too
 	last     time.Time
 	read     int64    // Progress.Read at the last tick
 	done     int64    // Progress.Done at the last tick
@@ -131,15 +132,17 @@ func (y *yielder) closeProbe() {
 	}
 }
 
-// probeNow times n reads at random places of SRC's data and returns the
-// median; 0 without probes.
+// probeNow times up to n reads at random places of SRC's data, one after
+// another, and returns the median; 0 without probes. It stops after half
+// a tick: on a disk where a read waits long (in a cgroup throttle's
+// queue, say) one read says enough, and the tick must go on.
 func (y *yielder) probeNow(n int) time.Duration {
 	if y.probe == nil {
 		return 0
 	}
 	fd := int(y.probe.Fd())
 	var took []time.Duration
-	for range n {
+	for begin := time.Now(); len(took) < n && time.Since(begin) < yieldTick/2; {
 		off := y.lo + rand.Int64N((y.hi-y.lo)/int64(y.probeLen))*int64(y.probeLen)
 		// A hole is not on the disk: read the data after it instead.
 		if d, err := unix.Seek(fd, off, unix.SEEK_DATA); err == nil && d < y.hi {
@@ -147,10 +150,11 @@ func (y *yielder) probeNow(n int) time.Duration {
 		}
 		start := time.Now()
 		if _, err := unix.Pread(fd, y.buf.Slots[0][:y.probeLen], off); err != nil {
-			continue
+			return 0 // SRC can no longer be read this way: no probe this tick
 		}
 		took = append(took, time.Since(start))
 	}
+	y.probed = len(took)
 	if len(took) == 0 {
 		return 0
 	}
@@ -193,8 +197,8 @@ func (y *yielder) sample() yieldSample {
 		if d.dst {
 			mine += ceilDiv(done-y.done, d.req)
 		}
-		if d.probes && y.probe != nil {
-			mine += yieldProbes
+		if d.probes {
+			mine += int64(y.probed)
 		}
 		if reqs >= 0 && d.reqs >= 0 {
 			others += max(0, reqs-d.reqs-mine)

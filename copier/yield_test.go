@@ -163,14 +163,27 @@ func TestAIMDPSI(t *testing.T) {
 }
 
 // TestAIMDFewOthers: a handful of requests by others (a log writer) is
-// nobody to yield to.
+// nobody to yield to; a foreground that suffers so much it completes few
+// requests is still there.
 func TestAIMDFewOthers(t *testing.T) {
 	a := newAIMD(8)
 	a.step(alone())
 	s := busy()
 	s.others = yieldOthers - 1
-	if _, depth := a.step(s); depth != 8 {
-		t.Fatal("cut for fewer than yieldOthers requests per second")
+	for range 4 {
+		if _, depth := a.step(s); depth != 8 {
+			t.Fatal("cut for fewer than yieldOthers requests per second")
+		}
+	}
+	a.step(busy())
+	a.step(busy()) // cut: the probe is a median of ticks
+	starved := s
+	starved.probe = time.Millisecond // better for the cut, still suffering
+	for range yieldHold {
+		a.step(starved)
+	}
+	if _, depth := a.step(starved); depth != 2 || a.rep.Cuts != 2 {
+		t.Fatalf("a starved foreground was taken for gone: depth %d, %+v", depth, a.rep)
 	}
 }
 
