@@ -15,8 +15,9 @@ import (
 //     copy runs at full speed. Others count as there for yieldMemory ticks
 //     after they were last seen: one that suffers badly completes few
 //     requests, and must not look gone for it.
-//   - probe: how long a 4 KiB O_DIRECT read of SRC takes now (the median
-//     of the last yieldRecent ticks' medians, so that one tick's stall
+//   - probe: how long a 4 KiB O_DIRECT read of SRC takes now (the upper
+//     quartile of a tick's reads, and the median of that over the last
+//     yieldRecent ticks, so that one tick's stall
 //     elsewhere on the host does not count), the wait a small foreground
 //     read sees, against what it took before the copy started (base: the
 //     disk as the others had it; lowered should the probe ever fall below
@@ -49,14 +50,14 @@ const (
 	yieldSteps     = 16                    // ticks from the floor to full rate, in rate steps
 	yieldFloor     = 32                    // the rate never goes below 1/yieldFloor of the copy's own
 	yieldLearn     = 0.2                   // weight of a new tick in the learnt averages
-	yieldRecent    = 3                     // ticks whose probe medians the probe is the median of
+	yieldRecent    = 3                     // ticks over which the probe is the median
 )
 
 // yieldSample is what the controller sees in one tick.
 type yieldSample struct {
 	dt     time.Duration
 	moved  int64         // bytes of the range the copy moved (read) in the tick
-	probe  time.Duration // median latency of the tick's probe reads; 0 when there were none
+	probe  time.Duration // upper quartile of the tick's probe read latencies; 0 when there were none
 	others float64       // requests per second on the copy's disks that were not the copy's
 	some   float64       // share of the tick in which some task stalled on I/O; -1 without PSI
 	full   float64       // share in which all non-idle tasks did; -1 without PSI
@@ -69,8 +70,9 @@ type YieldReport struct {
 	CutSeconds   float64 // time spent with depth or rate cut
 	LowestDepth  int     // the least depth it set; the plan's when it never cut
 	LowestRate   int64   // the least rate it set, bytes per second; 0 when it never cut
-	// ProbeBase and ProbeMax are the probe reads' median latency on the
-	// quietest tick and on the worst one, in seconds; 0 without probes.
+	// ProbeBase and ProbeMax are the probe reads' latency (a tick's upper
+	// quartile) before the copy, or on its quietest tick, and on its worst
+	// one, in seconds; 0 without probes.
 	ProbeBase, ProbeMax float64
 	OthersMax           float64 // the most requests per second others made on the copy's disks
 	// PSISomeMax and PSIFullMax are the largest shares of a tick in which

@@ -133,7 +133,8 @@ func (y *yielder) closeProbe() {
 }
 
 // probeNow times up to n reads at random places of SRC's data, one after
-// another, and returns the median; 0 without probes. It stops after half
+// another, and returns their upper quartile (a foreground suffers in its
+// tail first); 0 without probes. It stops after half
 // a tick: on a disk where a read waits long (in a cgroup throttle's
 // queue, say) one read says enough, and the tick must go on.
 func (y *yielder) probeNow(n int) time.Duration {
@@ -159,7 +160,7 @@ func (y *yielder) probeNow(n int) time.Duration {
 		return 0
 	}
 	slices.Sort(took)
-	return (took[(len(took)-1)/2] + took[len(took)/2]) / 2
+	return took[len(took)*3/4]
 }
 
 // run samples every tick until stop.
