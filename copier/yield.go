@@ -17,12 +17,11 @@ import (
 //     requests, and must not look gone for it.
 //   - probe: how long a 4 KiB O_DIRECT read of SRC takes now (the upper
 //     quartile of a tick's reads, and the median of that over the last
-//     yieldRecent ticks, so that one tick's stall
-//     elsewhere on the host does not count), the wait a small foreground
-//     read sees, against what it took before the copy started (base: the
-//     disk as the others had it; lowered should the probe ever fall below
-//     it). A foreground that waits more than twice as long as without the
-//     copy suffers.
+//     yieldRecent ticks, so that one tick's stall elsewhere on the host
+//     does not count), the wait a small foreground read sees, against
+//     what it took before the copy started (base: the disk as the others
+//     had it; lowered should the probe ever fall below it). A foreground
+//     that waits more than twice as long as without the copy suffers.
 //   - PSI: the share of the tick in which some task stalled on I/O
 //     (/proc/pressure/io, from the total counter), against the share the
 //     copy causes alone, learnt while nobody else used the disk. PSI
