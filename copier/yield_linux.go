@@ -24,7 +24,7 @@ type yieldDisk struct {
 	req    int64  // the bytes of one of the copy's requests there: the block, or the disk's largest request
 	src    bool   // SRC is on it: the copy's reads count here
 	dst    bool   // DST is on it: its writes count here
-	reqs   int64  // requests completed, at the last tick
+	reqs   int64  // requests completed there before merging (readReqs), at the last tick
 	probes bool   // the probe reads land here
 }
 
