@@ -175,6 +175,18 @@ func parseForeground(b []byte) (*fgResult, error) {
 	return &fgResult{IOPS: r.IOPS, P50us: r.Clat.Percentile["50.000000"] / 1e3, P99us: r.Clat.Percentile["99.000000"] / 1e3}, nil
 }
 
+// copyRuns leaves out the runs that copy nothing (fg-alone): they have
+// no MB/s for a chart or a summary.
+func copyRuns(runs []*Run) []*Run {
+	var out []*Run
+	for _, r := range runs {
+		if t, err := toolByName(r.Tool); err != nil || !t.NoCopy {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // busyRow is one tool's line of the busy table: medians over rounds.
 type busyRow struct {
 	Tool      string

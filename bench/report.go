@@ -268,7 +268,7 @@ func (b *bench) writeSummaryCSV(path string) error {
 	rows := [][]string{{"workload", "tool", "runs", "ok", "verdict", "median_s", "mb_per_s",
 		"ratio_to_ringcp", "of_ceiling", "cpu_s", "peak_rss_mib", "dst_alloc_bytes", "src_alloc_bytes"}}
 	for _, name := range b.cfg.Workloads {
-		runs := b.runsOf(name)
+		runs := copyRuns(b.runsOf(name))
 		if len(runs) == 0 {
 			continue
 		}
