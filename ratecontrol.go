@@ -118,6 +118,7 @@ func startRateControl(plan *copier.Plan, stderr io.Writer) (stop func()) {
 	var err error
 	if rc.start, err = startTime(os.Getpid()); err == nil {
 		if err = os.MkdirAll(filepath.Dir(rc.path), 0o700); err == nil {
+			removeStale(filepath.Dir(rc.path))
 			err = writeControl(rc.path, control{start: rc.start, rate: plan.MaxRate()})
 		}
 	}
@@ -129,6 +130,22 @@ func startRateControl(plan *copier.Plan, stderr io.Writer) (stop func()) {
 		signal.Stop(rc.sig)
 		close(rc.done)
 		os.Remove(rc.path)
+	}
+}
+
+// removeStale removes the control files of copies that ended without
+// removing theirs (killed with SIGKILL): their process is gone, or its PID
+// now belongs to another process.
+func removeStale(dir string) {
+	files, _ := filepath.Glob(filepath.Join(dir, "ringcp-*.rate"))
+	for _, f := range files {
+		pid, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "ringcp-"), ".rate"))
+		if err != nil {
+			continue
+		}
+		if _, err := liveControl(pid, f); err != nil && !errors.Is(err, os.ErrPermission) {
+			os.Remove(f)
+		}
 	}
 }
 

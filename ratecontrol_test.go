@@ -59,6 +59,55 @@ func TestRateCommand(t *testing.T) {
 	}
 }
 
+// TestMain keeps the control files of every copy this package's tests
+// start, in-process or as a binary, out of /run.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ringcp-run-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("RINGCP_RUNDIR", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// TestStaleControlFiles: a copy removes the control files left by copies
+// that were killed, and keeps those of copies still running.
+func TestStaleControlFiles(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("RINGCP_RUNDIR", dir)
+	var pids [2]int
+	for i := range pids {
+		sleep := exec.Command("sleep", "30")
+		if err := sleep.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { sleep.Process.Kill(); sleep.Wait() }()
+		pids[i] = sleep.Process.Pid
+	}
+	start, err := startTime(pids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// live: a running copy's; stale: its PID now another process's; gone:
+	// no such process.
+	live, stale, gone := controlPath(pids[0]), controlPath(pids[1]), filepath.Join(dir, "ringcp-999999999.rate")
+	for path, c := range map[string]control{live: {start: start}, stale: {start: 1}, gone: {start: 1}} {
+		if err := writeControl(path, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := filepath.Join(t.TempDir(), "src")
+	randomFile(t, src, 4096, 1)
+	cli(t, src, filepath.Join(t.TempDir(), "dst")).want(t, 0)
+	for path, want := range map[string]bool{live: true, stale: false, gone: false} {
+		if _, err := os.Stat(path); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", path, err == nil, want)
+		}
+	}
+}
+
 // TestRateCommandRefuses: no signal goes to a process that is not a
 // running copy: one without a control file (SIGUSR2 would kill it), or
 // one whose PID matches a stale file left by a copy that was killed.
