@@ -31,6 +31,7 @@ func copyCommand(cfg config, stdout, stderr io.Writer) error {
 	}
 	ctx, sig := withSignals()
 	defer sig.stop()
+	defer startRateControl(plan, stderr)()
 	prefix := ""
 	if redrawn {
 		prefix = "\r\033[K" // the status line replaces the live line, which is redrawn after it

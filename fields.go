@@ -16,6 +16,7 @@ var fieldFlags = map[string]string{
 	"TargetIsZero": "--target-is-zero", "Offload": "--offload", "Force": "--force", "SrcFormat": "--src-format",
 	"Verify": "--verify", "Checksum": "--checksum", "Resume": "--resume", "StatePath": "--state", "SyncEvery": "--sync-every",
 	"NBD.Connections": "--nbd-connections", "NBD.Timeout": "--nbd-timeout",
+	"MaxRate": "--max-rate", "IOPrio": "--ioprio", "Yield": "--yield",
 }
 
 // flagWords rewrites "Options.Field" in the library's words to the flag.

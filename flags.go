@@ -57,7 +57,8 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	var qd, nbdConns int
 	var nbdTimeout time.Duration
 	var engine, direct, syncMode, sparse, offload, srcFormat string
-	var zeroBlock sizeFlag
+	var zeroBlock, maxRate sizeFlag
+	var ioprio string
 	fs := pflag.NewFlagSet("ringcp", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.SortFlags = false
@@ -88,6 +89,9 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	syncEvery := fs.Duration("sync-every", copier.DefaultSyncEvery, "with --resume: sync DST and record the progress this often: a kill loses about this much work")
 	fs.IntVar(&nbdConns, "nbd-connections", copier.DefaultNBDConnections, "connections to an NBD export whose server allows several (CAN_MULTI_CONN)")
 	fs.DurationVar(&nbdTimeout, "nbd-timeout", 0, "fail when an NBD server does not answer for this long (default 5m; 30s to connect)")
+	fs.Var(&maxRate, "max-rate", "cap the bytes moved per second (50M: 50 MiB/s; 0: no cap); change it while the copy runs with ringcp rate PID RATE")
+	fs.StringVar(&ioprio, "ioprio", "", "I/O priority of every read and write: idle, be[:0-7] or rt[:0-7] (the mq-deadline and bfq schedulers honour it)")
+	yield := fs.Bool("yield", false, "give the disk to other work: cut depth and rate while others wait on it, raise them when they no longer do")
 	force := fs.Bool("force", false, "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device), create a file in /dev, try a copy that seems not to fit; never a mounted DST")
 	fs.BoolVar(&cfg.version, "version", false, "print the version, and whether io_uring is usable here (with --json: as JSON)")
 	help := fs.BoolP("help", "h", false, "show this help")
@@ -120,6 +124,9 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	}
 	if bs.v > copier.MaxBlockSize {
 		return cfg, fmt.Errorf("--block-size %d: one request moves at most %d (1 GiB)", bs.v, copier.MaxBlockSize)
+	}
+	if err := checkIOPrio(ioprio); err != nil {
+		return cfg, err
 	}
 	if fs.Changed("queue-depth") && qd < 1 {
 		return cfg, fmt.Errorf("--queue-depth %d: must be at least 1", qd)
@@ -163,6 +170,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		cfg.opts.Checksum = imageioChecksum
 	}
 	cfg.opts.SyncEvery = *syncEvery
+	cfg.opts.MaxRate, cfg.opts.IOPrio, cfg.opts.Yield = maxRate.v, ioprio, *yield
 	return cfg, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/engine"
 )
 
 // FuzzParseArgs feeds command lines (arguments separated by NUL) to the
@@ -26,6 +27,7 @@ func FuzzParseArgs(f *testing.F) {
 		"--jobs\x00list", "--jobs\x00-\x00--parallel\x002\x00-q\x004",
 		"--verify\x00--checksum\x00a\x00b", "--resume\x00--state\x00s\x00--sync-every\x003s\x00a\x00b",
 		"--nbd-connections\x008\x00--nbd-timeout\x0030s\x00nbd://h/e\x00b", "--nbd-connections=0\x00a\x00b",
+		"--max-rate\x0050M\x00--ioprio\x00be:7\x00--yield\x00a\x00b", "--ioprio=idle\x00a\x00b",
 	} {
 		f.Add(s)
 	}
@@ -64,6 +66,10 @@ func checkAccepted(t *testing.T, args []string, cfg config) {
 		t.Fatalf("%q: length %d without LengthSet", args, o.Length)
 	case o.NBD.Connections < 1 || o.NBD.Connections > copier.MaxNBDConnections || o.NBD.Timeout < 0:
 		t.Fatalf("%q: NBD options %+v accepted", args, o.NBD)
+	case o.MaxRate < 0:
+		t.Fatalf("%q: negative rate cap accepted", args)
+	case !validIOPrio(o.IOPrio):
+		t.Fatalf("%q: I/O priority %q accepted", args, o.IOPrio)
 	case !slices.Contains(copier.EngineChoices(), string(o.Engine)) || !slices.Contains(copier.DirectChoices, string(o.Direct)) ||
 		!slices.Contains(copier.SparseChoices, string(o.Sparse)) || !slices.Contains(copier.OffloadChoices, string(o.Offload)):
 		t.Fatalf("%q: a value the library does not take was accepted: %+v", args, o)
@@ -77,4 +83,9 @@ func checkAccepted(t *testing.T, args []string, cfg config) {
 	if !contains(args, o.Src) || !contains(args, o.Dst) {
 		t.Fatalf("%q: operands %q %q are not among the arguments", args, o.Src, o.Dst)
 	}
+}
+
+func validIOPrio(s string) bool {
+	_, err := engine.ParseIOPrio(s)
+	return err == nil
 }

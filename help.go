@@ -14,6 +14,7 @@ const usageShort = `Usage: ringcp [flags] SRC DST     copy SRC to DST (files or 
        ringcp dd if=SRC of=DST [bs=N count=N skip=N seek=N ...]
        ringcp verify SRC DST       compare two files or devices (exit 3 if they differ)
        ringcp checksum PATH        print the oVirt imageio checksum as JSON
+       ringcp rate PID [RATE]      show or change the rate cap of a running copy
        ringcp demo                 copy a built-in 1 GiB image with each engine, verified
        ringcp --version
 ringcp --help lists the flags, with examples and exit codes.
@@ -24,6 +25,7 @@ const usageHead = `Usage: ringcp [flags] SRC DST
        ringcp dd if=SRC of=DST [OPERAND]...   (ringcp dd --help)
        ringcp verify [flags] SRC DST          compare two files or devices (exit 3 if they differ)
        ringcp checksum [flags] PATH           print the oVirt imageio checksum as JSON
+       ringcp rate PID [RATE]                 show or change the rate cap of copy PID (0: none)
        ringcp demo [--size SIZE] [--dir DIR]
        ringcp --version [--json]
 
@@ -49,6 +51,7 @@ Examples:
   ringcp dd if=/dev/sdb of=/dev/sdc bs=4M status=progress
   ringcp 'nbd+unix:///?socket=/tmp/disk.sock' /dev/vg0/disk  # after: qemu-nbd -r -f qcow2 --socket /tmp/disk.sock disk.qcow2
   ringcp --verify --resume disk.img /dev/sdc --state /var/lib/ringcp/sdc.state
+  ringcp --max-rate 100M --ioprio idle --yield /dev/vg0/lv0 /dev/vg1/lv0   # on a busy host
 
 Exit codes:
   0    the copy is complete and synced
@@ -73,7 +76,7 @@ func flagPlaceholders() map[string]string {
 		"zero-block": "SIZE", "offload": choiceList(copier.OffloadChoices), "progress": "MODE",
 		"progress-interval": "DURATION", "progress-fd": "FD", "src-format": "raw",
 		"size": "SIZE", "dir": "DIR", "jobs": "FILE", "parallel": "N", "state": "PATH", "sync-every": "DURATION",
-		"nbd-connections": "N", "nbd-timeout": "DURATION",
+		"nbd-connections": "N", "nbd-timeout": "DURATION", "max-rate": "RATE", "ioprio": "CLASS[:LEVEL]",
 	}
 }
 

@@ -19,6 +19,8 @@ var jsonFields = []string{
 	"offload", "offload_fallback", "synced", "dst_state", "contiguous", "fixed_buffers", "engine_detail",
 	// issue 12
 	"schema", "version", "outcome", "exit_code", "src_offset", "dst_offset", "length",
+	// issue 13
+	"max_rate", "achieved_rate", "ioprio", "io_limits", "yield",
 }
 
 // jsonOf runs the command and decodes the one object it prints on stdout.
@@ -113,9 +115,16 @@ func TestJSONFieldsDocumented(t *testing.T) {
 	fx := newFixture(t)
 	got, _ := jsonOf(t, "--json", filepath.Join(fx.dir, "missing"), fx.new)
 	extra := []string{"error", "kind", "field", "flag", "errno"}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for k := range got {
 		if !slices.Contains(jsonFields, k) && !slices.Contains(extra, k) {
 			t.Errorf("--json has %q, which jsonFields does not list", k)
+		}
+		if !bytes.Contains(readme, []byte("`"+k+"`")) {
+			t.Errorf("--json has %q, which the README does not name", k)
 		}
 	}
 	if _, err := os.Stat(fx.new); err == nil {

@@ -62,6 +62,12 @@ type jsonReport struct {
 	Resumed    int64                  `json:"resumed,omitempty"`
 	StateFile  string                 `json:"state_file,omitempty"`
 	ResumeFrom int64                  `json:"resume_from,omitempty"`
+	// Sharing a busy host (share.go, yield.go).
+	MaxRate      int64         `json:"max_rate"` // the cap at the end, bytes/s; 0 for none
+	AchievedRate float64       `json:"achieved_rate"`
+	IOPrio       string        `json:"ioprio"`
+	IOLimits     []jsonIOLimit `json:"io_limits"`
+	Yield        *jsonYield    `json:"yield"`
 }
 
 func toJSON(o copier.Options, r copier.Report, err error) jsonReport {
@@ -89,6 +95,8 @@ func toJSON(o copier.Options, r copier.Report, err error) jsonReport {
 		j.Kind = string(copier.KindBadInput)
 	}
 	addTrust(&j, r)
+	j.MaxRate, j.AchievedRate, j.IOPrio, j.IOLimits = r.MaxRate, r.Rate(), r.IOPrio, ioLimitsJSON(r.IOLimits)
+	j.Yield = yieldJSON(r.Yield)
 	return j
 }
 

@@ -32,6 +32,7 @@ type Config struct {
 	Seed       uint64
 	Keep       bool
 	Sweep      sweepConfig
+	BusyRate   int64 // the busy workload's rate cap (ringcp --max-rate, qemu-img -r)
 }
 
 // bench is the state of one run.
@@ -285,7 +286,7 @@ func (b *bench) runWorkload(ctx context.Context, w *Workload) error {
 	}
 	for round := 1; round <= b.cfg.Rounds; round++ {
 		for i, t := range rotate(ts, round-1) {
-			r := b.runOne(ctx, w, t, Job{Pair: p, Fio: shape}, round, i+1)
+			r := b.runOne(ctx, w, t, Job{Pair: p, Fio: shape, Rate: b.cfg.BusyRate}, round, i+1)
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}

@@ -81,11 +81,12 @@ func parseFlags(args []string) (Config, error) {
 	rounds := fs.Int("rounds", 5, "rounds; each runs every tool once, in a rotated order")
 	workDir := fs.String("workdir", "/var/tmp/ringcp-bench", "scratch directory on the filesystem under test (not tmpfs)")
 	out := fs.String("out", "", "results directory for CSV, chart and table (default: bench/results of the repository; none in -quick)")
-	wls := fs.String("workloads", strings.Join(workloadNames(), ","), "comma-separated workloads")
+	wls := fs.String("workloads", strings.Join(workloadNames(false), ","), "comma-separated workloads (also: "+strings.Join(optionalWorkloads(), ",")+"; -quick runs them all)")
+	busyRate := fs.String("busy-rate", "200M", "the busy workload's rate cap, for ringcp --max-rate and qemu-img convert -r")
 	tls := fs.String("tools", "", "comma-separated tools to run (default: all); see -list")
 	ringcp := fs.String("ringcp", "", "ringcp binary to bench (default: go build ringcp's module, the repository root)")
 	ringcpRev := fs.String("ringcp-rev", "", "build ringcp from this commit of the repository instead of the work tree")
-	quick := fs.Bool("quick", false, "CI mode: -size 64M+12345, -sparse-size 256M+4321, one round, no ceiling; fails if any copy is wrong")
+	quick := fs.Bool("quick", false, "CI mode: -size 64M+12345, -sparse-size 256M+4321, one round, every workload, no ceiling; fails if any copy is wrong")
 	ceiling := fs.Bool("ceiling", true, "measure fio's concurrent read+write ceiling")
 	sweep := fs.Bool("sweep", false, "also sweep ringcp's block size x queue depth on the file workload (slow)")
 	sweepBS := fs.String("sweep-bs", joinSizes(defaultSweepBS), "sweep block sizes")
@@ -118,6 +119,9 @@ func parseFlags(args []string) (Config, error) {
 		if !set["rounds"] {
 			cfg.Rounds = 1
 		}
+		if !set["workloads"] {
+			*wls = strings.Join(workloadNames(true), ",")
+		}
 	} else if cfg.OutDir == "" {
 		cfg.OutDir = defaultOutDir()
 	}
@@ -130,6 +134,9 @@ func parseFlags(args []string) (Config, error) {
 	}
 	if cfg.Rounds < 1 {
 		return cfg, fmt.Errorf("-rounds must be at least 1")
+	}
+	if cfg.BusyRate, err = parseSize(*busyRate); err != nil || cfg.BusyRate <= 0 {
+		return cfg, fmt.Errorf("-busy-rate %q: want a positive size", *busyRate)
 	}
 	cfg.Workloads = splitList(*wls)
 	for _, w := range cfg.Workloads {
@@ -204,10 +211,23 @@ func listTools(cfg Config) {
 	}
 }
 
-func workloadNames() []string {
+// workloadNames lists the workloads, the optional ones too when all.
+func workloadNames(all bool) []string {
 	var ns []string
 	for _, w := range workloads {
-		ns = append(ns, w.Name)
+		if all || !w.Optional {
+			ns = append(ns, w.Name)
+		}
+	}
+	return ns
+}
+
+func optionalWorkloads() []string {
+	var ns []string
+	for _, w := range workloads {
+		if w.Optional {
+			ns = append(ns, w.Name)
+		}
 	}
 	return ns
 }

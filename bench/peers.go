@@ -10,6 +10,7 @@ type Job struct {
 	*Pair
 	Fio   fioShape // the ceiling's block size and depth, from calibration
 	Extra []string // more ringcp flags (the sweep's -b and -q)
+	Rate  int64    // the rate cap of the busy workload's capped copies (-busy-rate)
 }
 
 // Plan is what a tool runs for one job: stages one after another, the
@@ -35,6 +36,12 @@ type Tool struct {
 	Workloads []string
 	// Batch: the tool copies the pair's Jobs, all at once (jobs.go).
 	Batch bool
+	// NoCopy marks a run that copies nothing (the busy workload's
+	// foreground alone): DST is neither synced nor checked.
+	NoCopy bool
+	// NoForeground runs the tool without the workload's foreground (the
+	// busy workload's ringcp alone).
+	NoForeground bool
 }
 
 // debianPkg says where each program comes from, for the "missing" list.

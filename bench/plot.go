@@ -29,7 +29,7 @@ func (b *bench) writeChart(path string) error {
 	}
 	var panels []panel
 	for _, name := range b.cfg.Workloads {
-		runs := b.runsOf(name)
+		runs := copyRuns(b.runsOf(name))
 		if len(runs) > 0 {
 			p, err := barPanel(name, summarize(runs))
 			if err != nil {

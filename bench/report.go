@@ -112,6 +112,10 @@ func (b *bench) sizeLabels(sep string) []string {
 }
 
 func (b *bench) writeWorkload(w io.Writer, wl *Workload, runs []*Run) {
+	if wl.Foreground {
+		writeBusy(w, wl, runs, b.cfg.BusyRate)
+		return
+	}
 	rows := summarize(runs)
 	fmt.Fprintf(w, "### %s: %s (%s)\n\n", wl.Name, wl.Desc, sizeLabel(runs[0].Size))
 	if about := b.about[wl.Name]; about != "" {
@@ -269,7 +273,7 @@ func (b *bench) writeSummaryCSV(path string) error {
 	rows := [][]string{{"workload", "tool", "runs", "ok", "verdict", "median_s", "mb_per_s",
 		"ratio_to_ringcp", "of_ceiling", "cpu_s", "peak_rss_mib", "dst_alloc_bytes", "src_alloc_bytes"}}
 	for _, name := range b.cfg.Workloads {
-		runs := b.runsOf(name)
+		runs := copyRuns(b.runsOf(name))
 		if len(runs) == 0 {
 			continue
 		}

@@ -44,6 +44,8 @@ type details struct {
 	Sweep *sweepPoint `json:"sweep,omitempty"`
 	// Trust is what a trust row measured (trust.go).
 	Trust *trustDetail `json:"trust,omitempty"`
+	// Foreground is what the busy workload's foreground did meanwhile.
+	Foreground *fgResult `json:"foreground,omitempty"`
 }
 
 // Verdict is the run's one-word outcome.
@@ -73,19 +75,33 @@ func (b *bench) runOne(ctx context.Context, w *Workload, t *Tool, j Job, round, 
 	b.env.dropCaches()
 	plan := t.Plan(j)
 	r.Cmd = planString(plan)
+	var fg *foreground
+	if w.Foreground && !t.NoForeground {
+		var err error
+		if fg, err = startForeground(ctx, b, j.Pair); err != nil {
+			r.Err = err
+			return r
+		}
+	}
 	start := time.Now()
 	outs, err := b.execPlan(ctx, plan, r)
-	if err == nil && !t.Ceiling {
+	if err == nil && !t.Ceiling && !t.NoCopy {
 		err = forCopies(j, t, func(p *Pair) error { return p.sync() })
 	}
 	r.Wall = time.Since(start)
+	if fg != nil {
+		var fgErr error
+		if r.Foreground, fgErr = fg.stop(); err == nil {
+			err = fgErr
+		}
+	}
 	if t.Ceiling {
 		r.Fio = &fioResult{Shape: j.Fio}
 	}
 	if err == nil && t.Parse != nil {
 		err = t.Parse(outs, r)
 	}
-	if err == nil && !t.Ceiling {
+	if err == nil && !t.Ceiling && !t.NoCopy {
 		err = forCopies(j, t, func(p *Pair) error { return p.check() })
 	}
 	if j.SrcAlloc > 0 && !t.Ceiling {

@@ -29,6 +29,12 @@ type Workload struct {
 	// Tools, when set, limits the workload to these tool names (a rate-cap
 	// workload, say, has no meaning for dd).
 	Tools []string
+	// Foreground runs fio on Pair.Foreground for the whole of every copy
+	// (busy.go), and the report gives what it did.
+	Foreground bool
+	// Optional keeps the workload out of the default -workloads list; it
+	// runs when named, and in -quick mode.
+	Optional bool
 }
 
 // errSkip wraps the reason a workload or tool cannot run here.
@@ -73,6 +79,9 @@ type Pair struct {
 	// SrcImage and SrcFormat, when set, are the image behind an NBD Src:
 	// qemu-img convert reads it itself (-f SrcFormat), as its users do.
 	SrcImage, SrcFormat string
+	// Foreground is the file the busy workload's fio reads, on the disk
+	// of SRC and DST; "" for the other workloads.
+	Foreground string
 }
 
 var workloads = []Workload{
@@ -107,6 +116,14 @@ var workloads = []Workload{
 		Space: jobsSpace,
 		Setup: setupJobsBlockdev,
 		Tools: jobsTools,
+	},
+	{
+		Name:       "busy",
+		Desc:       "file to a new file beside a foreground: fio reading 4 KiB at random, 4 in flight, from a file on the same disk",
+		Setup:      setupBusy,
+		Tools:      busyTools,
+		Foreground: true,
+		Optional:   true,
 	},
 }
 

@@ -73,6 +73,14 @@
 // DST unnamed (a leftover temporary name is removed by the next copy to
 // the same DST), and an existing DST partly written at its full size.
 //
+// # Sharing a busy host
+//
+// A copy fits a rate cap (Options.MaxRate, changed while it runs with
+// Plan.SetMaxRate) and the cgroup I/O limits it finds on SRC's and DST's
+// disks, and uses all of them (share.go); Options.IOPrio gives its I/O a
+// priority; Options.Yield backs it off while others wait on the disk
+// (yield.go).
+//
 // # What may be called concurrently
 //
 // Prepare, Copy and Plan.Run may run on many goroutines at once, for

@@ -61,6 +61,10 @@ func (p *Plan) chooseOffload() error {
 			p.note("offload reflink: SRC and DST share a filesystem that can share extents")
 		}
 	case magicNFS, magicSMB2, magicCIFS, magicCeph:
+		if o.MaxRate > 0 || o.Yield {
+			p.note("no offload: a server-side copy would not keep to the rate cap or yield")
+			return nil
+		}
 		p.offloadMode = OffloadCopyRange
 		p.note("offload copy-range: a network filesystem copies on the server")
 	}

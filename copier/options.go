@@ -118,6 +118,19 @@ type Options struct {
 	// SrcFormat "raw" (SrcFormatRaw) copies SRC's bytes even when they are
 	// a disk image container (qcow2, vmdk...); "" refuses such a SRC.
 	SrcFormat string
+	// MaxRate, when positive, caps the bytes of the range moved per
+	// second (read, then written once; holes that are never read and
+	// fallocate zeroing do not count). Plan.SetMaxRate changes it while
+	// the copy runs. See share.go.
+	MaxRate int64
+	// IOPrio is the I/O priority of the copy's reads and writes: "idle",
+	// "be", "be:0".."be:7", "rt", "rt:0".."rt:7" (engine.ParseIOPrio);
+	// "" leaves it to the kernel.
+	IOPrio string
+	// Yield gives the disk to other work: while others wait on it, the
+	// copy cuts its depth and rate, and raises them again when they no
+	// longer do (yield.go).
+	Yield bool
 	// Progress, when not nil, counts completed reads and writes as the
 	// copy goes; Prepare makes one otherwise. Plan.Status reads it.
 	Progress *engine.Progress
@@ -213,6 +226,11 @@ func (o *Options) checkValues() error {
 		return bad("NBD.Connections", fmt.Sprintf("Options.NBD.Connections %d: out of range (1 to %d)", o.NBD.Connections, MaxNBDConnections))
 	case o.NBD.Timeout < 0:
 		return bad("NBD.Timeout", fmt.Sprintf("Options.NBD.Timeout %v: must not be negative", o.NBD.Timeout))
+	case o.MaxRate < 0:
+		return bad("MaxRate", fmt.Sprintf("Options.MaxRate %d: must not be negative", o.MaxRate))
+	}
+	if _, err := engine.ParseIOPrio(o.IOPrio); err != nil {
+		return bad("IOPrio", err.Error())
 	}
 	return nil
 }

@@ -51,6 +51,8 @@ func (p *Plan) checkFileLimit() error   { return nil }
 func (p *Plan) checkImageFormat() error { return nil }
 func (p *Plan) chooseOffload() error    { return nil }
 func (p *Plan) checkRoom() error        { return nil }
+func (p *Plan) fitShare() error         { return nil }
+func (p *Plan) chooseIOPrio() error     { return nil }
 func (p *Plan) uringObstacle() string   { return "" }
 
 // run refuses: no Plan is ever prepared here.

@@ -32,6 +32,13 @@ type Plan struct {
 	Forced         string      // what Options.Force overrode (DST in use, a new file in /dev, too little room), or ""
 	resume         *resumePlan // Options.Resume: the state file and where the copy starts
 	meter          *meter      // the copy's progress (progress.go)
+	// IOLimits are the cgroup I/O limits on the disks the copy reads and
+	// writes; the block size and depth were fitted to them.
+	IOLimits []IOLimit
+	// IOPrio is the I/O priority the copy's reads and writes will have
+	// ("idle", "be:4"...), "" for the kernel's default.
+	IOPrio string
+	gov    *governor // the rate cap and the depth while the copy runs
 }
 
 // Prepare checks opts against both ends and decides how to copy. It writes
@@ -59,7 +66,7 @@ func (p *Plan) prepare() error {
 	}
 	steps := []func() error{p.checkPseudoFS, p.checkEmptyDevice, p.checkRange, p.checkExports, p.checkResume, p.checkSameObject, p.checkInUse, p.checkLocks, p.checkDestSize,
 		p.checkNewInDev, p.checkWritable, p.checkFileLimit, p.checkImageFormat,
-		p.roundBlockSize, p.chooseDirect, p.chooseSizes, p.chooseSparse, p.chooseOffload, p.chooseTrust, p.checkRoom, p.chooseEngine}
+		p.roundBlockSize, p.chooseDirect, p.chooseSizes, p.fitShare, p.chooseIOPrio, p.chooseSparse, p.chooseOffload, p.chooseTrust, p.startGovernor, p.checkRoom, p.chooseEngine}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err

@@ -33,6 +33,17 @@ type Report struct {
 	// without a gap; DstState says what DST holds (after a failure too).
 	Contiguous int64
 	DstState   DstState
+	// MaxRate is the rate cap when the copy ended (Plan.SetMaxRate may
+	// have changed Options.MaxRate meanwhile), in bytes per second; 0
+	// for none.
+	MaxRate int64
+	// IOPrio is the I/O priority the reads and writes had, "" for the
+	// kernel's default; IOLimits the cgroup limits the copy was fitted to.
+	IOPrio   string
+	IOLimits []IOLimit
+	// Yield is what the yield controller did (Options.Yield), nil when
+	// it did not run.
+	Yield *YieldReport
 	// Notes are what Run decided or met that Plan.Notes could not say
 	// yet: how a new DST was created, why an offload gave way, a side
 	// that stayed buffered.
@@ -51,6 +62,15 @@ type Report struct {
 	StatePath   string
 	ResumeFrom  int64
 	PartialPath string
+}
+
+// Rate is the rate the cap governs, in bytes per second: the bytes read
+// (each is written once) over the copy's time. 0 when no time passed.
+func (r *Report) Rate() float64 {
+	if r.Seconds <= 0 {
+		return 0
+	}
+	return float64(r.BytesRead) / r.Seconds
 }
 
 func (r *Report) note(format string, args ...any) {

@@ -25,15 +25,21 @@ func (p *Plan) run(ctx context.Context) (Report, error) {
 
 func (p *Plan) newReport() Report {
 	return Report{Src: p.opts.Src, Dst: p.opts.Dst, Length: p.Length, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
-		DirectSrc: p.src.direct, DirectDst: p.dst.direct, FallbackReason: p.FallbackReason}
+		DirectSrc: p.src.direct, DirectDst: p.dst.direct, FallbackReason: p.FallbackReason,
+		IOPrio: p.IOPrio, IOLimits: p.IOLimits}
 }
 
 // runAcquired is Run once everything is acquired: it cuts and writes DST.
 func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report, error) {
 	start, cpu0 := time.Now(), cpuTime()
+	y := p.startYield()
 	st, err := p.move(ctx, a, &rep)
+	if rep.Yield = y.stop(); rep.Yield != nil {
+		rep.note("%s", rep.Yield)
+	}
 	a.undrained = errors.Is(err, engine.ErrUndrained)
 	rep.Seconds, rep.CPUSeconds = time.Since(start).Seconds(), cpuTime()-cpu0
+	rep.MaxRate = p.gov.capNow()
 	rep.Engine, rep.Caps = st.Backend, st.Caps
 	if rep.Offload != "" {
 		rep.Engine = rep.Offload
@@ -207,6 +213,8 @@ func (a *acquired) buffers(p *Plan, job *engine.Job, s *shared) error {
 		return fmt.Errorf("cannot map %d buffers of %d bytes: %w (a smaller block size or queue depth needs less)", p.QueueDepth, p.BlockSize, errors.Unwrap(err))
 	}
 	job.Buffers = a.bufs.Slots
+	job.Budget = engine.NewBudget(a.bufs.Slots)
+	p.gov.attach(job.Budget)
 	return nil
 }
 
@@ -239,7 +247,12 @@ func (p *Plan) job(files engine.Files, d *dest) engine.Job {
 		Files: files, SrcOff: p.opts.SrcOffset, DstOff: p.opts.DstOffset, Length: p.Length,
 		BlockSize: p.BlockSize, SrcAlign: p.src.alignment(), DstAlign: dstAlign,
 		Sync: !p.opts.NoSync, Progress: p.opts.Progress, Sparse: p.sparse,
+		Rate: p.gov.lim,
 	}
+	job.IOPrio, _ = engine.ParseIOPrio(p.IOPrio)
+	// Under a cgroup I/O limit every request is charged once only if it
+	// is never tried without blocking first (engine.Job.Blocking).
+	job.Blocking = len(p.IOLimits) > 0
 	if p.dst.fixedSize() {
 		return job
 	}

@@ -128,6 +128,13 @@ type Setup struct {
 	Ends    Ends
 	Buffers [][]byte // one per slot, from anonymous mmap
 	Depth   int      // slots, so data requests in flight at most
+	// IOPrio, when not 0, is the I/O priority of every read and write
+	// (Job.IOPrio): the backend applies it to each request (io_uring's
+	// sqe->ioprio) or to the threads that make them (ioprio_set).
+	IOPrio IOPrio
+	// Blocking asks that reads and writes be issued blocking, never tried
+	// without blocking first (Job.Blocking).
+	Blocking bool
 }
 
 // NewBackend builds a backend. Run calls it on its locked OS thread.

@@ -53,6 +53,10 @@
 //     raised while they run (budget.go).
 //   - Job.Rate caps the bytes moved per second, shared by copies or not,
 //     and adjustable while they run (rate.go).
+//   - Job.IOPrio gives every read and write an I/O priority (sqe->ioprio,
+//     or ioprio_set on the pool's threads); Job.Blocking issues them
+//     blocking, never tried without blocking first, which a cgroup I/O
+//     throttle needs to charge each byte once (ioprio.go, job.go).
 //   - Job.Observer sees every chunk as read, every hole, and every barrier;
 //     Job.SyncEvery adds barriers while the copy goes; Job.Grid keeps
 //     chunks inside fixed-size pieces of the range (observe.go). Digests

@@ -69,6 +69,18 @@ type Job struct {
 	// once, and changed while they run (SetLimit, SetBurst); its burst
 	// must hold at least one block.
 	Rate *rate.Limiter
+	// IOPrio, when not 0, is the I/O priority of the copy's reads and
+	// writes (ioprio.go), passed to the backend in Setup.
+	IOPrio IOPrio
+	// Blocking issues every read and write blocking, never tried without
+	// blocking first: io_uring sends it straight to an io-wq worker
+	// (IOSQE_ASYNC); the pool always blocks. Under a cgroup I/O throttle
+	// this is what makes each byte count once: blk-throttle charges a bio
+	// when it is submitted, and a non-blocking try that then fails with
+	// EAGAIN (a bio that must be split, a loop device whose backing file
+	// must allocate, a full tag set) is charged again when io_uring
+	// retries it from a worker.
+	Blocking bool
 	// Progress, when not nil, is updated as the copy advances.
 	Progress *Progress
 }

@@ -38,7 +38,7 @@ func Open(job Job, newBackend NewBackend) (*Copy, error) {
 	}
 	bufs := job.Budget.Buffers()
 	runtime.LockOSThread()
-	be, err := newBackend(Setup{Files: job.Files, Ends: job.ends(), Buffers: bufs, Depth: len(bufs)})
+	be, err := newBackend(Setup{Files: job.Files, Ends: job.ends(), Buffers: bufs, Depth: len(bufs), IOPrio: job.IOPrio, Blocking: job.Blocking})
 	if err != nil {
 		runtime.UnlockOSThread()
 		return nil, err

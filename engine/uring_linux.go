@@ -22,7 +22,9 @@ type uringBackend struct {
 	iovs       []unix.Iovec // one per slot when vectored; alive until reaped
 	cqes       []ring.CQE
 	notes      []string
-	dead       error // see died
+	dead       error  // see died
+	ioprio     IOPrio // sqe->ioprio of every read and write
+	blocking   bool   // IOSQE_ASYNC on every read and write (Setup.Blocking)
 }
 
 var _ Backend = (*uringBackend)(nil)
@@ -78,8 +80,14 @@ func newUring(s Setup, o UringOptions) (Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &uringBackend{r: r, cqes: make([]ring.CQE, s.Depth+2), vectored: o.Vectored}
+	b := &uringBackend{r: r, cqes: make([]ring.CQE, s.Depth+2), vectored: o.Vectored, ioprio: s.IOPrio, blocking: s.Blocking}
 	b.notes = append(b.notes, "ring flags "+r.Flags().String())
+	if s.IOPrio != 0 {
+		b.notes = append(b.notes, "ioprio "+s.IOPrio.String())
+	}
+	if s.Blocking {
+		b.notes = append(b.notes, "blocking submission (IOSQE_ASYNC)")
+	}
 	if err := b.chooseOps(); err != nil {
 		r.Close()
 		return nil, err
@@ -211,6 +219,16 @@ func (b *uringBackend) prep(sqe *ring.SQE, q *Request) {
 		sqe.PrepRead(fd, q.Buf, off)
 	default:
 		sqe.PrepWrite(fd, q.Buf, off)
+	}
+	if q.Op == OpRead || q.Op == OpWrite {
+		// The kernel checks it at prep (EINVAL for a bad class, EPERM
+		// for rt without the capability) and carries it into the bio,
+		// also when the request is punted to an io-wq worker. Syncs and
+		// fallocates keep the thread's priority.
+		sqe.IOPrio = uint16(b.ioprio)
+		if b.blocking {
+			sqe.Flags |= ring.SQEAsync
+		}
 	}
 	if b.fixedFiles {
 		sqe.Flags |= ring.SQEFixedFile

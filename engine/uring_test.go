@@ -14,6 +14,7 @@ import (
 func TestUringSuite(t *testing.T) {
 	uringtest.NeedOn(t)
 	enginetest.Run(t, engine.NewUring)
+	enginetest.RunScheduling(t, engine.NewUring)
 }
 
 // uringCells are the io_uring backend's other settings, each the path a

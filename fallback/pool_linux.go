@@ -2,6 +2,7 @@ package fallback
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -15,6 +16,7 @@ type Pool struct {
 	reqs    chan engine.Request
 	done    chan engine.Completion
 	workers int
+	ioprio  engine.IOPrio
 	wg      sync.WaitGroup
 	closed  bool
 }
@@ -22,6 +24,9 @@ type Pool struct {
 var _ engine.Backend = (*Pool)(nil)
 
 // New starts a pool with one worker per slot. It fits engine.NewBackend.
+// With Setup.IOPrio, each worker gives its thread that I/O priority
+// (ioprio_set); New fails with the errno when the kernel refuses it (EPERM
+// for the real-time class without CAP_SYS_ADMIN or CAP_SYS_NICE).
 func New(s engine.Setup) (engine.Backend, error) {
 	if s.Depth < 1 {
 		return nil, fmt.Errorf("pool: depth %d", s.Depth)
@@ -33,11 +38,23 @@ func New(s engine.Setup) (engine.Backend, error) {
 		reqs:    make(chan engine.Request, s.Depth+1),
 		done:    make(chan engine.Completion, s.Depth+1),
 		workers: s.Depth,
+		ioprio:  s.IOPrio,
 	}
 	p.fds = s.Files.Fds()
+	started := make(chan error, p.workers)
 	p.wg.Add(p.workers)
 	for range p.workers {
-		go p.work()
+		go p.work(started)
+	}
+	var err error
+	for range p.workers {
+		if e := <-started; err == nil {
+			err = e // all fail alike: the first says it
+		}
+	}
+	if err != nil {
+		p.Close()
+		return nil, fmt.Errorf("pool: %w", err)
 	}
 	return p, nil
 }
@@ -45,7 +62,11 @@ func New(s engine.Setup) (engine.Backend, error) {
 func (p *Pool) Name() string { return "pool" }
 
 func (p *Pool) Caps() engine.Caps {
-	return engine.Caps{Detail: fmt.Sprintf("%d pread/pwrite workers", p.workers)}
+	detail := fmt.Sprintf("%d pread/pwrite workers", p.workers)
+	if p.ioprio != 0 {
+		detail += ", ioprio " + p.ioprio.String()
+	}
+	return engine.Caps{Detail: detail}
 }
 
 func (p *Pool) Submit(reqs []engine.Request) (int, error) {
@@ -93,8 +114,30 @@ func (p *Pool) Close() error {
 	return nil
 }
 
-func (p *Pool) work() {
+// work serves requests until Close. With an I/O priority it serves them
+// on a thread of its own that has it, and gives the thread back with its
+// old priority at the end, so that the priority never reaches another
+// goroutine. Should that fail, the goroutine exits still locked, which
+// ends the thread. started hears whether the worker could start.
+func (p *Pool) work(started chan<- error) {
 	defer p.wg.Done()
+	if p.ioprio != 0 {
+		runtime.LockOSThread()
+		old, err := engine.ThreadIOPrio(0)
+		if err == nil {
+			err = engine.SetThreadIOPrio(p.ioprio)
+		}
+		if err != nil {
+			started <- err
+			return
+		}
+		defer func() {
+			if engine.SetThreadIOPrio(old) == nil {
+				runtime.UnlockOSThread()
+			}
+		}()
+	}
+	started <- nil
 	for q := range p.reqs {
 		p.done <- Do(p.fds[q.File], q)
 	}

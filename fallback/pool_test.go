@@ -10,6 +10,7 @@ import (
 
 func TestPoolSuite(t *testing.T) {
 	enginetest.Run(t, fallback.New)
+	enginetest.RunScheduling(t, fallback.New)
 }
 
 func BenchmarkPool(b *testing.B) {

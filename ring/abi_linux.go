@@ -27,6 +27,7 @@ const (
 	SQEFixedFile uint8 = 1 << 0 // fd is an index into the registered files
 	SQEIODrain   uint8 = 1 << 1 // start only after everything before it completed
 	SQEIOLink    uint8 = 1 << 2 // the next SQE starts only after this one succeeded
+	SQEAsync     uint8 = 1 << 4 // 5.6: issue from an io-wq worker, blocking, without a non-blocking try first
 )
 
 // SetupFlags are io_uring_setup flags.

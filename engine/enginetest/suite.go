@@ -65,6 +65,15 @@ func EndName(job engine.Job, id engine.FileID) string {
 // Run runs the whole suite against a backend.
 func Run(t *testing.T, nb engine.NewBackend) { RunTarget(t, Target{New: nb}) }
 
+// RunScheduling runs what only backends on descriptors do: I/O
+// priorities on every request, and requests issued blocking (io_uring's
+// IOSQE_ASYNC; the pool always blocks).
+func RunScheduling(t *testing.T, nb engine.NewBackend) {
+	t.Run("ioprio", func(t *testing.T) { IOPriority(t, nb) })
+	t.Run("ioprio-scheduled", func(t *testing.T) { IOPrioScheduled(t, nb) })
+	t.Run("blocking", func(t *testing.T) { Blocking(t, nb) })
+}
+
 // RunTarget runs the whole suite against a target.
 func RunTarget(t *testing.T, tg Target) {
 	t.Run("sizes", func(t *testing.T) { sizes(t, tg) })

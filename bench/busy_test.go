@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestParseForeground: fio's JSON (after its notes on stdout) gives the
+// foreground's read IOPS and latency percentiles in microseconds.
+func TestParseForeground(t *testing.T) {
+	out := []byte(`fio: terminating on signal 2
+{"jobs": [{"jobname": "foreground", "read": {"iops": 12345.6, "clat_ns": {"percentile": {"50.000000": 80000, "99.000000": 1200000}}}}]}`)
+	fg, err := parseForeground(out)
+	if err != nil || fg.IOPS != 12345.6 || fg.P50us != 80 || fg.P99us != 1200 {
+		t.Fatalf("%+v, %v", fg, err)
+	}
+	if _, err := parseForeground([]byte(`{"jobs": []}`)); err == nil {
+		t.Error("no job: no error")
+	}
+}
+
+// TestSummarizeBusy: speeds against ringcp-alone and p99 against
+// fg-alone, per round, medians over rounds; a failed run counts in ok
+// only.
+func TestSummarizeBusy(t *testing.T) {
+	const size = 1e9
+	var runs []*Run
+	add := func(tool string, round int, secs float64, p99 float64, err error) {
+		r := &Run{Tool: tool, Round: round, Size: size, Wall: time.Duration(secs * float64(time.Second)), Err: err}
+		if p99 > 0 {
+			r.Foreground = &fgResult{IOPS: 1000, P99us: p99}
+		}
+		runs = append(runs, r)
+	}
+	for round, k := range []float64{1, 2, 4} { // the machine slows down from round to round
+		add("fg-alone", round+1, 10, 100*k, nil)
+		add("ringcp-alone", round+1, 1*k, 0, nil)
+		add("ringcp-yield", round+1, 2*k, 150*k, nil)
+	}
+	add("dd-1M", 1, 1, 900, errWrong)
+	rows := summarizeBusy(runs)
+	byTool := map[string]*busyRow{}
+	for _, r := range rows {
+		byTool[r.Tool] = r
+	}
+	y := byTool["ringcp-yield"]
+	if y == nil || y.OfAlone != 0.5 || y.P99xAlone != 1.5 || y.OK != 3 || y.MBps != 250 {
+		t.Fatalf("ringcp-yield: %+v", y)
+	}
+	if d := byTool["dd-1M"]; d == nil || d.OK != 0 || d.Runs != 1 || !math.IsNaN(d.MBps) {
+		t.Fatalf("dd-1M: %+v", d)
+	}
+	if a := byTool["fg-alone"]; a == nil || !math.IsNaN(a.MBps) || a.P99xAlone != 1 {
+		t.Fatalf("fg-alone: %+v", a)
+	}
+	var md bytes.Buffer
+	writeBusy(&md, &workloads[len(workloads)-1], runs, 200<<20)
+	for _, want := range []string{"| ringcp-yield | 3/3 | 250 | 50% |", "**FAILED** 0/1", "200MiB/s"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, md.String())
+		}
+	}
+}

@@ -1,0 +1,123 @@
+package copier
+
+import (
+	"math"
+	"sync"
+
+	"github.com/ringcp/ringcp/engine"
+	"golang.org/x/time/rate"
+)
+
+// governor holds what may change while a copy runs, and applies it to the
+// engine's rate limiter and to its budget's depth: the caller's rate cap
+// (Options.MaxRate, Plan.SetMaxRate) and the cut of the yield controller
+// (yield.go). The tighter of the two wins; the depth follows the rate, so
+// that no more than 50 ms of it is in flight (share.go).
+type governor struct {
+	mu     sync.Mutex
+	lim    *rate.Limiter
+	budget *engine.Budget // nil until Run has the buffers
+	block  int
+	depth  int     // the plan's depth: how many buffers there are
+	cap    int64   // the caller's cap in bytes per second; 0 for none
+	yRate  float64 // the yield controller's rate; 0 when it cuts nothing
+	yDepth int     // the yield controller's depth; 0 when it cuts nothing
+}
+
+func newGovernor(capBPS int64, block, depth int) *governor {
+	g := &governor{lim: rate.NewLimiter(rate.Inf, block), block: block, depth: depth, cap: capBPS}
+	g.apply()
+	return g
+}
+
+// attach gives the governor the budget the copy's slots come from.
+func (g *governor) attach(b *engine.Budget) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.budget = b
+	g.apply()
+}
+
+// setCap changes the caller's cap; 0 removes it.
+func (g *governor) setCap(bps int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.cap = max(bps, 0)
+	g.apply()
+}
+
+// capNow is the caller's cap.
+func (g *governor) capNow() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.cap
+}
+
+// setYield sets the yield controller's cut: a rate (0: none) and a depth
+// (0: none).
+func (g *governor) setYield(bps float64, depth int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.yRate, g.yDepth = bps, depth
+	g.apply()
+}
+
+// rate is what the limiter lets through now, in bytes per second; +Inf
+// for no cap.
+func (g *governor) rate() float64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.effectiveRate()
+}
+
+// effectiveRate is the tighter of the cap and the cut. Called with mu held.
+func (g *governor) effectiveRate() float64 {
+	r := math.Inf(1)
+	if g.cap > 0 {
+		r = float64(g.cap)
+	}
+	if g.yRate > 0 {
+		r = min(r, g.yRate)
+	}
+	return r
+}
+
+// apply sets the limiter and the budget. Called with mu held.
+func (g *governor) apply() {
+	r := g.effectiveRate()
+	if math.IsInf(r, 1) {
+		g.lim.SetLimit(rate.Inf)
+	} else {
+		g.lim.SetLimit(rate.Limit(r))
+	}
+	if g.budget == nil {
+		return
+	}
+	depth := g.depth
+	if !math.IsInf(r, 1) {
+		depth = min(depth, max(1, int(r/capInFlight/float64(g.block))))
+	}
+	if g.yDepth > 0 {
+		depth = min(depth, g.yDepth)
+	}
+	g.budget.SetDepth(depth)
+}
+
+// SetMaxRate changes the rate cap, in bytes of the range per second (0
+// removes it), before or while Run runs; it is safe to call from any
+// goroutine. It takes effect at the next request: requests already in
+// flight finish. The block size and buffers were fitted to the cap that
+// Prepare saw; a cap set much lower than that may let a block through at
+// once, never more.
+func (p *Plan) SetMaxRate(bytesPerSecond int64) { p.gov.setCap(bytesPerSecond) }
+
+// MaxRate is the rate cap now, in bytes per second; 0 for none.
+func (p *Plan) MaxRate() int64 { return p.gov.capNow() }
+
+// startGovernor makes what applies the rate cap and the yield cut, once
+// the block size is final (chooseTrust may round it up after fitShare):
+// the limiter's burst is one block.
+func (p *Plan) startGovernor() error {
+	p.gov = newGovernor(p.opts.MaxRate, p.BlockSize, p.QueueDepth)
+	return nil
+}

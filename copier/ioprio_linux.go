@@ -1,0 +1,62 @@
+package copier
+
+import (
+	"errors"
+	"runtime"
+	"syscall"
+
+	"github.com/ringcp/ringcp/engine"
+)
+
+// chooseIOPrio checks Options.IOPrio with the kernel before anything is
+// written: the real-time class needs CAP_SYS_ADMIN or CAP_SYS_NICE, and
+// io_uring would only say so (EPERM) on the first request.
+func (p *Plan) chooseIOPrio() error {
+	prio, _ := engine.ParseIOPrio(p.opts.IOPrio) // normalize checked it
+	if prio == 0 {
+		return nil
+	}
+	if err := tryIOPrio(prio); err != nil {
+		kind, why := KindNotSupported, "the kernel refused it"
+		if errors.Is(err, syscall.EPERM) {
+			kind, why = KindPermission, "the real-time class needs CAP_SYS_ADMIN or CAP_SYS_NICE"
+		}
+		return refuseErr(kind, "IOPrio", "--ioprio "+p.opts.IOPrio+": "+why, err)
+	}
+	p.IOPrio = prio.String()
+	p.note("I/O priority %s on every read and write (%s)", p.IOPrio, ioprioEffect(prio))
+	return nil
+}
+
+// ioprioEffect says what a class does, for -v.
+func ioprioEffect(p engine.IOPrio) string {
+	switch p.Class() {
+	case engine.IOPrioClassIdle:
+		return "served when no other I/O waits, where the disk's scheduler is mq-deadline or bfq"
+	case engine.IOPrioClassRT:
+		return "served before all other I/O, where the disk's scheduler is mq-deadline or bfq"
+	}
+	return "honoured where the disk's scheduler is mq-deadline or bfq"
+}
+
+// tryIOPrio gives a thread of its own the priority and takes it back, to
+// learn whether the kernel allows it. The thread is never shared while it
+// holds the priority: it is locked to the goroutine, and ends with it
+// should the old priority not come back.
+func tryIOPrio(prio engine.IOPrio) error {
+	done := make(chan error)
+	go func() {
+		runtime.LockOSThread()
+		old, err := engine.ThreadIOPrio(0)
+		if err == nil {
+			err = engine.SetThreadIOPrio(prio)
+			if err == nil && engine.SetThreadIOPrio(old) != nil {
+				done <- nil
+				return // still locked: the thread ends
+			}
+		}
+		runtime.UnlockOSThread()
+		done <- err
+	}()
+	return <-done
+}

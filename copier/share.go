@@ -1,0 +1,137 @@
+package copier
+
+import (
+	"fmt"
+
+	"github.com/ringcp/ringcp/align"
+	"github.com/ringcp/ringcp/internal/units"
+)
+
+// Sharing a busy host: a copy fits what it is given, a rate cap
+// (Options.MaxRate) and the cgroup I/O limits on the disks behind SRC and
+// DST, and then uses all of it.
+//
+//   - The cap paces requests as they are sent (engine/rate.go), one block
+//     at a time: in any second no more than the cap and one block is sent.
+//     What completes in a second is that plus what was in flight when the
+//     second began. So no more than 50 ms of the cap is in flight, over
+//     at least two blocks (a read overlaps a write): completions then
+//     never run more than 5% and a block ahead of the cap, however the
+//     device's latency varies, and a small cap moves in small steps, not
+//     in bursts (8 MiB x 8 in flight at 10 MB/s would move 64 MiB, then
+//     stall for six seconds). The cap is reached while a block's read and
+//     write take less than 50 ms, on a device a little faster than the cap.
+//   - Under a cgroup limit, which the kernel enforces, no more is in
+//     flight than the limit lets through in about a second: blk-throttle
+//     queues what is over the limit inside the kernel, where io_uring does
+//     not push back (liburing#293), and a copy that stops must wait for
+//     all of it; a block is at most an eighth of a second of it. Every
+//     request is issued blocking (engine.Job.Blocking): see blockingWhy.
+
+// capInFlight is the part of a second of the cap that may be in flight.
+const capInFlight = 20 // 1/20 s: 50 ms
+
+// blockingWhy is why requests under a cgroup limit are issued blocking.
+// Found on Linux 6.18 with a v1 write_bps_device of 100 MiB/s on a loop
+// device: io_uring's 8 MiB writes got 52 MB/s, 1 MiB ones 105 MB/s, and
+// blkio.throttle.io_service_bytes counted 2 GiB for each 1 GiB copied.
+// Traced (block_bio_queue, block_split, io_uring_queue_async_work):
+// io_uring first issues a write without blocking (REQ_NOWAIT);
+// submit_bio_noacct charges the whole bio to the throttle
+// (blk_throtl_bio) and holds it there; only then does blk_mq_submit_bio
+// find that it must be split (max_sectors_kb 1280), which a REQ_NOWAIT
+// bio cannot be (bio_split_rw_at: -EAGAIN); io_uring reissues it from an
+// io-wq worker, blocking, and the throttle charges it again. Every byte
+// was paid for twice. Requests the disk takes whole are not enough: a
+// loop device whose backing file must allocate, or a full tag set, also
+// fail a non-blocking bio after the throttle charged it (1.25 MiB writes
+// to a sparse-backed loop device were charged 1.2 times). The pool's
+// pwrite always blocks, which is why it was not hit.
+const blockingWhy = "io_uring issues every request blocking (IOSQE_ASYNC): a non-blocking first try that fails after the throttle has charged it (a request the kernel must split, a loop device that must allocate) is charged again when retried, which halved the rate"
+
+// shareFit is what the copy's sizes must fit.
+type shareFit struct {
+	cap      int64  // the rate cap, bytes per second; 0 for none
+	limit    int64  // the cgroups' least bps limit the copy meets; 0 for none
+	limitWhy string // whose limit, for -v
+	iops     int64  // requests per second the cgroups allow, 0 for none
+	yield    bool   // Options.Yield: blocks of at most yieldBlock
+}
+
+// yieldBlock is the largest block of a copy that yields: a foreground read
+// that arrives behind one of the copy's requests waits until it is done,
+// so the requests are small (1 MiB takes under a millisecond on an SSD);
+// large enough that the copy alone loses little (1 MiB x 8 moved 1.2 GB/s
+// on this VM's virtio disk, 8 MiB x 8 1.4 GB/s).
+const yieldBlock = 1 << 20
+
+// fitSizes shrinks the chosen block size and queue depth to f. A block
+// size or depth the caller gave is kept, with a note when it does not fit.
+// unit is what a block must stay a multiple of.
+func (p *Plan) fitSizes(f shareFit, unit int64) {
+	bs, qd := int64(p.BlockSize), p.QueueDepth
+	givenBS, givenQD := p.opts.BlockSize > 0, p.opts.QueueDepth > 0
+	shrink := func(limit int64, why string) {
+		limit = max(unit, align.RoundDown(max(limit, 0), unit))
+		switch {
+		case bs <= limit:
+		case givenBS:
+			p.note("block size %s (given) is over %s: %s", units.Format(bs), units.Format(limit), why)
+		default:
+			bs = limit
+			p.note("block size %s: %s", units.Format(bs), why)
+		}
+	}
+	if f.yield {
+		shrink(yieldBlock, "yield: a foreground read waits behind at most one block per slot")
+	}
+	if f.limit > 0 {
+		shrink(f.limit/8, fmt.Sprintf("at most 1/8 of %s/s (%s), so the copy moves in steps of an eighth of a second", units.Format(f.limit), f.limitWhy))
+	}
+	if f.cap > 0 {
+		shrink(f.cap/capInFlight/2, fmt.Sprintf("two blocks are 50 ms of the %s/s cap, so the copy moves in small steps and never runs ahead of the cap", units.Format(f.cap)))
+	}
+	depth, why := qd, ""
+	if f.limit > 0 {
+		depth, why = max(1, int(f.limit/bs)), "no more in flight than "+f.limitWhy+" lets through in a second"
+	}
+	if f.cap > 0 && max(1, int(f.cap/capInFlight/bs)) < depth {
+		depth, why = max(1, int(f.cap/capInFlight/bs)), "no more in flight than 50 ms of the cap"
+	}
+	if f.iops > 0 && int(f.iops) < depth {
+		depth, why = max(1, int(f.iops)), fmt.Sprintf("no more in flight than %d requests, what the cgroup lets through in a second", f.iops)
+	}
+	switch {
+	case depth >= qd:
+	case givenQD:
+		p.note("queue depth %d (given) keeps more in flight than %d: %s", qd, depth, why)
+	default:
+		qd = depth
+		p.note("queue depth %d: %s", qd, why)
+	}
+	p.BlockSize, p.QueueDepth = int(bs), qd
+}
+
+// lcm is the least common multiple of two positive numbers.
+func lcm(a, b int64) int64 {
+	x, y := a, b
+	for y != 0 {
+		x, y = y, x%y
+	}
+	return a / x * b
+}
+
+// IOLimit is a cgroup I/O limit on a disk the copy reads or writes, as
+// this process's cgroups set it (cgroup v1 blkio.throttle, v2 io.max).
+type IOLimit struct {
+	Disk string // the whole disk, "MAJ:MIN"
+	Side string // "SRC", "DST" or "SRC and DST"
+	// The limits the copy meets: reads on SRC's disk, writes on DST's;
+	// 0 for none.
+	ReadBPS, WriteBPS, ReadIOPS, WriteIOPS uint64
+
+	Files []string // the files that set them
+}
+
+// rateString renders a cap for messages: "50.0 MiB/s".
+func rateString(bps int64) string { return units.Format(bps) + "/s" }

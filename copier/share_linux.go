@@ -1,0 +1,110 @@
+package copier
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/ringcp/ringcp/engine"
+	"github.com/ringcp/ringcp/internal/blkcg"
+	"github.com/ringcp/ringcp/internal/sysblock"
+	"golang.org/x/sys/unix"
+)
+
+// blkcgSys is whose cgroups are read; tests replace it.
+var blkcgSys = blkcg.Self
+
+// fitShare fits the block size and depth to the rate cap and to the
+// cgroup limits of SRC's and DST's disks (share.go), and sets up what
+// lets the cap change while the copy runs.
+func (p *Plan) fitShare() error {
+	f := shareFit{cap: p.opts.MaxRate, yield: p.opts.Yield}
+	p.findIOLimits(&f)
+	if len(p.IOLimits) > 0 {
+		p.note("%s", blockingWhy)
+	}
+	p.fitSizes(f, lcm(int64(p.src.geo.DirectAlign()), int64(p.dst.geo.DirectAlign())))
+	if p.opts.Yield {
+		if p.opts.Progress == nil {
+			p.opts.Progress = &engine.Progress{} // the yield controller reads it
+		}
+		p.note("yield: depth and rate are cut while others wait on SRC's or DST's disk, and raised again when they no longer do")
+	}
+	return nil
+}
+
+// findIOLimits looks up the cgroup limits on the disks of both ends and
+// adds those the copy meets to f.
+func (p *Plan) findIOLimits(f *shareFit) {
+	srcDisk, srcOK := diskUnder(&p.src)
+	dstDisk, dstOK := diskUnder(&p.dst)
+	for _, side := range []struct {
+		name     string
+		disk     uint64
+		ok       bool
+		src, dst bool
+	}{
+		{"SRC and DST", srcDisk, srcOK && dstOK && srcDisk == dstDisk, true, true},
+		{"SRC", srcDisk, srcOK && (!dstOK || srcDisk != dstDisk), true, false},
+		{"DST", dstDisk, dstOK && (!srcOK || srcDisk != dstDisk), false, true},
+	} {
+		if !side.ok {
+			continue
+		}
+		l, err := blkcgSys.Lookup(side.disk)
+		if err != nil {
+			p.note("cgroup I/O limits of %s's disk %s: not read (%v)", side.name, sysblock.Number(side.disk), err)
+			continue
+		}
+		lim := IOLimit{Disk: sysblock.Number(side.disk), Side: side.name, Files: l.Files}
+		if side.src {
+			lim.ReadBPS, lim.ReadIOPS = l.ReadBPS, l.ReadIOPS
+		}
+		if side.dst {
+			lim.WriteBPS, lim.WriteIOPS = l.WriteBPS, l.WriteIOPS
+		}
+		if lim.ReadBPS|lim.WriteBPS|lim.ReadIOPS|lim.WriteIOPS == 0 {
+			continue
+		}
+		p.IOLimits = append(p.IOLimits, lim)
+		p.addLimit(f, lim)
+	}
+}
+
+// addLimit tightens f to one disk's limit, with a note.
+func (p *Plan) addLimit(f *shareFit, lim IOLimit) {
+	p.note("cgroup I/O limit on %s's disk %s: %s (%s)", lim.Side, lim.Disk, lim.describe(), strings.Join(lim.Files, ", "))
+	for _, bps := range []uint64{lim.ReadBPS, lim.WriteBPS} {
+		if bps > 0 && (f.limit == 0 || int64(bps) < f.limit) {
+			f.limit, f.limitWhy = int64(min(bps, 1<<62)), "the cgroup limit on disk "+lim.Disk
+		}
+	}
+	for _, iops := range []uint64{lim.ReadIOPS, lim.WriteIOPS} {
+		if iops > 0 && (f.iops == 0 || int64(iops) < f.iops) {
+			f.iops = int64(min(iops, 1<<62))
+		}
+	}
+}
+
+// describe says the limits the copy meets: "write 100 MiB/s".
+func (l IOLimit) describe() string {
+	return blkcg.Limit{ReadBPS: l.ReadBPS, WriteBPS: l.WriteBPS, ReadIOPS: l.ReadIOPS, WriteIOPS: l.WriteIOPS}.String()
+}
+
+// diskUnder is the whole disk whose I/O the cgroups count for ep: the
+// device itself, or the disk of the file system holding the file (for a
+// new DST, its folder). A file system on no disk (tmpfs, NFS, FUSE;
+// btrfs's anonymous device) has none.
+func diskUnder(ep *endpoint) (uint64, bool) {
+	if ep.isBlock {
+		return blkcg.DiskOf(ep.st.Rdev)
+	}
+	dev := ep.st.Dev
+	if !ep.exists {
+		var st unix.Stat_t
+		if unix.Stat(filepath.Dir(ep.path), &st) != nil {
+			return 0, false
+		}
+		dev = st.Dev
+	}
+	return blkcg.DiskOf(dev)
+}

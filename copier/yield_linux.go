@@ -1,0 +1,299 @@
+package copier
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ringcp/ringcp/align"
+	"github.com/ringcp/ringcp/engine"
+	"github.com/ringcp/ringcp/internal/sysblock"
+	"golang.org/x/sys/unix"
+)
+
+// psiIO is the kernel's I/O pressure file.
+var psiIO = "/proc/pressure/io"
+
+// yieldDisk is a disk the copy uses, as the controller watches it.
+type yieldDisk struct {
+	stat   string // its /sys/block/DISK/stat
+	req    int64  // the bytes of one of the copy's requests there: the block, or the disk's largest request
+	src    bool   // SRC is on it: the copy's reads count here
+	dst    bool   // DST is on it: its writes count here
+	reqs   int64  // requests completed there before merging (readReqs), at the last tick
+	probes bool   // the probe reads land here
+}
+
+// yielder runs the yield controller (yield.go) beside a copy.
+type yielder struct {
+	ctl      *aimd
+	gov      *governor
+	prog     *engine.Progress
+	disks    []*yieldDisk
+	probe    *os.File // SRC opened again with O_DIRECT, nil for no probes
+	buf      *align.Buffers
+	lo, hi   int64 // the probe reads' offsets lie in [lo, hi)
+	probeLen int
+	probed   int // probe reads in the last tick: the copy's own requests too
+	last     time.Time
+	read     int64    // Progress.Read at the last tick
+	done     int64    // Progress.Done at the last tick
+	psi      [2]int64 // "some" and "full" totals at the last tick, microseconds; -1 without PSI
+	stopped  chan struct{}
+	exited   chan struct{}
+}
+
+// startYield starts the controller when Options.Yield asks for it; it
+// returns nil otherwise. It first measures the probe's base on the disk
+// as it is before the copy.
+func (p *Plan) startYield() *yielder {
+	if !p.opts.Yield {
+		return nil
+	}
+	y := &yielder{ctl: newAIMD(p.QueueDepth), gov: p.gov, prog: p.opts.Progress,
+		stopped: make(chan struct{}), exited: make(chan struct{})}
+	y.watchDisks(p)
+	y.openProbe(p)
+	y.ctl.observe(yieldSample{probe: y.probeNow(2 * yieldProbes), some: -1, full: -1})
+	y.last, y.read, y.done = time.Now(), y.prog.Read.Load(), y.prog.Done.Load()
+	y.psi = readPSI()
+	for _, d := range y.disks {
+		d.reqs = readReqs(d.stat)
+	}
+	go y.run()
+	return y
+}
+
+// watchDisks finds the whole disks under SRC and DST.
+func (y *yielder) watchDisks(p *Plan) {
+	for _, side := range []struct {
+		ep  *endpoint
+		src bool
+	}{{&p.src, true}, {&p.dst, false}} {
+		disk, ok := diskUnder(side.ep)
+		if !ok {
+			continue
+		}
+		dev, err := sysblock.Lookup(disk)
+		if err != nil {
+			continue
+		}
+		i := slices.IndexFunc(y.disks, func(d *yieldDisk) bool { return d.stat == filepath.Join(dev.Dir, "stat") })
+		if i < 0 {
+			req := int64(p.BlockSize)
+			if q, ok := sysblock.QueueOf(disk); ok && q.MaxSectorsKB > 0 {
+				req = min(req, int64(q.MaxSectorsKB)*1024)
+			}
+			y.disks = append(y.disks, &yieldDisk{stat: filepath.Join(dev.Dir, "stat"), req: req})
+			i = len(y.disks) - 1
+		}
+		if side.src {
+			y.disks[i].src, y.disks[i].probes = true, true
+		} else {
+			y.disks[i].dst = true
+		}
+	}
+}
+
+// openProbe opens SRC again for the probe reads: 4 KiB (or SRC's
+// alignment), O_DIRECT, so that they reach the disk. A SRC that takes no
+// O_DIRECT, or a range shorter than a read, gets no probes.
+func (y *yielder) openProbe(p *Plan) {
+	n := max(4096, p.src.geo.DirectAlign())
+	if !p.src.direct || p.Length < int64(n) {
+		return
+	}
+	f, err := os.OpenFile(p.src.path, os.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	buf, err := align.AllocBuffers(1, n)
+	if err != nil {
+		f.Close()
+		return
+	}
+	y.probe, y.buf, y.probeLen = f, buf, n
+	y.lo = align.RoundUp(p.opts.SrcOffset, int64(n))
+	y.hi = align.RoundDown(p.opts.SrcOffset+p.Length, int64(n))
+	if y.hi <= y.lo {
+		y.closeProbe()
+	}
+}
+
+func (y *yielder) closeProbe() {
+	if y.probe != nil {
+		y.probe.Close()
+		y.buf.Free()
+		y.probe = nil
+	}
+}
+
+// probeNow times up to n reads at random places of SRC's data, one after
+// another, and returns their upper quartile (a foreground suffers in its
+// tail first); 0 without probes. It stops after half
+// a tick: on a disk where a read waits long (in a cgroup throttle's
+// queue, say) one read says enough, and the tick must go on.
+func (y *yielder) probeNow(n int) time.Duration {
+	if y.probe == nil {
+		return 0
+	}
+	fd := int(y.probe.Fd())
+	var took []time.Duration
+	for begin := time.Now(); len(took) < n && time.Since(begin) < yieldTick/2; {
+		off := y.lo + rand.Int64N((y.hi-y.lo)/int64(y.probeLen))*int64(y.probeLen)
+		// A hole is not on the disk: read the data after it instead.
+		if d, err := unix.Seek(fd, off, unix.SEEK_DATA); err == nil && d < y.hi {
+			off = align.RoundDown(d, int64(y.probeLen))
+		}
+		start := time.Now()
+		if _, err := unix.Pread(fd, y.buf.Slots[0][:y.probeLen], off); err != nil {
+			return 0 // SRC can no longer be read this way: no probe this tick
+		}
+		took = append(took, time.Since(start))
+	}
+	y.probed = len(took)
+	if len(took) == 0 {
+		return 0
+	}
+	slices.Sort(took)
+	return took[len(took)*3/4]
+}
+
+// run samples every tick until stop.
+func (y *yielder) run() {
+	defer close(y.exited)
+	t := time.NewTicker(yieldTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-y.stopped:
+			return
+		case <-t.C:
+		}
+		rate, depth := y.ctl.step(y.sample())
+		if depth >= y.ctl.maxDepth {
+			depth = 0
+		}
+		y.gov.setYield(rate, depth)
+	}
+}
+
+// sample takes one tick's figures.
+func (y *yielder) sample() yieldSample {
+	probe := y.probeNow(yieldProbes)
+	now := time.Now()
+	read, done := y.prog.Read.Load(), y.prog.Done.Load()
+	s := yieldSample{dt: now.Sub(y.last), moved: read - y.read, probe: probe, some: -1, full: -1}
+	var others int64
+	for _, d := range y.disks {
+		reqs := readReqs(d.stat)
+		mine := int64(0)
+		if d.src {
+			mine += ceilDiv(read-y.read, d.req)
+		}
+		if d.dst {
+			mine += ceilDiv(done-y.done, d.req)
+		}
+		if d.probes {
+			mine += int64(y.probed)
+		}
+		if reqs >= 0 && d.reqs >= 0 {
+			others += max(0, reqs-d.reqs-mine)
+		}
+		d.reqs = reqs
+	}
+	s.others = float64(others) / max(s.dt.Seconds(), 1e-3)
+	psi := readPSI()
+	if psi[0] >= 0 && y.psi[0] >= 0 {
+		us := float64(s.dt.Microseconds())
+		s.some, s.full = float64(psi[0]-y.psi[0])/us, float64(psi[1]-y.psi[1])/us
+	}
+	y.last, y.read, y.done, y.psi = now, read, done, psi
+	return s
+}
+
+// stop ends the controller and returns what it did.
+func (y *yielder) stop() *YieldReport {
+	if y == nil {
+		return nil
+	}
+	close(y.stopped)
+	<-y.exited
+	y.closeProbe()
+	rep := y.ctl.rep
+	return &rep
+}
+
+func ceilDiv(n, d int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	return (n + d - 1) / d
+}
+
+// readReqs counts the requests submitted to a disk that completed, reads
+// and writes, before the scheduler merged them: completed plus merged
+// (fields 1, 2, 5 and 6 of its stat file). The copy's sequential
+// requests merge (1 MiB reads into 4 MiB ones on a virtio disk), a
+// foreground's scattered ones rarely; counted before merging, the copy's
+// own are what it sent. -1 when the file cannot be read.
+func readReqs(path string) int64 {
+	b, err := os.ReadFile(path)
+	f := strings.Fields(string(b))
+	if err != nil || len(f) < 6 {
+		return -1
+	}
+	var n int64
+	for _, i := range []int{0, 1, 4, 5} {
+		v, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return -1
+		}
+		n += v
+	}
+	return n
+}
+
+// readPSI reads the total stall times of /proc/pressure/io, "some" and
+// "full", in microseconds; -1 each where there is no PSI.
+func readPSI() [2]int64 {
+	out := [2]int64{-1, -1}
+	b, err := os.ReadFile(psiIO)
+	if err != nil {
+		return out
+	}
+	return parsePSI(string(b))
+}
+
+// parsePSI reads "some avg10=.. avg60=.. avg300=.. total=N" and the
+// "full" line.
+func parsePSI(data string) [2]int64 {
+	out := [2]int64{-1, -1}
+	for _, line := range strings.Split(data, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		var i int
+		switch f[0] {
+		case "some":
+			i = 0
+		case "full":
+			i = 1
+		default:
+			continue
+		}
+		for _, kv := range f[1:] {
+			if v, ok := strings.CutPrefix(kv, "total="); ok {
+				if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+					out[i] = n
+				}
+			}
+		}
+	}
+	return out
+}

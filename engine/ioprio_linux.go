@@ -1,0 +1,34 @@
+package engine
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// ioprioWhoProcess with who 0 names the calling thread: an I/O priority
+// belongs to a thread (its io_context), not to the whole process.
+const ioprioWhoProcess = 1
+
+// SetThreadIOPrio gives the calling OS thread the I/O priority p, for the
+// reads and writes it makes itself (pread, pwrite, fdatasync). The caller
+// must have locked its goroutine to the thread (runtime.LockOSThread) and
+// keep it locked until the thread ends, so that no other goroutine runs
+// there with p: a goroutine that exits locked takes its thread with it.
+// The real-time class needs CAP_SYS_ADMIN or CAP_SYS_NICE (EPERM).
+func SetThreadIOPrio(p IOPrio) error {
+	_, _, e := unix.Syscall(unix.SYS_IOPRIO_SET, ioprioWhoProcess, 0, uintptr(p))
+	if e != 0 {
+		return fmt.Errorf("ioprio_set %s: %w", p, e)
+	}
+	return nil
+}
+
+// ThreadIOPrio reads the I/O priority of thread tid (0: the calling one).
+func ThreadIOPrio(tid int) (IOPrio, error) {
+	r, _, e := unix.Syscall(unix.SYS_IOPRIO_GET, ioprioWhoProcess, uintptr(tid), 0)
+	if e != 0 {
+		return 0, fmt.Errorf("ioprio_get: %w", e)
+	}
+	return IOPrio(r), nil
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRateCommand: a real copy started at 1 MiB/s, which would take 16 s,
+// shows its cap through `ringcp rate PID`; `ringcp rate PID 0` lifts it,
+// the copy says so, ends far sooner, and reports no cap; its control file
+// is gone afterwards.
+func TestRateCommand(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("RINGCP_RUNDIR", filepath.Join(dir, "run"))
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	data := randomFile(t, src, 16<<20, 8)
+	cmd := exec.Command(binary(t), "--max-rate", "1M", "--json", "--progress", "none", src, dst)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	pid := fmt.Sprint(cmd.Process.Pid)
+	ctl := controlPath(cmd.Process.Pid)
+	waitUntil(t, func() bool { _, err := os.Stat(ctl); return err == nil })
+	r := cli(t, "rate", pid)
+	r.want(t, 0)
+	if strings.TrimSpace(r.stdout) != "1048576" {
+		t.Errorf("ringcp rate %s printed %q, want the cap 1048576", pid, r.stdout)
+	}
+	cli(t, "rate", pid, "0").want(t, 0)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v\n%s", err, errOut.String())
+	}
+	if took := time.Since(start); took > 12*time.Second {
+		t.Errorf("the cap was lifted, yet the copy took %v", took)
+	}
+	if !strings.Contains(errOut.String(), "rate cap now none (ringcp rate)") {
+		t.Errorf("stderr does not say the cap changed:\n%s", errOut.String())
+	}
+	var rep jsonReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.MaxRate != 0 {
+		t.Errorf("report %s: %v", out.String(), err)
+	}
+	if got := readRange(t, dst, 0, 16<<20); !bytes.Equal(got, data) {
+		t.Error("DST differs from SRC")
+	}
+	if _, err := os.Stat(ctl); !os.IsNotExist(err) {
+		t.Errorf("control file %s left behind: %v", ctl, err)
+	}
+}
+
+// TestMain keeps the control files of every copy this package's tests
+// start, in-process or as a binary, out of /run.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ringcp-run-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("RINGCP_RUNDIR", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// TestStaleControlFiles: a copy removes the control files left by copies
+// that were killed, and keeps those of copies still running.
+func TestStaleControlFiles(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("RINGCP_RUNDIR", dir)
+	var pids [2]int
+	for i := range pids {
+		sleep := exec.Command("sleep", "30")
+		if err := sleep.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { sleep.Process.Kill(); sleep.Wait() }()
+		pids[i] = sleep.Process.Pid
+	}
+	start, err := startTime(pids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// live: a running copy's; stale: its PID now another process's; gone:
+	// no such process.
+	live, stale, gone := controlPath(pids[0]), controlPath(pids[1]), filepath.Join(dir, "ringcp-999999999.rate")
+	for path, c := range map[string]control{live: {start: start}, stale: {start: 1}, gone: {start: 1}} {
+		if err := writeControl(path, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := filepath.Join(t.TempDir(), "src")
+	randomFile(t, src, 4096, 1)
+	cli(t, src, filepath.Join(t.TempDir(), "dst")).want(t, 0)
+	for path, want := range map[string]bool{live: true, stale: false, gone: false} {
+		if _, err := os.Stat(path); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", path, err == nil, want)
+		}
+	}
+}
+
+// TestRateCommandRefuses: no signal goes to a process that is not a
+// running copy: one without a control file (SIGUSR2 would kill it), or
+// one whose PID matches a stale file left by a copy that was killed.
+func TestRateCommandRefuses(t *testing.T) {
+	t.Setenv("RINGCP_RUNDIR", t.TempDir())
+	sleep := exec.Command("sleep", "30")
+	if err := sleep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { sleep.Process.Kill(); sleep.Wait() }()
+	pid := fmt.Sprint(sleep.Process.Pid)
+	cli(t, "rate", pid, "10M").want(t, 2, "is not a running ringcp copy")
+	if err := writeControl(controlPath(sleep.Process.Pid), control{start: 1, rate: 5}); err != nil {
+		t.Fatal(err)
+	}
+	cli(t, "rate", pid, "10M").want(t, 2, "the file is stale")
+	cli(t, "rate", "x").want(t, 2, "not a process ID")
+	cli(t, "rate").want(t, 2, "usage")
+	// A SIGUSR2 would have ended it: a zombie now, state Z.
+	stat, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil || strings.Contains(string(stat), ") Z ") {
+		t.Fatalf("sleep was signalled: %q, %v", stat, err)
+	}
+}
+
+// TestControlFile: the file's format round-trips; a start time is read
+// past a process name with spaces and parentheses.
+func TestControlFile(t *testing.T) {
+	c := control{start: 12345, rate: 50 << 20}
+	got, err := parseControl(c.String())
+	if err != nil || got != c {
+		t.Errorf("round trip: %+v, %v", got, err)
+	}
+	for _, bad := range []string{"", "start x\nmax_rate 1\n", "start 1\nmax_rate -1\n"} {
+		if _, err := parseControl(bad); err == nil {
+			t.Errorf("parseControl(%q) did not fail", bad)
+		}
+	}
+	st, err := startTime(os.Getpid())
+	if err != nil || st <= 0 {
+		t.Errorf("startTime: %d, %v", st, err)
+	}
+}
+
+func waitUntil(t *testing.T, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if ok() {
+			return
+		}
+	}
+	t.Fatal("timed out waiting")
+}
