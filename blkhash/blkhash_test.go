@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ringcp/ringcp/internal/zeros"
 )
 
 // Known answers from imageio's own tests (test/blkhash_test.py): a file
@@ -49,7 +51,7 @@ func hashAll(t *testing.T, img []byte, seed uint64) Result {
 	for _, i := range order {
 		off := int64(i) * BlockSize
 		b := img[off:min(size, off+BlockSize)]
-		if seed%2 == 0 && isZero(b) {
+		if seed%2 == 0 && zeros.Is(b) {
 			h.Zero(off, int64(len(b)))
 			continue
 		}

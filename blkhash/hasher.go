@@ -1,10 +1,11 @@
 package blkhash
 
 import (
-	"bytes"
 	"fmt"
 	"runtime"
 	"sync"
+
+	"github.com/ringcp/ringcp/internal/zeros"
 )
 
 // Hasher computes an image's checksum from its data and its zero ranges,
@@ -69,7 +70,7 @@ func (h *Hasher) Data(off int64, data []byte) {
 
 // block hands one block to a worker, or records a zero block at once.
 func (h *Hasher) block(i int64, b []byte) {
-	if isZero(b) {
+	if zeros.Is(b) {
 		h.sum.Zeros(i, 1)
 		return
 	}
@@ -131,17 +132,4 @@ func (h *Hasher) Result() (Result, error) {
 		return Result{}, err
 	}
 	return h.sum.Result()
-}
-
-// isZero reports whether b is all zeros: bytes.Equal against zeros runs
-// the runtime's vectorized memequal (tens of GB/s).
-func isZero(b []byte) bool {
-	for len(b) > 0 {
-		n := min(len(b), len(zeros))
-		if !bytes.Equal(b[:n], zeros[:n]) {
-			return false
-		}
-		b = b[n:]
-	}
-	return true
 }

@@ -45,8 +45,8 @@ func ZeroDigest(n int) Digest {
 func zeroDigest(n int) Digest {
 	h, _ := blake2b.New256(nil)
 	for n > 0 {
-		k := min(n, len(zeros))
-		h.Write(zeros[:k])
+		k := min(n, len(zeroPage))
+		h.Write(zeroPage[:k])
 		n -= k
 	}
 	var d Digest
@@ -55,7 +55,7 @@ func zeroDigest(n int) Digest {
 }
 
 // zeros is read-only: a source of zero bytes to hash and compare with.
-var zeros [64 << 10]byte
+var zeroPage [64 << 10]byte
 
 // Sum assembles an image's block digests into its checksum. Digests may
 // arrive in any order and from several goroutines: the outer hash takes

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"syscall"
 )
 
@@ -94,11 +93,4 @@ func (r *run) chunkDone(idx int) {
 	r.prefix.add(s.rel, int64(s.n))
 	r.stats.Contiguous = r.prefix.end
 	r.release(idx)
-}
-
-// isZero reports whether b is all zeros. bytes.Equal runs the runtime's
-// memequal, which uses the widest vector unit the CPU has (AVX2 on x86-64)
-// and stops at the first difference, so data costs almost nothing to scan.
-func isZero(b, zeros []byte) bool {
-	return bytes.Equal(b, zeros[:len(b)])
 }

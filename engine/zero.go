@@ -2,6 +2,8 @@ package engine
 
 import (
 	"syscall"
+
+	"github.com/ringcp/ringcp/internal/zeros"
 )
 
 // zeroAction is how a zero run reaches DST.
@@ -31,8 +33,7 @@ var zeroMethods = []zeroMethod{
 // zeroer finds zero runs in what was read and decides how DST gets them.
 // The methods that failed as unsupported stay off for the rest of the copy.
 type zeroer struct {
-	block     int    // detection granularity; 0: off
-	zeros     []byte // one block of zeros to compare with
+	block     int // detection granularity; 0: off
 	dstZeroed bool
 	prealloc  bool
 	methods   []zeroMethod
@@ -40,9 +41,6 @@ type zeroer struct {
 
 func newZeroer(job *Job) zeroer {
 	z := zeroer{block: job.ZeroBlock, dstZeroed: job.DstZeroed, prealloc: job.Preallocate, methods: zeroMethods}
-	if z.block > 0 {
-		z.zeros = make([]byte, z.block)
-	}
 	return z
 }
 
@@ -61,7 +59,7 @@ func (z *zeroer) scan(buf []byte, from int) (end int, zero bool) {
 }
 
 func (z *zeroer) blockIsZero(buf []byte, at int) bool {
-	return isZero(buf[at:min(at+z.block, len(buf))], z.zeros)
+	return zeros.Is(buf[at:min(at+z.block, len(buf))])
 }
 
 // plan decides what a zero run needs. On a DST that reads zeros it needs

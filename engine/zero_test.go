@@ -7,7 +7,7 @@ import (
 
 func TestScanFindsRuns(t *testing.T) {
 	const zb = 4096
-	z := zeroer{block: zb, zeros: make([]byte, zb)}
+	z := zeroer{block: zb}
 	buf := make([]byte, 10*zb+512)
 	for _, i := range []int{0, 3*zb + 7, 4*zb + 100, 9 * zb} {
 		buf[i] = 1 // data in blocks 0, 3, 4, 9
@@ -34,7 +34,7 @@ func TestScanFindsRuns(t *testing.T) {
 // (the common case) and all zeros (the worst case: every byte looked at).
 func BenchmarkScan(b *testing.B) {
 	const zb = 4096
-	z := zeroer{block: zb, zeros: make([]byte, zb)}
+	z := zeroer{block: zb}
 	data := make([]byte, 8<<20)
 	rand.NewChaCha8([32]byte{}).Read(data)
 	for name, buf := range map[string][]byte{"random": data, "zeros": make([]byte, 8<<20)} {

@@ -1,8 +1,9 @@
 package guard
 
 import (
-	"bytes"
 	"io"
+
+	"github.com/ringcp/ringcp/internal/zeros"
 )
 
 // Limits of the read NonZero does: ringcp asks only for a copy whose data
@@ -84,26 +85,13 @@ func nonZeroIn(f io.ReaderAt, buf []byte, off, n int64, zb int) (int64, error) {
 		}
 		for b := 0; b < got; b += zb {
 			block := buf[b:min(b+zb, got)]
-			if !allZero(block) {
+			if !zeros.Is(block) {
 				nz += int64(len(block))
 			}
 		}
 		done += int64(got)
 	}
 	return nz, nil
-}
-
-var zeros = make([]byte, 64<<10)
-
-func allZero(b []byte) bool {
-	for len(b) > 0 {
-		n := min(len(b), len(zeros))
-		if !bytes.Equal(b[:n], zeros[:n]) {
-			return false
-		}
-		b = b[n:]
-	}
-	return true
 }
 
 // cursor walks extents in data order: at(pos, limit) is where the byte

@@ -112,6 +112,7 @@ func (r *recorder) check(t *testing.T, want []byte, grid int64) {
 	}
 }
 
+// isZeros is the tests' own oracle, independent of internal/zeros.
 func isZeros(b []byte) bool { return !slices.ContainsFunc(b, func(c byte) bool { return c != 0 }) }
 
 // PeriodicBarriers copies under a rate cap, so that the copy takes about a

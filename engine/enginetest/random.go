@@ -312,7 +312,7 @@ func checkStopped(t *testing.T, sp randomSpec, st engine.Stats, old, src, got []
 		// runs (skipped, or punched with KEEP_SIZE) past the old end is
 		// not there yet. Resuming sets the final size, so those bytes must
 		// be zeros.
-		if !allZero(want[n:prefixEnd]) {
+		if !isZeros(want[n:prefixEnd]) {
 			t.Fatalf("%v: DST is %d bytes, the prefix ends at %d with data", sp, n, prefixEnd)
 		}
 		prefixEnd = n
@@ -321,13 +321,4 @@ func checkStopped(t *testing.T, sp randomSpec, st engine.Stats, old, src, got []
 	if int64(len(got)) > end && int64(len(old)) > end {
 		Compare(t, got[end:], old[end:])
 	}
-}
-
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
 }
