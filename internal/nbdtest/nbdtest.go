@@ -1,10 +1,11 @@
-// Package nbdtest starts real NBD servers (qemu-nbd, nbdkit) for tests
-// outside package nbd, and stops them when the test ends. Each server gets
-// a listening socket the test made itself, by socket activation
-// (LISTEN_FDS=1, the socket as fd 3; qemu-nbd and nbdkit both support it):
-// no port races, no waiting for a socket file to appear. Each runs in its
-// own process group, killed at the test's end. A missing server binary
-// skips the test with the reason (CI installs them: .ci/run).
+// Package nbdtest starts real NBD servers (qemu-nbd, nbdkit,
+// qemu-storage-daemon) for tests outside package nbd, and stops them when
+// the test ends. Each server gets a listening socket the test made itself
+// as fd 3 (socket activation with LISTEN_FDS=1 for qemu-nbd and nbdkit;
+// addr.type=fd for qemu-storage-daemon): no port races, no waiting for a
+// socket file to appear. Each runs in its own process group, killed at
+// the test's end. A missing server binary skips the test with the reason
+// (CI installs them: .ci/run).
 package nbdtest
 
 import (
@@ -39,7 +40,7 @@ func Need(t testing.TB, bins ...string) {
 	t.Helper()
 	for _, b := range bins {
 		if _, err := exec.LookPath(b); err != nil {
-			t.Skipf("%s not installed (Debian: qemu-utils, nbdkit, libnbd-bin): %v", b, err)
+			t.Skipf("%s not installed (Debian: qemu-utils, nbdkit, libnbd-bin, qemu-system-common): %v", b, err)
 		}
 	}
 }
@@ -154,6 +155,22 @@ func QemuNBD(t testing.TB, tr Transport, format, image string, extra ...string) 
 // until the test ends. Its default export is "".
 func Nbdkit(t testing.TB, tr Transport, args ...string) *Server {
 	return Start(t, tr, "", append([]string{"nbdkit", "-f"}, args...)...)
+}
+
+// QemuStorageDaemon serves image in format with qemu-storage-daemon as
+// export "disk", read-only unless writable, until the test ends. The
+// daemon has no LISTEN_FDS; it takes the socket as fd 3 through
+// addr.type=fd.
+func QemuStorageDaemon(t testing.TB, tr Transport, format, image string, writable bool) *Server {
+	ro, rw := "on", "off"
+	if writable {
+		ro, rw = "off", "on"
+	}
+	return Start(t, tr, "disk", "qemu-storage-daemon",
+		"--blockdev", "driver=file,node-name=file0,read-only="+ro+",filename="+image,
+		"--blockdev", "driver="+format+",node-name=disk0,read-only="+ro+",file=file0",
+		"--nbd-server", "addr.type=fd,addr.str=3",
+		"--export", "type=nbd,id=export0,node-name=disk0,name=disk,writable="+rw)
 }
 
 // QemuImg runs qemu-img and fails the test if it fails.
