@@ -23,17 +23,19 @@ func jobsCommand(cfg config, stdout, stderr io.Writer) error {
 	own := map[int]error{}
 	for i, j := range list {
 		opts[i] = j.options(cfg.opts)
+		opts[i].MaxRate = 0 // --max-rate caps the jobs together: BatchOptions.MaxRate
 		if err := refuseOwnStream(j.dst, stdout, stderr); err != nil {
 			own[i] = err
 		}
 	}
-	batch, err := copier.PrepareAll(opts, copier.BatchOptions{Parallel: cfg.parallel})
+	batch, err := copier.PrepareAll(opts, copier.BatchOptions{Parallel: cfg.parallel, MaxRate: cfg.opts.MaxRate})
 	if err != nil || len(own) > 0 {
 		return refusedJobs(stderr, list, err, own)
 	}
 	explainBatch(stderr, cfg, list, batch)
 	ctx, sig := withSignals()
 	defer sig.stop()
+	defer startRateControl(batch, stderr)()
 	stopProgress := startJobsProgress(cfg.progress, batch, stderr)
 	rep, err := batch.Run(ctx)
 	stopProgress()

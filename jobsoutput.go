@@ -162,7 +162,8 @@ type jsonTotal struct {
 	BlockSize      int     `json:"block_size"`  // each shared buffer
 	QueueDepth     int     `json:"queue_depth"` // shared buffers: requests in flight, all jobs together
 	Parallel       int     `json:"parallel"`
-	Synced         bool    `json:"synced"` // every job complete and synced
+	MaxRate        int64   `json:"max_rate"` // the cap on all the jobs together when they ended; 0 for none
+	Synced         bool    `json:"synced"`   // every job complete and synced
 }
 
 func writeJobsJSON(stdout io.Writer, base copier.Options, list []jobLine, b *copier.Batch, rep copier.BatchReport, t jobsTotal) error {
@@ -171,7 +172,7 @@ func writeJobsJSON(stdout io.Writer, base copier.Options, list []jobLine, b *cop
 		Interrupted: t.count[outcomeInterrupted], NotStarted: t.count[outcomeNotStarted],
 		Bytes: t.bytes, BytesRead: t.read, BytesHoles: t.holes, BytesZeroed: t.zeroed,
 		Seconds: rep.Seconds, CPUSeconds: rep.CPUSeconds, BlockSize: rep.BlockSize, QueueDepth: rep.Slots,
-		Parallel: b.Parallel, Synced: t.allSynced,
+		Parallel: b.Parallel, MaxRate: rep.MaxRate, Synced: t.allSynced,
 	}}
 	if rep.Seconds > 0 {
 		out.Total.BytesPerSecond = float64(t.bytes) / rep.Seconds

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/internal/units"
 )
 
@@ -98,11 +97,18 @@ func writeControl(path string, c control) error {
 	return os.Rename(tmp, path)
 }
 
+// rateCapped is what `ringcp rate` changes: a copy's Plan, or the Batch
+// of --jobs, whose cap is on all its jobs together.
+type rateCapped interface {
+	MaxRate() int64
+	SetMaxRate(bytesPerSecond int64)
+}
+
 // rateControl serves the control file of a running copy.
 type rateControl struct {
 	path  string
 	start int64
-	plan  *copier.Plan
+	plan  rateCapped
 	sig   chan os.Signal
 	done  chan struct{}
 }
@@ -110,7 +116,7 @@ type rateControl struct {
 // startRateControl makes the copy's control file and applies what
 // `ringcp rate` writes there, with a line on stderr, until stop. Where
 // the file cannot be made, the copy goes on without it and says why.
-func startRateControl(plan *copier.Plan, stderr io.Writer) (stop func()) {
+func startRateControl(plan rateCapped, stderr io.Writer) (stop func()) {
 	rc := &rateControl{path: controlPath(os.Getpid()), plan: plan, sig: make(chan os.Signal, 1), done: make(chan struct{})}
 	// SIGUSR2 is taken first, so that a request that races the file can
 	// never end the copy.

@@ -59,6 +59,64 @@ func TestRateCommand(t *testing.T) {
 	}
 }
 
+// TestRateCommandJobs: with --jobs, --max-rate caps the jobs together
+// and `ringcp rate PID` changes that one cap: two jobs started at 2 MiB/s
+// together (8 s) show it, have it lifted, end far sooner, and report the
+// batch's cap as none.
+func TestRateCommandJobs(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("RINGCP_RUNDIR", filepath.Join(dir, "run"))
+	var lines []string
+	var data [2][]byte
+	for i := range data {
+		src, dst := filepath.Join(dir, fmt.Sprint("src", i)), filepath.Join(dir, fmt.Sprint("dst", i))
+		data[i] = randomFile(t, src, 8<<20, uint64(20+i))
+		lines = append(lines, src+" "+dst)
+	}
+	list := filepath.Join(dir, "jobs.list")
+	if err := os.WriteFile(list, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary(t), "--max-rate", "2M", "--json", "--progress", "none", "--jobs", list)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	pid := fmt.Sprint(cmd.Process.Pid)
+	waitUntil(t, func() bool { _, err := os.Stat(controlPath(cmd.Process.Pid)); return err == nil })
+	r := cli(t, "rate", pid)
+	r.want(t, 0)
+	if strings.TrimSpace(r.stdout) != "2097152" {
+		t.Errorf("ringcp rate %s printed %q, want the shared cap 2097152", pid, r.stdout)
+	}
+	cli(t, "rate", pid, "0").want(t, 0)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v\n%s", err, errOut.String())
+	}
+	if took := time.Since(start); took > 6*time.Second {
+		t.Errorf("the cap was lifted, yet the batch took %v", took)
+	}
+	if !strings.Contains(errOut.String(), "rate cap now none (ringcp rate)") {
+		t.Errorf("stderr does not say the cap changed:\n%s", errOut.String())
+	}
+	var rep struct {
+		Total struct {
+			MaxRate *int64 `json:"max_rate"`
+		} `json:"total"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.Total.MaxRate == nil || *rep.Total.MaxRate != 0 {
+		t.Errorf("report %s: %v: want total.max_rate 0", out.String(), err)
+	}
+	for i := range data {
+		if got := readRange(t, filepath.Join(dir, fmt.Sprint("dst", i)), 0, 8<<20); !bytes.Equal(got, data[i]) {
+			t.Errorf("DST %d differs from SRC", i)
+		}
+	}
+}
+
 // TestMain keeps the control files of every copy this package's tests
 // start, in-process or as a binary, out of /run.
 func TestMain(m *testing.M) {

@@ -33,9 +33,16 @@ type BatchOptions struct {
 	// is capped at the batch's buffers (Batch.Slots): a job runs holding
 	// at least one, and more jobs than buffers would take turns unevenly.
 	Parallel int
-	// Rate, when not nil, caps the bytes per second of all the jobs
-	// together (engine.Job.Rate): it is shared by every job, and may be
-	// changed while they run. Its burst must hold the batch's block size.
+	// MaxRate caps the bytes of the ranges moved per second by all the
+	// jobs together, as Options.MaxRate caps one copy: the block size and
+	// the shared depth are fitted to it, and Batch.SetMaxRate changes it
+	// while the jobs run. 0 is no cap. A job's own Options.MaxRate caps
+	// that job as well.
+	MaxRate int64
+	// Rate, when not nil, is a limiter of the caller's instead of MaxRate
+	// (set one or the other): it caps all the jobs together, and may be
+	// changed while they run (SetLimit, SetBurst). Its burst must hold the
+	// batch's block size.
 	Rate *rate.Limiter
 }
 
@@ -51,7 +58,8 @@ type Batch struct {
 	// Parallel is how many jobs run at once: BatchOptions.Parallel, or
 	// every job, at most Slots.
 	Parallel int
-	rate     *rate.Limiter
+	rate     *rate.Limiter  // the jobs' shared cap: gov's, or BatchOptions.Rate
+	gov      *governor      // MaxRate's; nil when the caller gave Rate
 	state    []atomic.Int32 // each job's JobState
 	// noReserve are the jobs whose DSTs must not be preallocated, to
 	// leave the room to the others (fitWithoutReserving).
@@ -136,16 +144,22 @@ func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
 	if bo.Parallel < 0 {
 		return nil, refuse(KindBadInput, "", fmt.Sprintf("parallel %d: must be 0 (all at once) or more", bo.Parallel))
 	}
+	if bo.MaxRate < 0 || (bo.MaxRate > 0 && bo.Rate != nil) {
+		return nil, refuse(KindBadInput, "", fmt.Sprintf("max rate %d with a limiter of its own: give a cap of 0 or more, or a limiter (Rate), not both", bo.MaxRate))
+	}
 	b := &Batch{Plans: make([]*Plan, len(opts)), rate: bo.Rate, state: make([]atomic.Int32, len(opts)), noReserve: map[*Plan]bool{}}
 	var refused []*JobError
 	for i, o := range opts {
 		if o.Progress == nil {
 			o.Progress = &engine.Progress{}
 		}
-		p, err := Prepare(o)
+		p, err := Prepare(fitToShared(o, bo.MaxRate))
 		if err != nil {
 			refused = append(refused, &JobError{Index: i, Err: err})
 			continue
+		}
+		if o.MaxRate == 0 {
+			p.gov.setCap(0) // the shared cap applies, not one of its own
 		}
 		b.Plans[i] = p
 	}
@@ -164,7 +178,42 @@ func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
 		b.close()
 		return nil, refuse(KindBadInput, "", fmt.Sprintf("the rate cap's burst of %d bytes is smaller than a block (%d)", bo.Rate.Burst(), b.BlockSize))
 	}
+	if bo.Rate == nil {
+		b.gov = newGovernor(bo.MaxRate, b.BlockSize, b.Slots)
+		b.rate = b.gov.lim
+	}
 	return b, nil
+}
+
+// fitToShared gives a job without a cap of its own the batch's, so that
+// Prepare fits its block size and depth to it as to a single copy's
+// (fitShare); PrepareAll then lifts the job's own limiter again.
+func fitToShared(o Options, shared int64) Options {
+	if o.MaxRate == 0 {
+		o.MaxRate = shared
+	}
+	return o
+}
+
+// SetMaxRate changes the cap on all the jobs together (BatchOptions.
+// MaxRate), before or while Run runs, from any goroutine; 0 removes it.
+// It takes effect at each job's next request, and lowers the shared depth
+// so that no more than 50 ms of the cap is in flight. A batch given a
+// limiter of the caller's (BatchOptions.Rate) is changed through it
+// instead: SetMaxRate does nothing there.
+func (b *Batch) SetMaxRate(bytesPerSecond int64) {
+	if b.gov != nil {
+		b.gov.setCap(bytesPerSecond)
+	}
+}
+
+// MaxRate is the cap on all the jobs together now, in bytes per second;
+// 0 for none (or a limiter of the caller's).
+func (b *Batch) MaxRate() int64 {
+	if b.gov == nil {
+		return 0
+	}
+	return b.gov.capNow()
 }
 
 // close releases what the prepared jobs hold open (Plan.Close).
@@ -233,12 +282,11 @@ type shared struct {
 }
 
 // join makes p's job one of the batch's: its slots are the shared
-// budget's, its rate cap the batch's when there is one.
+// budget's, and the batch's cap applies besides the job's own (which also
+// carries its yield cut).
 func (s *shared) join(p *Plan, job *engine.Job) {
 	job.Budget = s.budget
-	if s.rate != nil {
-		job.Rate = s.rate
-	}
+	job.SharedRate = s.rate
 	if s.noReserve[p] {
 		job.Preallocate = false
 	}

@@ -11,6 +11,9 @@ type BatchReport struct {
 	// BlockSize and Slots are the shared buffers (Batch's).
 	BlockSize int
 	Slots     int
+	// MaxRate is the cap on all the jobs together when the batch ended
+	// (BatchOptions.MaxRate, Batch.SetMaxRate); 0 for none.
+	MaxRate int64
 }
 
 // JobReport is one job's Report and error. Err is nil for a job that is

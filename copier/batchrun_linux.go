@@ -37,6 +37,9 @@ func (b *Batch) Run(ctx context.Context) (BatchReport, error) {
 	}
 	g := newGate(len(b.Plans))
 	s := &shared{budget: engine.NewBudget(bufs.Slots), rate: b.rate, noReserve: b.noReserve}
+	if b.gov != nil {
+		b.gov.attach(s.budget) // the shared depth follows the shared cap
+	}
 	for i := range b.Plans {
 		go b.runJob(ctx, i, s, g, &rep.Jobs[i])
 	}
@@ -52,6 +55,7 @@ func (b *Batch) Run(ctx context.Context) (BatchReport, error) {
 		bufs.Free() // else the kernel may still use them: leaked (see acquired)
 	}
 	rep.Seconds, rep.CPUSeconds = time.Since(start).Seconds(), cpuTime()-cpu0
+	rep.MaxRate = b.MaxRate()
 	return rep, outcome(rep.Jobs, refused)
 }
 

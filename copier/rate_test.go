@@ -104,15 +104,18 @@ type sampler struct {
 }
 
 // sampleRead records p.Read every 20 ms until stop.
-func sampleRead(p *engine.Progress) *sampler {
+func sampleRead(p *engine.Progress) *sampler { return sample(p.Read.Load) }
+
+// sample records read() every 20 ms until stop.
+func sample(read func() int64) *sampler {
 	s := &sampler{done: make(chan []point, 1)}
 	go func() {
 		var pts []point
 		for !s.stopped.Load() {
-			pts = append(pts, point{time.Now(), p.Read.Load()})
+			pts = append(pts, point{time.Now(), read()})
 			time.Sleep(20 * time.Millisecond)
 		}
-		s.done <- append(pts, point{time.Now(), p.Read.Load()})
+		s.done <- append(pts, point{time.Now(), read()})
 	}()
 	return s
 }

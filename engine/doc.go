@@ -52,7 +52,8 @@
 //     budget, handed out in fair shares, whose depth can be lowered and
 //     raised while they run (budget.go).
 //   - Job.Rate caps the bytes moved per second, shared by copies or not,
-//     and adjustable while they run (rate.go).
+//     and adjustable while they run (rate.go); Job.SharedRate is a second
+//     cap, for a copy that has its own and shares one with others.
 //   - Job.IOPrio gives every read and write an I/O priority (sqe->ioprio,
 //     or ioprio_set on the pool's threads); Job.Blocking issues them
 //     blocking, never tried without blocking first, which a cgroup I/O

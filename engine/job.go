@@ -69,6 +69,10 @@ type Job struct {
 	// once, and changed while they run (SetLimit, SetBurst); its burst
 	// must hold at least one block.
 	Rate *rate.Limiter
+	// SharedRate, when not nil, is a second cap like Rate, shared with
+	// other copies (a batch's cap on all its jobs together); a request
+	// waits until both let it through. Its burst must hold a block too.
+	SharedRate *rate.Limiter
 	// IOPrio, when not 0, is the I/O priority of the copy's reads and
 	// writes (ioprio.go), passed to the backend in Setup.
 	IOPrio IOPrio
@@ -173,6 +177,8 @@ func (j *Job) validate() error {
 		return fmt.Errorf("engine: grid %d is not a multiple of alignments %d/%d", j.Grid, j.SrcAlign, j.DstAlign)
 	case j.Rate != nil && j.Rate.Burst() < j.chunkMax():
 		return fmt.Errorf("engine: the rate cap's burst %d is smaller than a block of %d", j.Rate.Burst(), j.chunkMax())
+	case j.SharedRate != nil && j.SharedRate.Burst() < j.chunkMax():
+		return fmt.Errorf("engine: the shared rate cap's burst %d is smaller than a block of %d", j.SharedRate.Burst(), j.chunkMax())
 	case j.HoleAlign < 0:
 		return fmt.Errorf("engine: hole alignment %d", j.HoleAlign)
 	}

@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // The rate cap (Job.Rate) counts the bytes of the range as they are moved:
@@ -27,17 +29,29 @@ func (r *run) queueCharged(idx, n int) {
 	}
 }
 
-// rateDelay reserves n bytes from the cap and says how long to wait before
-// moving them.
+// rateDelay reserves n bytes from the caps (the job's own and the one it
+// shares) and says how long to wait before moving them: the longer of
+// their delays.
 func (r *run) rateDelay(n int) (time.Duration, error) {
-	lim := r.job.Rate
-	if lim == nil || n == 0 {
+	if n == 0 {
 		return 0, nil
 	}
 	now := time.Now()
-	res := lim.ReserveN(now, n)
-	if !res.OK() {
-		return 0, fmt.Errorf("engine: a request of %d bytes is over the rate cap's burst of %d: the block size must fit the cap", n, lim.Burst())
+	var d time.Duration
+	var taken []*rate.Reservation
+	for _, lim := range []*rate.Limiter{r.job.Rate, r.job.SharedRate} {
+		if lim == nil {
+			continue
+		}
+		res := lim.ReserveN(now, n)
+		if !res.OK() {
+			for _, t := range taken {
+				t.CancelAt(now)
+			}
+			return 0, fmt.Errorf("engine: a request of %d bytes is over the rate cap's burst of %d: the block size must fit the cap", n, lim.Burst())
+		}
+		taken = append(taken, res)
+		d = max(d, res.DelayFrom(now))
 	}
-	return res.DelayFrom(now), nil
+	return d, nil
 }
