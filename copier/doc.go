@@ -116,7 +116,8 @@
 // # Trusting the result (trust.go)
 //
 // With Options.Verify, Run reads DST's range back after the barrier, from
-// the device rather than the page cache, and compares it with digests of
+// the device rather than the page cache (an NBD DST from its server), and
+// compares it with digests of
 // what it read from SRC; a difference is a *MismatchError (the first
 // differing byte, the 4 MiB blocks that differ), and a new DST then never
 // gets its name. Options.Checksum puts a block checksum of SRC in the

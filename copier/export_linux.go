@@ -196,12 +196,12 @@ func (p *Plan) checkExports() error {
 
 // checkExportDst refuses a read-only export as DST, one without FLUSH
 // unless the copy needs no barrier, and what does not work with an NBD
-// end yet (verifying DST, resuming).
+// end yet (resuming: the state file names SRC and DST by inode).
 func (p *Plan) checkExportDst() error {
 	o, dst := &p.opts, p.dst.export
 	switch {
-	case (o.Verify || o.Resume) && (dst != nil || p.src.export != nil):
-		return refuse(KindNotSupported, "", "Options.Verify and Options.Resume do not work with an NBD end yet").on(map[bool]string{true: "Verify", false: "Resume"}[o.Verify])
+	case o.Resume && (dst != nil || p.src.export != nil):
+		return refuse(KindNotSupported, "", "Options.Resume does not work with an NBD end yet").on("Resume")
 	case dst == nil:
 	case dst.info.ReadOnly():
 		return refuse(KindPermission, p.dst.path, "the NBD export is read-only").on("Dst")

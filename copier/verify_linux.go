@@ -10,6 +10,7 @@ import (
 	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
 	"github.com/ringcp/ringcp/internal/eintr"
+	"github.com/ringcp/ringcp/nbdend"
 	"golang.org/x/sys/unix"
 )
 
@@ -30,6 +31,12 @@ import (
 // evicts clean pages: the reads that follow go to the device (for FUSE,
 // to the server; for NFS, to the server). Both are done in either case: a
 // buffered tail's page is dropped too.
+//
+// An NBD DST is read back from its server after the FLUSH: what the server
+// serves now, every byte of the range read (its block status is not
+// trusted to say where zeros are). What its own cache holds is the
+// server's to keep honest, as for any NBD client. An NBD SRC is read again
+// only to find the first differing byte.
 
 // dstAccess is how DST is opened: read-write when it is read back.
 func (p *Plan) dstAccess() int {
@@ -41,6 +48,9 @@ func (p *Plan) dstAccess() int {
 
 // readBack makes DST's descriptor read from the device and says how.
 func (p *Plan) readBack(d *dest) (string, error) {
+	if !p.dst.local() {
+		return "from the NBD server, after FLUSH", nil
+	}
 	fd := int(d.f.Fd())
 	if err := unix.Fdatasync(fd); err != nil {
 		return "", &os.PathError{Op: "fdatasync", Path: p.dst.path, Err: err}
@@ -107,9 +117,9 @@ func (p *Plan) comparePass(ctx context.Context, a *acquired, n int64, cmp *compa
 // file's holes are not read (they are zeros, which v checks).
 func (p *Plan) digestPass(ctx context.Context, a *acquired, v *verifier) error {
 	job := p.passJob(a.bufs.Slots, p.Length-v.from, v.check)
-	job.Files[engine.FileSrc] = a.dst.f
+	job.Files[engine.FileSrc], job.Ends[engine.FileSrc] = a.dst.f, a.ends[engine.FileDst]
 	job.SrcOff, job.SrcAlign = p.opts.DstOffset+v.from, p.dstAlign(a.dst)
-	job.MapHoles, job.Observer = !p.dst.isBlock, v
+	job.MapHoles, job.Observer = !p.dst.isBlock && p.dst.local(), v
 	_, err := p.readPass(ctx, job)
 	if errors.Is(err, engine.ErrEndedEarly) {
 		return &MismatchError{Path: p.dst.path, Offset: p.opts.DstOffset + p.Length, RangeOff: p.Length,
@@ -119,6 +129,9 @@ func (p *Plan) digestPass(ctx context.Context, a *acquired, v *verifier) error {
 }
 
 func (p *Plan) dstAlign(d *dest) int {
+	if !p.dst.local() {
+		return p.dst.alignment() // the server's minimum block size
+	}
 	if !d.direct {
 		return 1
 	}
@@ -158,10 +171,10 @@ func (p *Plan) firstDiffIn(a *acquired, cell int64) (off int64, same bool, err e
 	}
 	defer bufs.Free()
 	src, dst := bufs.Slots[0], bufs.Slots[1]
-	if err := readFull(a.files[engine.FileSrc], src, p.opts.SrcOffset+cell, n, p.src.alignment()); err != nil {
+	if err := readEnd(a, engine.FileSrc, src, p.opts.SrcOffset+cell, n, p.src.alignment()); err != nil {
 		return cell, false, err
 	}
-	if err := readFull(a.dst.f, dst, p.opts.DstOffset+cell, n, p.dstAlign(a.dst)); err != nil {
+	if err := readEnd(a, engine.FileDst, dst, p.opts.DstOffset+cell, n, p.dstAlign(a.dst)); err != nil {
 		return cell, false, err
 	}
 	i := firstDiff(src[:n], dst[:n])
@@ -169,6 +182,19 @@ func (p *Plan) firstDiffIn(a *acquired, cell int64) (off int64, same bool, err e
 		return cell, true, nil
 	}
 	return cell + int64(i), false, nil
+}
+
+// readEnd reads n bytes at off of one end into buf: an export through
+// its client, a file or device as readFull does.
+func readEnd(a *acquired, id engine.FileID, buf []byte, off, n int64, alignment int) error {
+	x, ok := a.ends[id].(*nbdend.Export)
+	if !ok {
+		return readFull(a.files[id], buf, off, n, alignment)
+	}
+	if _, err := x.Client().ReadAt(buf[:n], off); err != nil {
+		return &engine.OpError{Op: "read", Path: x.Name(), Offset: off, Err: err}
+	}
+	return nil
 }
 
 // readFull reads n bytes at off into buf (aligned, and long enough for n
