@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -94,12 +95,24 @@ func TestRunsOutOfAddressSpace(t *testing.T) {
 // TestHangup: SIGHUP (the ssh session dropped) stops the copy like
 // SIGTERM: drained, synced, what DST holds said, exit 129.
 func TestHangup(t *testing.T) {
+	defaultHangup(t)
 	dst := filepath.Join(t.TempDir(), "dst")
 	randomFile(t, dst, 4<<20, 65)
 	s := startSlow(t, slowSrc(t), dst)
 	s.signal(t, syscall.SIGHUP)
 	r := s.wait(t)
 	interrupted(t, r, syscall.SIGHUP, "SIGHUP")
+}
+
+// defaultHangup makes the copies this test starts begin with SIGHUP's
+// default action, as from a terminal, even when go test itself was started
+// with SIGHUP ignored (under nohup): an ignored signal stays ignored across
+// exec, and ringcp rightly keeps it so; a handled one is reset to the
+// default by exec.
+func defaultHangup(t *testing.T) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	t.Cleanup(func() { signal.Stop(hup) })
 }
 
 // TestHangupIgnored: under nohup the copy goes on after SIGHUP, and a
