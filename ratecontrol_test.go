@@ -21,35 +21,10 @@ func TestRateCommand(t *testing.T) {
 	t.Setenv("RINGCP_RUNDIR", filepath.Join(dir, "run"))
 	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
 	data := randomFile(t, src, 16<<20, 8)
-	cmd := exec.Command(binary(t), "--max-rate", "1M", "--json", "--progress", "none", src, dst)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	pid := fmt.Sprint(cmd.Process.Pid)
-	ctl := controlPath(cmd.Process.Pid)
-	waitUntil(t, func() bool { _, err := os.Stat(ctl); return err == nil })
-	r := cli(t, "rate", pid)
-	r.want(t, 0)
-	if strings.TrimSpace(r.stdout) != "1048576" {
-		t.Errorf("ringcp rate %s printed %q, want the cap 1048576", pid, r.stdout)
-	}
-	cli(t, "rate", pid, "0").want(t, 0)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("%v\n%s", err, errOut.String())
-	}
-	if took := time.Since(start); took > 12*time.Second {
-		t.Errorf("the cap was lifted, yet the copy took %v", took)
-	}
-	if !strings.Contains(errOut.String(), "rate cap now none (ringcp rate)") {
-		t.Errorf("stderr does not say the cap changed:\n%s", errOut.String())
-	}
+	out, ctl := liftCap(t, "1048576", 12*time.Second, "--max-rate", "1M", "--json", "--progress", "none", src, dst)
 	var rep jsonReport
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.MaxRate != 0 {
-		t.Errorf("report %s: %v", out.String(), err)
+	if err := json.Unmarshal(out, &rep); err != nil || rep.MaxRate != 0 {
+		t.Errorf("report %s: %v", out, err)
 	}
 	if got := readRange(t, dst, 0, 16<<20); !bytes.Equal(got, data) {
 		t.Error("DST differs from SRC")
@@ -77,7 +52,35 @@ func TestRateCommandJobs(t *testing.T) {
 	if err := os.WriteFile(list, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(binary(t), "--max-rate", "2M", "--json", "--progress", "none", "--jobs", list)
+	out, _ := liftCap(t, "2097152", 6*time.Second, "--max-rate", "2M", "--json", "--progress", "none", "--jobs", list)
+	var rep struct {
+		Jobs  []jsonReport `json:"jobs"`
+		Total struct {
+			MaxRate *int64 `json:"max_rate"`
+		} `json:"total"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil || rep.Total.MaxRate == nil || *rep.Total.MaxRate != 0 || len(rep.Jobs) != 2 {
+		t.Errorf("report %s: %v: want total.max_rate 0 and two jobs", out, err)
+	}
+	for i, j := range rep.Jobs {
+		if j.MaxRate != 0 { // the cap is the batch's; a job's own would outlive its lifting
+			t.Errorf("job %d has a cap of its own, %d", i+1, j.MaxRate)
+		}
+	}
+	for i := range data {
+		if got := readRange(t, filepath.Join(dir, fmt.Sprint("dst", i)), 0, 8<<20); !bytes.Equal(got, data[i]) {
+			t.Errorf("DST %d differs from SRC", i)
+		}
+	}
+}
+
+// liftCap runs ringcp with args (under a cap of wantCap bytes/s), checks
+// that `ringcp rate PID` shows that cap, lifts it with `ringcp rate PID
+// 0`, waits for the copy, and checks that it ended within limit and said
+// the cap changed. It returns the copy's stdout and its control file.
+func liftCap(t *testing.T, wantCap string, limit time.Duration, args ...string) (stdout []byte, ctl string) {
+	t.Helper()
+	cmd := exec.Command(binary(t), args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()
@@ -86,35 +89,24 @@ func TestRateCommandJobs(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	pid := fmt.Sprint(cmd.Process.Pid)
-	waitUntil(t, func() bool { _, err := os.Stat(controlPath(cmd.Process.Pid)); return err == nil })
+	ctl = controlPath(cmd.Process.Pid)
+	waitUntil(t, func() bool { _, err := os.Stat(ctl); return err == nil })
 	r := cli(t, "rate", pid)
 	r.want(t, 0)
-	if strings.TrimSpace(r.stdout) != "2097152" {
-		t.Errorf("ringcp rate %s printed %q, want the shared cap 2097152", pid, r.stdout)
+	if strings.TrimSpace(r.stdout) != wantCap {
+		t.Errorf("ringcp rate %s printed %q, want the cap %s", pid, r.stdout, wantCap)
 	}
 	cli(t, "rate", pid, "0").want(t, 0)
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("%v\n%s", err, errOut.String())
 	}
-	if took := time.Since(start); took > 6*time.Second {
-		t.Errorf("the cap was lifted, yet the batch took %v", took)
+	if took := time.Since(start); took > limit {
+		t.Errorf("the cap was lifted, yet the copy took %v", took)
 	}
 	if !strings.Contains(errOut.String(), "rate cap now none (ringcp rate)") {
 		t.Errorf("stderr does not say the cap changed:\n%s", errOut.String())
 	}
-	var rep struct {
-		Total struct {
-			MaxRate *int64 `json:"max_rate"`
-		} `json:"total"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.Total.MaxRate == nil || *rep.Total.MaxRate != 0 {
-		t.Errorf("report %s: %v: want total.max_rate 0", out.String(), err)
-	}
-	for i := range data {
-		if got := readRange(t, filepath.Join(dir, fmt.Sprint("dst", i)), 0, 8<<20); !bytes.Equal(got, data[i]) {
-			t.Errorf("DST %d differs from SRC", i)
-		}
-	}
+	return out.Bytes(), ctl
 }
 
 // TestMain keeps the control files of every copy this package's tests
