@@ -46,7 +46,8 @@ func TestNBDRefusals(t *testing.T) {
 		{"engine", []string{"--engine", "pool", src, dst}, "--engine pool: it moves data through file descriptors only"},
 		{"offload", []string{"--offload", "reflink", src, dst}, "block devices and NBD exports have no copy offload"},
 		{"connections", []string{"--nbd-connections", "0", src, dst}, "--nbd-connections 0: want 1 to 64"},
-		{"resume", []string{"--resume", "--state", filepath.Join(dir, "state"), src, dst}, "--resume does not work with an NBD end yet"},
+		{"resume-no-state", []string{"--resume", src, dst}, "a resumable copy to an NBD export needs a state file path (--state)"},
+		{"resume-from-export", []string{"--resume", "--state", filepath.Join(dir, "state"), dst, filepath.Join(dir, "out")}, "--resume cannot resume from an NBD export"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -209,8 +209,17 @@ func readState(t *testing.T, path string) int64 {
 // resumeTarget is where a kill test copies to.
 type resumeTarget struct {
 	dst, state string
-	device     bool
+	device     bool            // a block device or an export: written in place, --state given
+	export     bool            // an NBD export: the nbd engine, read through a client
 	reset      func(trial int) // makes DST what a fresh copy starts from
+}
+
+// read returns DST's first n bytes.
+func (tg resumeTarget) read(t *testing.T, n int64) []byte {
+	if tg.export {
+		return exportBytes(t, tg.dst)[:n]
+	}
+	return readRange(t, tg.dst, 0, n)
 }
 
 func fileTarget(t *testing.T) resumeTarget {
@@ -283,7 +292,10 @@ func killAndResume(t *testing.T, tg resumeTarget, eng, src string, data []byte, 
 	if done > int64(len(data)) {
 		t.Fatalf("state records %d done of %d", done, len(data))
 	}
-	if trial%2 == 1 { // the state is the engine's as much as the other's
+	switch {
+	case tg.export:
+		args = []string{"--state", tg.state}
+	case trial%2 == 1: // the state is the engine's as much as the other's
 		args = []string{"--engine", map[string]string{"uring": "pool", "pool": "uring"}[eng], "--state", tg.state}
 	}
 	flags := append(args, "--resume", "--json", "--progress", "none")
@@ -302,7 +314,7 @@ func killAndResume(t *testing.T, tg resumeTarget, eng, src string, data []byte, 
 	if rep.Resumed != resumeAt || rep.Bytes != int64(len(data))-resumeAt || rep.DstState != "complete" {
 		t.Errorf("rerun: resumed %d, %d bytes copied, DST %s; want %d and %d, complete", rep.Resumed, rep.Bytes, rep.DstState, resumeAt, int64(len(data))-resumeAt)
 	}
-	if got := readRange(t, tg.dst, 0, int64(len(data))); !bytes.Equal(got, data) {
+	if got := tg.read(t, int64(len(data))); !bytes.Equal(got, data) {
 		t.Fatal("DST is not SRC after the resumed copy")
 	}
 	if !tg.device {

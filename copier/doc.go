@@ -140,6 +140,8 @@
 // multiples of the server's minimum block size. The checks of local files
 // apply to local ends only. An NBD DST is never truncated, its zero runs
 // become WRITE_ZEROES (skipped with TargetIsZero), and only a successful
-// FLUSH makes it synced. Prepare's connections are the copy's: Run closes
-// them, and Plan.Close does for a plan that is not run.
+// FLUSH makes it synced. Verify reads an export DST back from its server;
+// Resume works into an export (StatePath given; the state names it by URI
+// and size), not from one. Prepare's connections are the copy's: Run
+// closes them, and Plan.Close does for a plan that is not run.
 package copier

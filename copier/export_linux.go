@@ -195,13 +195,14 @@ func (p *Plan) checkExports() error {
 }
 
 // checkExportDst refuses a read-only export as DST, one without FLUSH
-// unless the copy needs no barrier, and what does not work with an NBD
-// end yet (resuming: the state file names SRC and DST by inode).
+// unless the copy needs no barrier, and resuming from an NBD SRC: nothing
+// tells whether an export changed between two runs, and a SRC that did
+// would leave DST a mix of two disks that looks complete.
 func (p *Plan) checkExportDst() error {
 	o, dst := &p.opts, p.dst.export
 	switch {
-	case o.Resume && (dst != nil || p.src.export != nil):
-		return refuse(KindNotSupported, "", "Options.Resume does not work with an NBD end yet").on("Resume")
+	case o.Resume && p.src.export != nil:
+		return refuse(KindNotSupported, p.src.path, "Options.Resume cannot resume from an NBD export: nothing tells whether it changed between runs").on("Resume")
 	case dst == nil:
 	case dst.info.ReadOnly():
 		return refuse(KindPermission, p.dst.path, "the NBD export is read-only").on("Dst")

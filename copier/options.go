@@ -147,7 +147,7 @@ type Options struct {
 	// and continues from it when one is there (resume_linux.go).
 	Resume bool
 	// StatePath is the resume state file; "" puts it next to DST
-	// (DST.ringcp-state). A block device DST needs one.
+	// (DST.ringcp-state). A block device or NBD export DST needs one.
 	StatePath string
 	// SyncEvery is how often a resumable copy makes what it wrote
 	// durable and records it; 0 is DefaultSyncEvery.

@@ -116,6 +116,11 @@ func (r *resumePlan) target(dst string) (string, error) {
 // checkResume holds a found state against SRC, DST and the range, and
 // settles where the copy starts. A fresh start needs nothing.
 func (p *Plan) checkResume() error {
+	if p.opts.Resume && !p.dst.local() {
+		if err := p.planExportResume(); err != nil {
+			return err
+		}
+	}
 	r, o := p.resume, &p.opts
 	if r == nil {
 		return nil
@@ -126,10 +131,10 @@ func (p *Plan) checkResume() error {
 	}
 	p.truncate = false // what was copied stays
 	st, again := r.state, fmt.Sprintf("; remove %s to start over", r.statePath)
-	if why := st.Src.differs(identityOf(p.src.path, &p.src.st, p.src.geo.Size, true)); why != "" {
+	if why := st.Src.differs(p.src.identity(true)); why != "" {
 		return refuse(KindChanged, o.Src, "changed since the copy that the resume state records: "+why+again)
 	}
-	if why := st.Dst.differs(identityOf(p.dst.path, &p.dst.st, p.dst.geo.Size, false)); why != "" {
+	if why := st.Dst.differs(p.dst.identity(false)); why != "" {
 		return refuse(KindChanged, p.dst.path, "is not the DST the resume state records: "+why+again)
 	}
 	if st.SrcOffset != o.SrcOffset || st.DstOffset != o.DstOffset || st.Length != p.Length {
@@ -137,10 +142,28 @@ func (p *Plan) checkResume() error {
 			r.statePath, st.SrcOffset, st.Length, st.DstOffset, o.SrcOffset, p.Length, o.DstOffset, again))
 	}
 	r.from = resumePoint(st.Done, p.Length)
-	if !p.dst.isBlock && p.dst.st.Size < o.DstOffset+r.from {
+	if p.dst.local() && !p.dst.isBlock && p.dst.st.Size < o.DstOffset+r.from {
 		return refuse(KindChanged, p.dst.path, fmt.Sprintf("holds %d bytes, less than the %d the resume state records as copied%s", p.dst.st.Size, o.DstOffset+r.from, again))
 	}
 	p.note("resume: %s of %s copied and synced by an earlier run; copying the rest", units.Format(r.from), units.Format(p.Length))
+	return nil
+}
+
+// planExportResume sets up a resumable copy into an NBD export. Its state
+// needs a path of its own (an export has no folder to keep it beside),
+// and is loaded from there; the export is its own target, written in
+// place.
+func (p *Plan) planExportResume() error {
+	o := &p.opts
+	if o.StatePath == "" {
+		return refuse(KindBadInput, p.dst.path, "a resumable copy to an NBD export needs a state file path (Options.StatePath)").on("StatePath")
+	}
+	r := &resumePlan{statePath: o.StatePath}
+	var err error
+	if r.state, err = loadState(r.statePath); err != nil {
+		return err
+	}
+	p.resume = r
 	return nil
 }
 

@@ -48,7 +48,7 @@ type resumeState struct {
 // was written for.
 type identity struct {
 	Path string `json:"path"`
-	Kind string `json:"kind"` // "file" or "block device"
+	Kind string `json:"kind"` // "file", "block device" or "NBD export"
 	// Size: a file SRC's size, a block device's. A file DST's size changes
 	// as it is written and is not compared.
 	Size  int64  `json:"size"`
@@ -73,11 +73,26 @@ func identityOf(path string, st *unix.Stat_t, size int64, isSrc bool) identity {
 	return id
 }
 
+// exportIdentity is an NBD export's identity kind: its URI and size are all
+// a client can know of it.
+const exportIdentity = "NBD export"
+
+// identity describes an endpoint as Prepare found it: an export by its
+// URI and size, a file or device as identityOf does.
+func (ep *endpoint) identity(isSrc bool) identity {
+	if ep.export != nil {
+		return identity{Path: ep.path, Kind: exportIdentity, Size: ep.export.info.Size}
+	}
+	return identityOf(ep.path, &ep.st, ep.geo.Size, isSrc)
+}
+
 // differs says what changed from the recorded identity rec to now, or "".
 func (rec identity) differs(now identity) string {
 	switch {
 	case rec.Kind != now.Kind:
 		return fmt.Sprintf("it was a %s, it is a %s now", rec.Kind, now.Kind)
+	case rec.Kind == exportIdentity && rec.Path != now.Path:
+		return fmt.Sprintf("it was the export %s, this copy's is %s", rec.Path, now.Path)
 	case rec.Kind == "block device" && rec.Rdev != now.Rdev:
 		return fmt.Sprintf("it was device %d:%d, it is %d:%d now", unix.Major(rec.Rdev), unix.Minor(rec.Rdev), unix.Major(now.Rdev), unix.Minor(now.Rdev))
 	case rec.Dev != now.Dev || rec.Ino != now.Ino:

@@ -76,12 +76,12 @@ func (t *trustRun) begin(p *Plan, d *dest) error {
 	r := p.resume
 	st := r.state
 	if st == nil {
-		var dstSt unix.Stat_t
-		if err := unix.Fstat(int(d.f.Fd()), &dstSt); err != nil {
-			return refuseErr(KindCheckFailed, p.dst.path, "cannot stat DST", err)
+		dstID, err := p.startedIdentity(d)
+		if err != nil {
+			return err
 		}
-		st = &resumeState{Format: stateFormat, Src: identityOf(p.src.path, &p.src.st, p.src.geo.Size, true),
-			Dst: identityOf(p.dst.path, &dstSt, p.dst.geo.Size, false), SrcOffset: p.opts.SrcOffset,
+		st = &resumeState{Format: stateFormat, Src: p.src.identity(true),
+			Dst: dstID, SrcOffset: p.opts.SrcOffset,
 			DstOffset: p.opts.DstOffset, Length: p.Length, BlockSize: p.BlockSize}
 		if r.newDst {
 			st.Partial, st.Dst.Path = r.partial, p.opts.Dst
@@ -93,6 +93,19 @@ func (t *trustRun) begin(p *Plan, d *dest) error {
 	d.keep = true
 	t.state.start(*st)
 	return nil
+}
+
+// startedIdentity is DST's identity once acquired: a new file's is its
+// inode, known only now; an export's, what Prepare saw.
+func (p *Plan) startedIdentity(d *dest) (identity, error) {
+	if !p.dst.local() {
+		return p.dst.identity(false), nil
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(d.f.Fd()), &st); err != nil {
+		return identity{}, refuseErr(KindCheckFailed, p.dst.path, "cannot stat DST", err)
+	}
+	return identityOf(p.dst.path, &st, p.dst.geo.Size, false), nil
 }
 
 // close stops what runs beside the copy; after a failure, the state file

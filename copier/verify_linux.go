@@ -107,6 +107,7 @@ func (p *Plan) verify(ctx context.Context, a *acquired, want *digests, from int6
 func (p *Plan) comparePass(ctx context.Context, a *acquired, n int64, cmp *comparer) error {
 	job := p.passJob(a.bufs.Slots, n, cmp.check)
 	job.Files[engine.FileSrc], job.Files[engine.FileDst] = a.files[engine.FileSrc], a.dst.f
+	job.Ends[engine.FileDst] = a.ends[engine.FileDst] // an export DST
 	job.SrcOff, job.DstOff = p.opts.SrcOffset, p.opts.DstOffset
 	job.SrcAlign, job.DstAlign = p.src.alignment(), p.dstAlign(a.dst)
 	_, err := p.readPass(ctx, job)
