@@ -19,9 +19,11 @@ import (
 
 // TestQcow2Import: a sparse qcow2 with a backing file (data in the
 // backing, overwritten, zeroed, and new in the overlay; an odd-sized
-// write at an odd offset), and a vmdk converted from it.
+// write at an odd offset), and a vmdk converted from it, served read-only
+// by qemu-nbd; and the qcow2 served by qemu-storage-daemon over both
+// transports.
 func TestQcow2Import(t *testing.T) {
-	nbdtest.Need(t, "qemu-nbd", "qemu-img", "qemu-io")
+	nbdtest.Need(t, "qemu-nbd", "qemu-img", "qemu-io", "qemu-storage-daemon")
 	dir := t.TempDir()
 	top := sparseQcow2(t, dir)
 	ref := filepath.Join(dir, "ref.raw")
@@ -32,16 +34,27 @@ func TestQcow2Import(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, img := range []struct{ format, path string }{{"qcow2", top}, {"vmdk", vmdk}} {
-		t.Run(img.format, func(t *testing.T) {
-			srv := nbdtest.QemuNBD(t, nbdtest.Unix, img.format, img.path, "-r")
+	for _, c := range []struct {
+		name  string
+		serve func(t *testing.T) *nbdtest.Server
+	}{
+		{"qemu-nbd/qcow2", func(t *testing.T) *nbdtest.Server { return nbdtest.QemuNBD(t, nbdtest.Unix, "qcow2", top, "-r") }},
+		{"qemu-nbd/vmdk", func(t *testing.T) *nbdtest.Server { return nbdtest.QemuNBD(t, nbdtest.Unix, "vmdk", vmdk, "-r") }},
+		{"qemu-storage-daemon/unix", func(t *testing.T) *nbdtest.Server {
+			return nbdtest.QemuStorageDaemon(t, nbdtest.Unix, "qcow2", top, false)
+		}},
+		{"qemu-storage-daemon/tcp", func(t *testing.T) *nbdtest.Server {
+			return nbdtest.QemuStorageDaemon(t, nbdtest.TCP, "qcow2", top, false)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "disk.raw")
-			rep := jsonCopy(t, srv.URI, out)
+			rep := jsonCopy(t, c.serve(t).URI, out)
 			got, err := os.ReadFile(out)
 			if err != nil {
 				t.Fatal(err)
 			}
-			sameBytes(t, img.format+" imported through qemu-nbd, against qemu-img convert -O raw", got, want)
+			sameBytes(t, c.name+" import, against qemu-img convert -O raw", got, want)
 			if holes := num(t, rep, "bytes_holes"); holes < 32<<20 {
 				t.Errorf("holes %d: the image's unallocated 32+ MiB must be mapped and skipped", holes)
 			}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -13,36 +12,7 @@ import (
 // block jobs, KubeVirt). Its NBD export differs from qemu-nbd's: it
 // advertises CAN_MULTI_CONN on a writable export, so ringcp opens several
 // connections to it, and it is configured through --blockdev and --export.
-
-// TestQemuStorageDaemonImport: the sparse qcow2 with a backing file,
-// served read-only by qemu-storage-daemon over both transports, imports
-// to a raw file byte-identical to qemu-img convert -O raw.
-func TestQemuStorageDaemonImport(t *testing.T) {
-	nbdtest.Need(t, "qemu-storage-daemon", "qemu-img", "qemu-io")
-	dir := t.TempDir()
-	top := sparseQcow2(t, dir)
-	ref := filepath.Join(dir, "ref.raw")
-	nbdtest.QemuImg(t, "convert", "-f", "qcow2", "-O", "raw", top, ref)
-	want, err := os.ReadFile(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tr := range nbdtest.Transports {
-		t.Run(string(tr), func(t *testing.T) {
-			srv := nbdtest.QemuStorageDaemon(t, tr, "qcow2", top, false)
-			out := filepath.Join(t.TempDir(), "disk.raw")
-			rep := jsonCopy(t, srv.URI, out)
-			got, err := os.ReadFile(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sameBytes(t, "qcow2 imported through qemu-storage-daemon, against qemu-img convert -O raw", got, want)
-			if holes := num(t, rep, "bytes_holes"); holes < 32<<20 {
-				t.Errorf("holes %d: the image's unallocated 32+ MiB must be mapped and skipped", holes)
-			}
-		})
-	}
-}
+// TestQcow2Import imports through it too.
 
 // TestQemuStorageDaemonExport: a raw file with holes into a new qcow2
 // that qemu-storage-daemon serves writable (several connections, as it
