@@ -144,8 +144,11 @@ func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
 	if bo.Parallel < 0 {
 		return nil, refuse(KindBadInput, "", fmt.Sprintf("parallel %d: must be 0 (all at once) or more", bo.Parallel))
 	}
-	if bo.MaxRate < 0 || (bo.MaxRate > 0 && bo.Rate != nil) {
-		return nil, refuse(KindBadInput, "", fmt.Sprintf("max rate %d with a limiter of its own: give a cap of 0 or more, or a limiter (Rate), not both", bo.MaxRate))
+	switch {
+	case bo.MaxRate < 0:
+		return nil, refuse(KindBadInput, "", fmt.Sprintf("max rate %d: must be 0 (no cap) or more", bo.MaxRate))
+	case bo.MaxRate > 0 && bo.Rate != nil:
+		return nil, refuse(KindBadInput, "", "a max rate and a limiter of the caller's (Rate): give one, not both")
 	}
 	b := &Batch{Plans: make([]*Plan, len(opts)), rate: bo.Rate, state: make([]atomic.Int32, len(opts)), noReserve: map[*Plan]bool{}}
 	var refused []*JobError
