@@ -33,7 +33,8 @@ Copies SRC to DST (regular files or block devices; DST may be a new file)
 with io_uring and O_DIRECT, ending with an fdatasync barrier. Everything is
 checked before the first write, and a new DST gets its name only once it is
 complete. SRC and DST may also be NBD exports (qemu-nbd, nbdkit...):
-nbd://host[:port]/export or nbd+unix:///export?socket=PATH.
+nbd://host[:port]/export or nbd+unix:///export?socket=PATH, and over TLS
+nbds:// or nbds+unix:// (?tls-certificates=DIR).
 
 Flags:
 `

@@ -26,6 +26,8 @@ func TestNBDRefusals(t *testing.T) {
 	noFlush := nbdtest.Nbdkit(t, nbdtest.Unix, "eval", "get_size=echo 2097152",
 		"pread=dd if=/dev/zero bs=$3 count=1 status=none", "pwrite=cat >/dev/null").URI
 	missing := "nbd+unix:///?socket=" + filepath.Join(dir, "no-such-socket")
+	certs := nbdtest.TLSDir(t)
+	secure := nbdtest.Nbdkit(t, nbdtest.TCP, "--tls=require", "--tls-certificates="+certs, "memory", "2M").URI
 
 	cases := []struct {
 		name string
@@ -36,8 +38,10 @@ func TestNBDRefusals(t *testing.T) {
 		{"read-only", []string{src, readOnly}, "the NBD export is read-only"},
 		{"too-small", []string{src, small}, "NBD export too small: 1024 KiB (1048575 bytes), the copy needs 1.00 MiB (1048576 bytes)"},
 		{"range-too-far", []string{"--dst-offset", "1048577", src, dst}, "NBD export too small"},
-		{"tls", []string{src, "nbds://localhost/disk"}, "TLS (nbds://) is not supported"},
-		{"tls-unix", []string{src, "nbds+unix:///disk?socket=/x"}, "TLS (nbds+unix://) is not supported"},
+		{"tls-psk", []string{src, "nbds://localhost/disk?tls-type=psk"}, "tls-type=psk is not supported"},
+		{"tls-not-offered", []string{src, nbdtest.Secure(dst, certs)}, "the server does not offer TLS"},
+		{"tls-other-ca", []string{src, nbdtest.Secure(secure, nbdtest.TLSDir(t))}, "certificate signed by unknown authority"},
+		{"tls-required", []string{src, secure}, "the server requires TLS: name it with nbds://"},
 		{"no-flush", []string{src, noFlush}, "does not offer FLUSH"},
 		{"unreachable", []string{src, missing}, "cannot open the NBD export"},
 		{"block-size", []string{"--block-size", "6144", src, strict}, "--block-size 6144 is not a multiple of the server's minimum block size 4096"},

@@ -133,11 +133,13 @@
 // # NBD ends
 //
 // SRC and DST may also be NBD URIs (nbd://host[:port]/export,
-// nbd+unix:///export?socket=PATH; export_linux.go): Prepare connects and
-// refuses a TLS URI, a server it cannot reach, a read-only DST export, a
-// DST export without FLUSH (unless NoSync) or smaller than the range, the
-// same export at both ends, and offsets or a block size that are not
-// multiples of the server's minimum block size. The checks of local files
+// nbd+unix:///export?socket=PATH, and nbds:// and nbds+unix:// over TLS;
+// export_linux.go): Prepare connects and refuses a URI it cannot serve
+// (vsock, TLS without X.509), a server it cannot reach or whose TLS
+// certificate it cannot verify, a read-only DST export, a DST export
+// without FLUSH (unless NoSync) or smaller than the range, the same export
+// at both ends, and offsets or a block size that are not multiples of the
+// server's minimum block size. The checks of local files
 // apply to local ends only. An NBD DST is never truncated, its zero runs
 // become WRITE_ZEROES (skipped with TargetIsZero), and only a successful
 // FLUSH makes it synced. Verify reads an export DST back from its server;

@@ -76,9 +76,9 @@ func (p *Plan) inspectEnd(path, field string, local func(string) (endpoint, erro
 	ep := endpoint{path: path, exists: true}
 	a, err := nbd.ParseURI(path)
 	if err != nil {
-		// TLS, vsock, a bad URI: the message names it.
+		// vsock, PSK, a bad URI: the message names it.
 		kind := KindBadInput
-		if scheme := strings.ToLower(path); strings.HasPrefix(scheme, "nbds") || strings.Contains(scheme, "vsock") {
+		if errors.Is(err, nbd.ErrNotSupported) {
 			kind = KindNotSupported
 		}
 		return ep, refuse(kind, "", err.Error()).on(field)
@@ -162,7 +162,14 @@ func (e *exportEnd) describe() string {
 		}
 	}
 	bs := in.BlockSize
-	return fmt.Sprintf("NBD export of %d bytes, block sizes %d/%d/%d (min/preferred/max), offers: %s", in.Size, bs.Min, bs.Preferred, bs.Max, strings.Join(has, ", "))
+	line := fmt.Sprintf("NBD export of %d bytes, block sizes %d/%d/%d (min/preferred/max), offers: %s", in.Size, bs.Min, bs.Preferred, bs.Max, strings.Join(has, ", "))
+	switch t := e.addr.TLS; {
+	case t == nil:
+		return line + "; in the clear"
+	case !t.Verify:
+		return line + "; over TLS, the server's certificate NOT checked (tls-verify-peer=0)"
+	}
+	return line + "; over TLS, the server's certificate checked for " + e.addr.TLS.ServerName
 }
 
 // checkExports refuses what an NBD end cannot do: an offset or a block

@@ -3,6 +3,7 @@ package nbd
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -70,6 +71,13 @@ func DialAddress(ctx context.Context, a Address, opt Options) (*Client, error) {
 // dialOne connects and negotiates one connection, bounded by the dial and
 // handshake timeouts and by ctx.
 func (cl *Client) dialOne(ctx context.Context) (negotiated, error) {
+	var cfg *tls.Config
+	if cl.addr.TLS != nil {
+		var err error
+		if cfg, err = cl.addr.TLS.config(); err != nil {
+			return negotiated{}, &Error{Op: "connect", URI: cl.addr.URI, Errno: errnoOf(err), Err: fmt.Errorf("TLS: %w", err)}
+		}
+	}
 	d := net.Dialer{Timeout: cl.opt.DialTimeout}
 	nc, err := d.DialContext(ctx, cl.addr.Network, cl.addr.Addr)
 	if err != nil {
@@ -77,9 +85,9 @@ func (cl *Client) dialOne(ctx context.Context) (negotiated, error) {
 	}
 	nc.SetDeadline(time.Now().Add(cl.opt.HandshakeTimeout))
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
-	r := bufio.NewReaderSize(nc, 64<<10)
-	h := handshake{r: r, w: nc, name: cl.addr.Export, opt: cl.opt}
+	h := handshake{nc: nc, tls: cfg, r: bufio.NewReaderSize(nc, 64<<10), w: nc, name: cl.addr.Export, opt: cl.opt}
 	n, err := h.run()
+	nc, r := h.nc, h.r // on TLS once it started
 	var ne net.Error
 	switch {
 	case !stop():

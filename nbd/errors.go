@@ -30,6 +30,10 @@ var ErrNoExport = errors.New("no such export")
 // ErrClosed is returned by Submit after Close, or after the connection died.
 var ErrClosed = errors.New("NBD connection closed")
 
+// ErrNotSupported is wrapped by the errors of URIs that name what this
+// client does not do (vsock, TLS with pre-shared keys or anonymous TLS).
+var ErrNotSupported = errors.New("not supported")
+
 // protoErrorf builds an error wrapping ErrProtocol.
 func protoErrorf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrProtocol, fmt.Sprintf(format, args...))

@@ -2,9 +2,11 @@ package nbd
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 )
 
 // negotiated is what the handshake settled.
@@ -23,6 +25,8 @@ type negotiated struct {
 // servers are refused (nbd-server dropped them in 3.10; qemu and nbdkit
 // speak newstyle).
 type handshake struct {
+	nc       net.Conn // the connection; a *tls.Conn once TLS started
+	tls      *tls.Config
 	r        *bufio.Reader
 	w        io.Writer
 	name     string
@@ -36,6 +40,21 @@ func (h *handshake) run() (negotiated, error) {
 	if err != nil {
 		return h.out, err
 	}
+	if h.tls != nil {
+		if !fixed {
+			return h.out, fmt.Errorf("the server does not speak the fixed newstyle handshake, so it cannot start TLS")
+		}
+		if err := h.startTLS(); err != nil {
+			return h.out, err
+		}
+		out, err := h.negotiate(fixed)
+		return out, tlsHangup(err)
+	}
+	return h.negotiate(fixed)
+}
+
+// negotiate runs the options after the greeting (and TLS).
+func (h *handshake) negotiate(fixed bool) (negotiated, error) {
 	if !fixed {
 		// Plain newstyle knows only NBD_OPT_EXPORT_NAME.
 		return h.out, h.exportName()
@@ -245,7 +264,7 @@ func (h *handshake) reply(opt uint32) (optReply, []byte, error) {
 func fatalOptError(r optReply, msg string) error {
 	switch r.typ {
 	case repErrTLSReqd:
-		return fmt.Errorf("the server requires TLS, which is not supported yet%s", suffix(msg))
+		return fmt.Errorf("the server requires TLS: name it with nbds:// or nbds+unix://%s", suffix(msg))
 	case repErrShutdown:
 		return fmt.Errorf("the server is shutting down%s", suffix(msg))
 	case repErrExtHeadReqd:
@@ -280,7 +299,7 @@ func suffix(msg string) string {
 // readErr names what was being read when the stream broke.
 func readErr(what string, err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return protoErrorf("the server closed the connection while sending %s", what)
+		return fmt.Errorf("%w: the server closed the connection while sending %s (%w)", ErrProtocol, what, io.ErrUnexpectedEOF)
 	}
 	return fmt.Errorf("reading %s: %w", what, err)
 }

@@ -14,6 +14,9 @@ type Address struct {
 	Addr    string // host:port, or the socket's path ("@name" for an abstract socket)
 	Export  string // the export name; "" is the server's default export
 	URI     string // the URI as given, for messages
+	// TLS, for nbds:// and nbds+unix://, says how the connection is
+	// encrypted and the server checked (tls.go); nil for a plain one.
+	TLS *TLS
 }
 
 // schemes we recognise as NBD URIs, so that IsURI routes them here and
@@ -37,12 +40,12 @@ func IsURI(s string) bool {
 	return false
 }
 
-// ParseURI parses nbd://host[:port]/export and nbd+unix:///export?socket=PATH.
-// The export name is the path without its leading "/", percent-decoded;
-// the port defaults to 10809. TLS schemes (nbds, nbds+unix) and their
-// tls-* parameters, vsock, user info, and query parameters we do not know
-// are refused with an error saying so (the URI spec asks clients without
-// TLS to refuse rather than connect in the clear). Parameters starting
+// ParseURI parses nbd://host[:port]/export and nbd+unix:///export?socket=PATH,
+// and their TLS forms nbds:// and nbds+unix:// (tls.go says which tls-*
+// parameters are taken). The export name is the path without its leading
+// "/", percent-decoded; the port defaults to 10809. vsock, user info
+// (PSK usernames), tls-* parameters on a plain URI, and query parameters
+// we do not know are refused with an error saying so. Parameters starting
 // with "x-" are experimental by the spec and ignored.
 func ParseURI(s string) (Address, error) {
 	a := Address{URI: s}
@@ -53,35 +56,41 @@ func ParseURI(s string) (Address, error) {
 	if err != nil {
 		return a, fmt.Errorf("NBD URI %q: %w", s, err)
 	}
-	switch u.Scheme {
-	case "nbds", "nbds+unix", "nbds+vsock":
-		return a, fmt.Errorf("NBD URI %q: TLS (%s://) is not supported yet; use nbd:// or nbd+unix:// on a trusted network", s, u.Scheme)
-	case "nbd+vsock":
-		return a, fmt.Errorf("NBD URI %q: vsock is not supported; use nbd:// or nbd+unix://", s)
+	if strings.HasSuffix(u.Scheme, "+vsock") {
+		return a, fmt.Errorf("NBD URI %q: vsock is %w; use nbd:// or nbd+unix://", s, ErrNotSupported)
 	}
 	if u.User != nil {
-		return a, fmt.Errorf("NBD URI %q: user info is only for TLS authentication, which is not supported", s)
+		return a, fmt.Errorf("NBD URI %q: user info is for TLS with pre-shared keys, which is %w", s, ErrNotSupported)
 	}
 	a.Export = strings.TrimPrefix(u.Path, "/")
 	q := u.Query()
-	if err := checkQuery(s, q); err != nil {
+	secure := strings.HasPrefix(u.Scheme, "nbds")
+	if err := checkQuery(s, q, secure); err != nil {
 		return a, err
 	}
-	if u.Scheme == "nbd+unix" {
-		return unixAddress(a, u, q)
+	var err2 error
+	if strings.HasSuffix(u.Scheme, "+unix") {
+		a, err2 = unixAddress(a, u, q)
+	} else {
+		a, err2 = tcpAddress(a, u, q)
 	}
-	return tcpAddress(a, u, q)
+	if err2 != nil || !secure {
+		return a, err2
+	}
+	a.TLS, err2 = parseTLS(s, a, q)
+	return a, err2
 }
 
 // checkQuery refuses the parameters we do not understand, as the URI spec
-// says a parser should.
-func checkQuery(s string, q url.Values) error {
+// says a parser should, and TLS parameters on a URI without TLS.
+func checkQuery(s string, q url.Values, secure bool) error {
 	for k := range q {
 		switch {
 		case k == "socket":
 		case strings.HasPrefix(k, "x-"):
-		case strings.HasPrefix(k, "tls-"):
-			return fmt.Errorf("NBD URI %q: %s: TLS is not supported yet", s, k)
+		case strings.HasPrefix(k, "tls-") && !secure:
+			return fmt.Errorf("NBD URI %q: %s is for TLS URIs (nbds://, nbds+unix://)", s, k)
+		case tlsParams[k]:
 		default:
 			return fmt.Errorf("NBD URI %q: unknown query parameter %q", s, k)
 		}
