@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ringcp/ringcp/internal/nbdtest"
 	"github.com/ringcp/ringcp/nbd"
 )
 
@@ -34,17 +35,23 @@ type nbdCase struct {
 	write bool   // file to export; else export to file
 	tr    string // "unix" or "tcp"
 	delay string // nbdkit delay filter on every request, "" for none
+	tls   bool   // nbds://: the server requires TLS (X.509)
 }
 
 var nbdCases = []nbdCase{
-	{true, "unix", ""}, {false, "unix", ""},
-	{true, "tcp", ""}, {false, "tcp", ""},
-	{true, "tcp", "1ms"}, {false, "tcp", "1ms"},
-	{true, "tcp", "10ms"}, {false, "tcp", "10ms"},
+	{write: true, tr: "unix"}, {tr: "unix"},
+	{write: true, tr: "tcp"}, {tr: "tcp"},
+	{write: true, tr: "tcp", delay: "1ms"}, {tr: "tcp", delay: "1ms"},
+	{write: true, tr: "tcp", delay: "10ms"}, {tr: "tcp", delay: "10ms"},
+	{write: true, tr: "tcp", tls: true}, {tr: "tcp", tls: true},
 }
 
-// nbdTools are the clients compared on NBD workloads.
-var nbdTools = []string{"ringcp", "nbdcopy", "qemu-img"}
+// nbdTools are the clients compared on NBD workloads; over TLS, the ones
+// that take an nbds URI (qemu-img needs its TLS set up as QOM objects).
+var (
+	nbdTools    = []string{"ringcp", "nbdcopy", "qemu-img"}
+	nbdTLSTools = []string{"ringcp", "nbdcopy"}
+)
 
 func init() {
 	for _, c := range nbdCases {
@@ -70,6 +77,9 @@ func (c nbdCase) name() string {
 	if c.delay != "" {
 		n += "-" + c.delay
 	}
+	if c.tls {
+		n += "-tls"
+	}
 	return n
 }
 
@@ -82,7 +92,34 @@ func (c nbdCase) workload() Workload {
 	if c.delay != "" {
 		desc += ", " + c.delay + " added to every request (nbdkit delay filter)"
 	}
-	return Workload{Name: c.name(), Desc: desc, Setup: c.setup, Tools: nbdTools}
+	tools := nbdTools
+	if c.tls {
+		desc += ", over TLS (nbds://, X.509 credentials made for the run)"
+		tools = nbdTLSTools
+	}
+	return Workload{Name: c.name(), Desc: desc, Setup: c.setup, Tools: tools}
+}
+
+// serverArgs are nbdkit's options for the case (TLS), its filters, the
+// plugin with its arguments, and the filters' parameters; and the folder
+// of TLS credentials, "" for none.
+func (c nbdCase) serverArgs(e *Env, plugin ...string) ([]string, string, error) {
+	filters, params := c.delayArgs()
+	var opts []string
+	dir := ""
+	if c.tls {
+		dir = filepath.Join(e.Dir, "tls")
+		if _, err := os.Stat(dir); err != nil {
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				return nil, "", err
+			}
+			if err := nbdtest.WriteTLSDir(dir); err != nil {
+				return nil, "", err
+			}
+		}
+		opts = []string{"--tls=require", "--tls-certificates=" + dir}
+	}
+	return append(append(append(opts, filters...), plugin...), params...), dir, nil
 }
 
 // delayArgs puts nbdkit's delay filter on every request that moves data
@@ -101,10 +138,12 @@ func (c nbdCase) setup(e *Env, src *Source) (*Pair, error) {
 	if err := needPrograms("nbdkit"); err != nil {
 		return nil, err
 	}
-	filters, params := c.delayArgs()
 	if !c.write {
-		args := append(append(append([]string{"-r"}, filters...), "file", src.Path), params...)
-		srv, err := startServer(e, c.tr, "", "nbdkit", args...)
+		args, tlsDir, err := c.serverArgs(e, "file", src.Path)
+		if err != nil {
+			return nil, err
+		}
+		srv, err := startSecureServer(e, c.tr, "", tlsDir, "nbdkit", append([]string{"-r"}, args...)...)
 		if err != nil {
 			return nil, err
 		}
@@ -121,8 +160,11 @@ func (c nbdCase) setup(e *Env, src *Source) (*Pair, error) {
 	// qemu-img rounds its source up to 512 bytes and writes all of it:
 	// the export is that long, and the check reads the first Size bytes.
 	size := (src.Size + 511) / 512 * 512
-	args := append(append(filters, "memory", fmt.Sprint(size)), params...)
-	srv, err := startServer(e, c.tr, "", "nbdkit", args...)
+	args, tlsDir, err := c.serverArgs(e, "memory", fmt.Sprint(size))
+	if err != nil {
+		return nil, err
+	}
+	srv, err := startSecureServer(e, c.tr, "", tlsDir, "nbdkit", args...)
 	if err != nil {
 		return nil, err
 	}
@@ -186,9 +228,18 @@ type server struct {
 }
 
 func startServer(e *Env, tr, export, prog string, args ...string) (*server, error) {
+	return startSecureServer(e, tr, export, "", prog, args...)
+}
+
+// startSecureServer is startServer for a server that requires TLS with
+// the credentials in tlsDir (none when ""): its URI is the nbds one.
+func startSecureServer(e *Env, tr, export, tlsDir, prog string, args ...string) (*server, error) {
 	f, uri, err := listenFor(e, tr, export)
 	if err != nil {
 		return nil, err
+	}
+	if tlsDir != "" {
+		uri = nbdtest.Secure(uri, tlsDir)
 	}
 	defer f.Close() // the server holds its own copy
 	if prog == "nbdkit" {
@@ -327,8 +378,8 @@ func (b *bench) writeNBDTargets(w io.Writer) {
 		}
 		speed, cpu := againstPeer(runs, "nbdcopy")
 		kept := "–"
-		if c.delay != "" {
-			base := b.runsOf(nbdCase{c.write, c.tr, ""}.name())
+		if c.delay != "" || c.tls {
+			base := b.runsOf(nbdCase{write: c.write, tr: c.tr}.name())
 			if at, at0 := toolMBps(runs, baseline), toolMBps(base, baseline); at > 0 && at0 > 0 {
 				kept = fmt.Sprintf("%.2f", at/at0)
 			}
@@ -345,7 +396,7 @@ func (b *bench) writeNBDTargets(w io.Writer) {
 	fmt.Fprintf(w, "### NBD: ringcp against its targets\n\n"+
 		"Speed is the peer's time over ringcp's (target: at least 1.20 against nbdcopy), CPU ringcp's "+
 		"over the peer's (target: at most 0.33), each the median over rounds of the ratio within a round; "+
-		"\"of 0 ms\" is ringcp's MB/s with the delay over its MB/s without, on the same transport "+
+		"\"of 0 ms\" is ringcp's MB/s with the delay (or over TLS) over its MB/s without, in the clear, on the same transport "+
 		"(target: at least 0.80 at 10 ms).\n\n"+
 		"| workload | speed × peer | CPU / peer | of 0 ms |\n|---|---:|---:|---:|\n%s\n\n", strings.Join(rows, "\n"))
 }
