@@ -85,11 +85,18 @@ func TestRunsOutOfAddressSpace(t *testing.T) {
 	randomFile(t, src, 600<<20, 63)
 	randomFile(t, dst, 1<<20, 64)
 	before := snap(t, dst)
-	code, stderr := limited(t, "--as=1000000000", "-b", "128M", "-q", "2", src, dst)
-	if code != exitRefused || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "cannot map 2 buffers of 134217728 bytes") {
-		t.Fatalf("exit %d, want 2 with one line naming the buffers:\n%s", code, stderr)
+	for _, c := range []struct {
+		as, bs, qd, says string
+	}{
+		{"--as=1000000000", "128M", "2", "cannot map 2 buffers of 134217728 bytes"},
+		{"--as=2000000000", "1G", "1024", "cannot map 1 buffers of 1073741824 bytes"}, // the depth is capped first
+	} {
+		code, stderr := limited(t, c.as, "-b", c.bs, "-q", c.qd, src, dst)
+		if code != exitRefused || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.says) {
+			t.Fatalf("%s -b %s -q %s: exit %d, want 2 with one line naming the buffers:\n%s", c.as, c.bs, c.qd, code, stderr)
+		}
+		before.same(t)
 	}
-	before.same(t)
 }
 
 // TestHangup: SIGHUP (the ssh session dropped) stops the copy like

@@ -36,8 +36,9 @@ func findRingcp(path, rev, dir string) (string, error) {
 		cmd := exec.Command("go", "build", "-o", path, ".")
 		cmd.Dir = root
 		// ringcp's module alone, as `go install` builds it for a user: not
-		// the workspace that adds the bench's module.
-		cmd.Env = append(os.Environ(), "GOWORK=off")
+		// the workspace that adds the bench's module; static, as the
+		// README says to build it.
+		cmd.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			msg := strings.ReplaceAll(firstLines(out, 4), "\n", " | ")
 			return "", fmt.Errorf("go build in %s: %v: %s", root, err, msg)
