@@ -281,6 +281,7 @@ func (b *Batch) Status() []JobStatus {
 type shared struct {
 	budget    *engine.Budget
 	rate      *rate.Limiter
+	gov       *governor // the batch's; nil when the caller gave a limiter
 	noReserve map[*Plan]bool
 }
 
@@ -290,6 +291,9 @@ type shared struct {
 func (s *shared) join(p *Plan, job *engine.Job) {
 	job.Budget = s.budget
 	job.SharedRate = s.rate
+	if s.gov != nil {
+		p.gov.shareWith(s.gov) // its yield depth cut is the shared budget's
+	}
 	if s.noReserve[p] {
 		job.Preallocate = false
 	}

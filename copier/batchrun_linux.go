@@ -36,7 +36,7 @@ func (b *Batch) Run(ctx context.Context) (BatchReport, error) {
 		return rep, refuseErr(KindResources, "", fmt.Sprintf("nothing was written, the batch could not start: cannot map %d buffers of %d bytes", b.Slots, b.BlockSize), errors.Unwrap(err))
 	}
 	g := newGate(len(b.Plans))
-	s := &shared{budget: engine.NewBudget(bufs.Slots), rate: b.rate, noReserve: b.noReserve}
+	s := &shared{budget: engine.NewBudget(bufs.Slots), rate: b.rate, gov: b.gov, noReserve: b.noReserve}
 	if b.gov != nil {
 		b.gov.attach(s.budget) // the shared depth follows the shared cap
 	}
@@ -149,6 +149,9 @@ func (b *Batch) runJob(ctx context.Context, i int, s *shared, g *gate, out *JobR
 	b.state[i].Store(int32(JobRunning))
 	out.Started = true
 	out.Report, out.Err = p.runAcquired(ctx, a, out.Report)
+	if b.gov != nil {
+		b.gov.jobCut(p.gov, 0) // a job that ended cuts nothing any more
+	}
 }
 
 // abandon lets go of what a job acquired without writing: a new DST's

@@ -22,6 +22,13 @@ type governor struct {
 	cap    int64   // the caller's cap in bytes per second; 0 for none
 	yRate  float64 // the yield controller's rate; 0 when it cuts nothing
 	yDepth int     // the yield controller's depth; 0 when it cuts nothing
+	// shared, on a job of a batch, is the batch's governor: the budget is
+	// the batch's, so the job's depth cut goes there; its rate cut stays
+	// on the job's own limiter.
+	shared *governor
+	// jobCuts, on a batch's governor, are the depth cuts of the jobs that
+	// yield; the shared depth follows the deepest cut.
+	jobCuts map[*governor]int
 }
 
 func newGovernor(capBPS int64, block, depth int) *governor {
@@ -54,11 +61,44 @@ func (g *governor) capNow() int64 {
 }
 
 // setYield sets the yield controller's cut: a rate (0: none) and a depth
-// (0: none).
+// (0: none). A job of a batch hands its depth cut to the batch's governor.
 func (g *governor) setYield(bps float64, depth int) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	g.yRate, g.yDepth = bps, depth
+	g.apply()
+	shared := g.shared
+	g.mu.Unlock()
+	if shared != nil {
+		shared.jobCut(g, depth)
+	}
+}
+
+// shareWith makes g a job's governor in a batch whose governor is batch.
+func (g *governor) shareWith(batch *governor) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.shared = batch
+}
+
+// jobCut records a job's depth cut on a batch's governor (0: none, as when
+// the job ends) and sets the shared depth to the deepest cut.
+func (g *governor) jobCut(job *governor, depth int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.jobCuts == nil {
+		g.jobCuts = map[*governor]int{}
+	}
+	if depth > 0 {
+		g.jobCuts[job] = depth
+	} else {
+		delete(g.jobCuts, job)
+	}
+	g.yDepth = 0
+	for _, d := range g.jobCuts {
+		if g.yDepth == 0 || d < g.yDepth {
+			g.yDepth = d
+		}
+	}
 	g.apply()
 }
 
