@@ -18,6 +18,7 @@ import (
 // concurrent use, whose completions never reach Reap.
 type Client struct {
 	addr  Address
+	tls   *tls.Config // from addr.TLS, nil in the clear
 	info  Info
 	opt   Options
 	conns []*conn
@@ -44,6 +45,12 @@ func Dial(ctx context.Context, uri string, opt Options) (*Client, error) {
 func DialAddress(ctx context.Context, a Address, opt Options) (*Client, error) {
 	opt = opt.withDefaults()
 	cl := &Client{addr: a, opt: opt, q: newQueue()}
+	if a.TLS != nil {
+		var err error
+		if cl.tls, err = a.TLS.config(); err != nil {
+			return nil, &Error{Op: "connect", URI: a.URI, Errno: errnoOf(err), Err: fmt.Errorf("TLS: %w", err)}
+		}
+	}
 	n, err := cl.dialOne(ctx)
 	if err != nil {
 		return nil, err
@@ -71,13 +78,6 @@ func DialAddress(ctx context.Context, a Address, opt Options) (*Client, error) {
 // dialOne connects and negotiates one connection, bounded by the dial and
 // handshake timeouts and by ctx.
 func (cl *Client) dialOne(ctx context.Context) (negotiated, error) {
-	var cfg *tls.Config
-	if cl.addr.TLS != nil {
-		var err error
-		if cfg, err = cl.addr.TLS.config(); err != nil {
-			return negotiated{}, &Error{Op: "connect", URI: cl.addr.URI, Errno: errnoOf(err), Err: fmt.Errorf("TLS: %w", err)}
-		}
-	}
 	d := net.Dialer{Timeout: cl.opt.DialTimeout}
 	nc, err := d.DialContext(ctx, cl.addr.Network, cl.addr.Addr)
 	if err != nil {
@@ -85,7 +85,7 @@ func (cl *Client) dialOne(ctx context.Context) (negotiated, error) {
 	}
 	nc.SetDeadline(time.Now().Add(cl.opt.HandshakeTimeout))
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
-	h := handshake{nc: nc, tls: cfg, r: bufio.NewReaderSize(nc, 64<<10), w: nc, name: cl.addr.Export, opt: cl.opt}
+	h := handshake{nc: nc, tls: cl.tls, r: bufio.NewReaderSize(nc, 64<<10), name: cl.addr.Export, opt: cl.opt}
 	n, err := h.run()
 	nc, r := h.nc, h.r // on TLS once it started
 	var ne net.Error

@@ -28,7 +28,6 @@ type handshake struct {
 	nc       net.Conn // the connection; a *tls.Conn once TLS started
 	tls      *tls.Config
 	r        *bufio.Reader
-	w        io.Writer
 	name     string
 	opt      Options
 	noZeroes bool
@@ -104,7 +103,7 @@ func (h *handshake) greeting() (fixed bool, err error) {
 		client |= flagCNoZeroes
 		h.noZeroes = true
 	}
-	if _, err := h.w.Write(be.AppendUint32(nil, client)); err != nil {
+	if _, err := h.nc.Write(be.AppendUint32(nil, client)); err != nil {
 		return false, err
 	}
 	return flags&flagFixedNewstyle != 0, nil
@@ -234,7 +233,7 @@ func (h *handshake) option(opt uint32, data []byte) (optReply, string, error) {
 }
 
 func (h *handshake) send(opt uint32, data []byte) error {
-	_, err := h.w.Write(appendOption(nil, opt, data))
+	_, err := h.nc.Write(appendOption(nil, opt, data))
 	return err
 }
 

@@ -2,13 +2,13 @@ package nbd
 
 import (
 	"bufio"
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -45,12 +45,13 @@ type TLS struct {
 	Verify     bool   // check the server's certificate (tls-verify-peer)
 }
 
-// parseTLS reads an nbds URI's TLS parameters; a is its parsed address.
-func parseTLS(s string, a Address, q url.Values) (*TLS, error) {
+// parseTLS reads an nbds URI's TLS parameters; host is the URI's ("" for
+// a Unix socket).
+func parseTLS(s, host string, q url.Values) (*TLS, error) {
 	if typ := q.Get("tls-type"); typ != "" && typ != "x509" {
 		return nil, fmt.Errorf("NBD URI %q: tls-type=%s is %w (X.509 certificates only)", s, typ, ErrNotSupported)
 	}
-	t := &TLS{CertDir: q.Get("tls-certificates"), ServerName: q.Get("tls-hostname"), Verify: true}
+	t := &TLS{CertDir: q.Get("tls-certificates"), ServerName: cmp.Or(q.Get("tls-hostname"), host, "localhost"), Verify: true}
 	switch v := q.Get("tls-verify-peer"); v {
 	case "", "1", "true":
 	case "0", "false":
@@ -58,18 +59,11 @@ func parseTLS(s string, a Address, q url.Values) (*TLS, error) {
 	default:
 		return nil, fmt.Errorf("NBD URI %q: tls-verify-peer=%s: want 0 or 1", s, v)
 	}
-	if t.ServerName == "" {
-		t.ServerName = "localhost"
-		if host, _, err := net.SplitHostPort(a.Addr); a.Network == "tcp" && err == nil {
-			t.ServerName = host
-		}
-	}
 	return t, nil
 }
 
-// config builds the crypto/tls configuration. It reads the certificates
-// at each dial, so a missing or unreadable file fails the connection with
-// its name.
+// config builds the crypto/tls configuration, once per client: a missing
+// or unreadable file fails the dial with its name.
 func (t *TLS) config() (*tls.Config, error) {
 	cfg := &tls.Config{ServerName: t.ServerName, InsecureSkipVerify: !t.Verify, MinVersion: tls.VersionTLS12}
 	if t.CertDir == "" {
@@ -121,7 +115,7 @@ func (h *handshake) startTLS() error {
 	if err := tc.Handshake(); err != nil {
 		return fmt.Errorf("TLS handshake: %w", err)
 	}
-	h.nc, h.w = tc, tc
+	h.nc = tc
 	h.r = bufio.NewReaderSize(tc, 64<<10)
 	return nil
 }

@@ -68,17 +68,16 @@ func ParseURI(s string) (Address, error) {
 	if err := checkQuery(s, q, secure); err != nil {
 		return a, err
 	}
-	var err2 error
 	if strings.HasSuffix(u.Scheme, "+unix") {
-		a, err2 = unixAddress(a, u, q)
+		a, err = unixAddress(a, u, q)
 	} else {
-		a, err2 = tcpAddress(a, u, q)
+		a, err = tcpAddress(a, u, q)
 	}
-	if err2 != nil || !secure {
-		return a, err2
+	if err != nil || !secure {
+		return a, err
 	}
-	a.TLS, err2 = parseTLS(s, a, q)
-	return a, err2
+	a.TLS, err = parseTLS(s, u.Hostname(), q)
+	return a, err
 }
 
 // checkQuery refuses the parameters we do not understand, as the URI spec

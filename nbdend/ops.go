@@ -65,12 +65,8 @@ func zero(cl *nbd.Client, q engine.Request) error {
 // errnoOf is the errno of a client error (*nbd.Error carries it), EIO when
 // it has none.
 func errnoOf(err error) syscall.Errno {
-	var ne *nbd.Error
 	var errno syscall.Errno
-	switch {
-	case errors.As(err, &ne) && ne.Errno != 0:
-		return ne.Errno
-	case errors.As(err, &errno):
+	if errors.As(err, &errno) {
 		return errno
 	}
 	return syscall.EIO
