@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -46,11 +45,7 @@ func nbdCopies(t *testing.T, tr nbdtest.Transport, size int64) {
 	// export -> new file, the range given (the export is longer).
 	out := filepath.Join(dir, "out")
 	jsonCopy(t, append(bs, "--length", sizeArg(size), a, out)...)
-	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameBytes(t, "file after export->file", got, data)
+	sameFile(t, "file after export->file", out, data)
 
 	// export -> export, into the middle of a second one.
 	b := memory(t, tr, 2*size+8192)
@@ -74,11 +69,7 @@ func TestNBDWholeExport(t *testing.T) {
 	a := memory(t, nbdtest.Unix, size)
 	jsonCopy(t, src, a)
 	jsonCopy(t, a, out)
-	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameBytes(t, "whole export copied to a file", got, data)
+	sameFile(t, "whole export copied to a file", out, data)
 }
 
 // TestNBDQemuNBD: qemu-nbd over raw files. A sparse SRC copied over old
@@ -100,22 +91,14 @@ func TestNBDQemuNBD(t *testing.T) {
 				t.Errorf("bytes zeroed %d: SRC's 4 MiB hole must be zeroed over the old data", num(t, rep, "bytes_zeroed"))
 			}
 			srv.Stop()
-			got, err := os.ReadFile(img)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sameBytes(t, "image written through qemu-nbd", got, want)
+			sameFile(t, "image written through qemu-nbd", img, want)
 
 			ro := nbdtest.QemuNBD(t, tr, "raw", img, "-r")
 			rep = jsonCopy(t, ro.URI, out)
 			if num(t, rep, "bytes_holes") < 4<<20 || num(t, rep, "bytes_read") > size-4<<20 {
 				t.Errorf("holes %d, read %d: block status must map the 4 MiB hole, unread", num(t, rep, "bytes_holes"), num(t, rep, "bytes_read"))
 			}
-			got, err = os.ReadFile(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sameBytes(t, "file copied from qemu-nbd", got, want)
+			sameFile(t, "file copied from qemu-nbd", out, want)
 			if a, b := allocated(t, out), allocated(t, src); a > b+64<<10 {
 				t.Errorf("DST allocates %d bytes, SRC %d: holes must stay holes", a, b)
 			}

@@ -192,11 +192,7 @@ func TestNBDSignal(t *testing.T) {
 	s.signal(t, syscall.SIGINT)
 	r := s.wait(t)
 	interrupted(t, r, syscall.SIGINT, "SIGINT")
-	m := regexp.MustCompile(`DST \S+ holds the first (\d+) bytes \([^)]*\) of the copy from offset 0`).FindStringSubmatch(r.stderr)
-	if m == nil {
-		t.Fatalf("no \"DST ... holds the first N bytes\" line:\n%s", r.stderr)
-	}
-	n, _ := strconv.ParseInt(m[1], 10, 64)
+	n := heldPrefix(t, r.stderr)
 	if n == 0 || !bytes.Equal(exportBytes(t, dst)[:n], readRange(t, src, 0, n)) {
 		t.Errorf("the export's first %d bytes are not SRC's", n)
 	}

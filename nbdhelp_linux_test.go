@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -88,6 +89,22 @@ func sameBytes(t *testing.T, what string, got, want []byte) {
 			}
 		}
 	}
+}
+
+// sameFile fails the test unless the file at path holds exactly want.
+func sameFile(t *testing.T, what, path string, want []byte) {
+	t.Helper()
+	sameBytes(t, what, fileBytes(t, path), want)
+}
+
+// fileBytes reads a whole file, failing the test when it cannot.
+func fileBytes(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // jsonCopy runs ringcp --json and returns its report; the copy must

@@ -35,11 +35,7 @@ func TestNBDBlockSizePolicy(t *testing.T) {
 	sameBytes(t, "export after a copy into 4096-byte blocks", exportBytes(t, dst), want)
 
 	jsonCopy(t, "--length", sizeArg(size), dst, out)
-	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameBytes(t, "file copied from an export of 4096-byte blocks", got, data)
+	sameFile(t, "file copied from an export of 4096-byte blocks", out, data)
 }
 
 // TestNBDDelay: 10 ms on every read and write (nbdkit's delay filter, as a
@@ -53,11 +49,7 @@ func TestNBDDelay(t *testing.T) {
 	dst := memory(t, nbdtest.TCP, size, "--filter=delay", "delay-read=10ms", "delay-write=10ms", "delay-zero=10ms")
 	jsonCopy(t, "--block-size", "1M", src, dst)
 	jsonCopy(t, "--block-size", "1M", dst, out)
-	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameBytes(t, "file copied through 10 ms of delay each way", got, data)
+	sameFile(t, "file copied through 10 ms of delay each way", out, data)
 }
 
 // TestNBDSparseRandom: nbdkit's sparse-random plugin, a disk image of
@@ -70,11 +62,7 @@ func TestNBDSparseRandom(t *testing.T) {
 	uri := nbdtest.Nbdkit(t, nbdtest.Unix, "sparse-random", sizeArg(size), "seed=42", "percent=20", "runlength=1048576", "random-content=true").URI
 	out := filepath.Join(t.TempDir(), "out")
 	rep := jsonCopy(t, uri, out)
-	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameBytes(t, "file copied from sparse-random", got, exportBytes(t, uri))
+	sameFile(t, "file copied from sparse-random", out, exportBytes(t, uri))
 	if holes := num(t, rep, "bytes_holes"); holes < size/2 {
 		t.Errorf("holes %d of %d: block status must find most of the 80%% that is empty", holes, size)
 	}
@@ -146,11 +134,7 @@ func TestNBDHoleNotZero(t *testing.T) {
 		"pread=dd if="+src+" iflag=skip_bytes,count_bytes skip=$4 count=$3 status=none",
 		"can_extents=exit 0", "extents=echo 0 1M; echo 1M 1M hole; echo 2M 1M hole,zero").URI
 	rep := jsonCopy(t, uri, out)
-	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameBytes(t, "file copied from an export with a hole that is not zero", got, data)
+	sameFile(t, "file copied from an export with a hole that is not zero", out, data)
 	if holes := num(t, rep, "bytes_holes"); holes != 1<<20 {
 		t.Errorf("holes %d: want the 1 MiB that reads as zeros, and only it", holes)
 	}
@@ -191,11 +175,7 @@ func TestNBDJobs(t *testing.T) {
 	}
 	cli(t, "--jobs", list).want(t, exitOK)
 	sameBytes(t, "export written by a batch job", exportBytes(t, dst)[:len(data)], data)
-	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameBytes(t, "file written by a batch job from an export", got, data)
+	sameFile(t, "file written by a batch job from an export", out, data)
 
 	twice := memory(t, nbdtest.Unix, 4<<20)
 	if err := os.WriteFile(list, []byte(src+" '"+twice+"'\n"+src+" '"+twice+"'\n"), 0o644); err != nil {

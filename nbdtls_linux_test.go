@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -26,11 +25,7 @@ func TestNBDTLSCopies(t *testing.T) {
 	export := nbdtest.Secure(nbdtest.Nbdkit(t, nbdtest.TCP, "--tls=require", "--tls-certificates="+certs, "memory", sizeArg(size)).URI, certs)
 	jsonCopy(t, "--verify", src, export)
 	jsonCopy(t, "--verify", export, back)
-	got, err := os.ReadFile(back)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameBytes(t, "file -> nbds export -> file", got, data)
+	sameFile(t, "file -> nbds export -> file", back, data)
 
 	top := sparseQcow2(t, dir)
 	ref, out := filepath.Join(dir, "ref.raw"), filepath.Join(dir, "out.raw")
@@ -38,12 +33,6 @@ func TestNBDTLSCopies(t *testing.T) {
 	srv := nbdtest.QemuNBD(t, nbdtest.Unix, "qcow2", top, "-r",
 		"--object", "tls-creds-x509,id=tls0,endpoint=server,dir="+certs, "--tls-creds", "tls0")
 	jsonCopy(t, nbdtest.Secure(srv.URI, certs), out)
-	want, err := os.ReadFile(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, err = os.ReadFile(out); err != nil {
-		t.Fatal(err)
-	}
-	sameBytes(t, "qcow2 imported over nbds+unix", got, want)
+	want := fileBytes(t, ref)
+	sameFile(t, "qcow2 imported over nbds+unix", out, want)
 }

@@ -45,11 +45,7 @@ func TestNBDVerify(t *testing.T) {
 	}
 	sameBytes(t, "export a", exportBytes(t, a), data)
 	sameBytes(t, "export b", exportBytes(t, b), data)
-	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameBytes(t, "file from export", got, data)
+	sameFile(t, "file from export", out, data)
 }
 
 // TestNBDVerifyFindsLoss: nbdkit's null plugin takes every write and

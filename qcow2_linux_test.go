@@ -30,10 +30,7 @@ func TestQcow2Import(t *testing.T) {
 	nbdtest.QemuImg(t, "convert", "-f", "qcow2", "-O", "raw", top, ref)
 	vmdk := filepath.Join(dir, "disk.vmdk")
 	nbdtest.QemuImg(t, "convert", "-f", "qcow2", "-O", "vmdk", top, vmdk)
-	want, err := os.ReadFile(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := fileBytes(t, ref)
 	for _, c := range []struct {
 		name  string
 		serve func(t *testing.T) *nbdtest.Server
@@ -50,11 +47,7 @@ func TestQcow2Import(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "disk.raw")
 			rep := jsonCopy(t, c.serve(t).URI, out)
-			got, err := os.ReadFile(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sameBytes(t, c.name+" import, against qemu-img convert -O raw", got, want)
+			sameFile(t, c.name+" import, against qemu-img convert -O raw", out, want)
 			if holes := num(t, rep, "bytes_holes"); holes < 32<<20 {
 				t.Errorf("holes %d: the image's unallocated 32+ MiB must be mapped and skipped", holes)
 			}
@@ -134,14 +127,8 @@ func TestQcow2Recipe(t *testing.T) {
 	wait := recipeServer(t, sock, "-r", "-f", "qcow2", "--socket", sock, top)
 	jsonCopy(t, "nbd+unix:///?socket="+sock, out)
 	wait()
-	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := os.ReadFile(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := fileBytes(t, out)
+	want := fileBytes(t, ref)
 	sameBytes(t, "raw imported by the recipe", got, want)
 
 	img := filepath.Join(dir, "new.qcow2")

@@ -398,7 +398,7 @@ func TestResumeRefusesChanges(t *testing.T) {
 
 	os.Remove(state)
 	cli(t, "--resume", src, dst).want(t, 0) // no state: the copy starts over, over the leftover partial
-	compareFile(t, dst, data)
+	sameFile(t, "DST after the resumed copy", dst, data)
 	mustNotExist(t, partial)
 	mustNotExist(t, state)
 }
@@ -416,17 +416,6 @@ func TestResumeNeedsStateForDevice(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	cli(t, "--resume", "--state", state, src, dev).want(t, 0)
 	mustNotExist(t, state)
-}
-
-func compareFile(t *testing.T, path string, want []byte) {
-	t.Helper()
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s: %d bytes, not the %d expected", path, len(got), len(want))
-	}
 }
 
 // TestResumeChecksumVerify: a resumed copy's checksum covers the part an
@@ -471,7 +460,7 @@ func TestResumeChecksumVerify(t *testing.T) {
 	if rep.Resumed != bad/copier.CellSize*copier.CellSize || rep.Checksum.Checksum != want.Checksum || rep.Verify.Result != "ok" || rep.Verify.Bytes != resumeSize {
 		t.Errorf("rerun: resumed %d, checksum %s (want %s), verify %+v", rep.Resumed, rep.Checksum.Checksum, want.Checksum, rep.Verify)
 	}
-	compareFile(t, dst, data)
+	sameFile(t, "DST after the resumed copy", dst, data)
 	mustNotExist(t, partial)
 	mustNotExist(t, state)
 }

@@ -73,11 +73,7 @@ func TestSignalBlockDevice(t *testing.T) {
 	s.signal(t, syscall.SIGINT)
 	r := s.wait(t)
 	interrupted(t, r, syscall.SIGINT, "SIGINT")
-	m := regexp.MustCompile(`DST \S+ holds the first (\d+) bytes \([^)]*\) of the copy from offset 0`).FindStringSubmatch(r.stderr)
-	if m == nil {
-		t.Fatalf("no \"DST ... holds the first N bytes\" line:\n%s", r.stderr)
-	}
-	n, _ := strconv.ParseInt(m[1], 10, 64)
+	n := heldPrefix(t, r.stderr)
 	if !bytes.Equal(readRange(t, dev, 0, n), readRange(t, src, 0, n)) {
 		t.Errorf("the device's first %d bytes are not SRC's", n)
 	}
@@ -104,4 +100,16 @@ func TestSourceShrinksDuringCopy(t *testing.T) {
 	if fi, err := os.Stat(src); err != nil || fi.Size() != cut {
 		t.Fatalf("SRC: %v %v", fi, err)
 	}
+}
+
+// heldPrefix reads N from the line an interrupted copy prints, "DST ...
+// holds the first N bytes (...) of the copy from offset 0".
+func heldPrefix(t *testing.T, stderr string) int64 {
+	t.Helper()
+	m := regexp.MustCompile(`DST \S+ holds the first (\d+) bytes \([^)]*\) of the copy from offset 0`).FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("no \"DST ... holds the first N bytes\" line:\n%s", stderr)
+	}
+	n, _ := strconv.ParseInt(m[1], 10, 64)
+	return n
 }

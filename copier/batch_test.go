@@ -175,20 +175,7 @@ func TestBatchParallel(t *testing.T) {
 	b := prepareBatch(t, jobs, copier.BatchOptions{Parallel: 1}, func(o *copier.Options) {
 		o.BlockSize, o.QueueDepth = 64<<10, 2
 	})
-	most := 0
-	stop := watch(b, func(s []copier.JobStatus) {
-		n := 0
-		for _, j := range s {
-			if j.State == copier.JobRunning {
-				n++
-			}
-		}
-		most = max(most, n)
-	})
-	_, err := b.Run(context.Background())
-	if stop(); err != nil {
-		t.Fatal(err)
-	}
+	most := runCountingRunning(t, b)
 	if most != 1 {
 		t.Errorf("at most %d jobs seen running at once, want 1", most)
 	}
@@ -208,20 +195,7 @@ func TestBatchParallelAtMostSlots(t *testing.T) {
 	if b.Slots != 2 || b.Parallel != 2 {
 		t.Fatalf("%d buffers, %d jobs at once: want 2 and 2", b.Slots, b.Parallel)
 	}
-	most := 0
-	stop := watch(b, func(s []copier.JobStatus) {
-		n := 0
-		for _, j := range s {
-			if j.State == copier.JobRunning {
-				n++
-			}
-		}
-		most = max(most, n)
-	})
-	_, err := b.Run(context.Background())
-	if stop(); err != nil {
-		t.Fatal(err)
-	}
+	most := runCountingRunning(t, b)
 	if most > 2 {
 		t.Errorf("%d jobs seen running at once on 2 buffers", most)
 	}
@@ -245,6 +219,27 @@ func prepareBatch(t *testing.T, jobs []batchJob, bo copier.BatchOptions, common 
 		t.Fatalf("PrepareAll: %v", err)
 	}
 	return b
+}
+
+// runCountingRunning runs b and returns the most jobs Status showed
+// running at once.
+func runCountingRunning(t *testing.T, b *copier.Batch) int {
+	t.Helper()
+	most := 0
+	stop := watch(b, func(s []copier.JobStatus) {
+		n := 0
+		for _, j := range s {
+			if j.State == copier.JobRunning {
+				n++
+			}
+		}
+		most = max(most, n)
+	})
+	_, err := b.Run(context.Background())
+	if stop(); err != nil {
+		t.Fatal(err)
+	}
+	return most
 }
 
 // watch hands b.Status to f every 200 µs until stop returns; f runs on

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/engine/enginetest"
 	"github.com/ringcp/ringcp/internal/blocktest"
 	"github.com/ringcp/ringcp/internal/faultfs"
 	"github.com/ringcp/ringcp/internal/uringtest"
@@ -75,7 +76,8 @@ func TestVerifySparse(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%d", eng, seed), func(t *testing.T) {
 				dir := t.TempDir()
 				src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
-				want := makeSparse(t, src, []piece{{"data", 5<<20 + 17}, {"hole", 9 << 20}, {"zeros", 6 << 20}, {"data", 1 << 20}, {"hole", int64(seed) << 20}}, seed)
+				want := enginetest.MakeSparse(t, src, []enginetest.Piece{enginetest.DataPiece(5<<20 + 17), enginetest.HolePiece(9 << 20),
+					enginetest.ZerosPiece(6 << 20), enginetest.DataPiece(1 << 20), enginetest.HolePiece(int64(seed) << 20)}, seed)
 				rep, err := copier.Copy(context.Background(), copier.Options{Src: src, Dst: dst, Engine: eng, Verify: true})
 				if err != nil {
 					t.Fatal(err)
@@ -203,39 +205,6 @@ func readAt(t *testing.T, path string, off, n int64) []byte {
 }
 
 func openRead(path string) (*os.File, error) { return os.Open(path) }
-
-// piece is one piece of a sparse file: "data", "hole" or "zeros" (written).
-type piece struct {
-	kind string
-	n    int64
-}
-
-// makeSparse writes the pieces at path and returns what the file reads as.
-func makeSparse(t testing.TB, path string, ps []piece, seed uint64) []byte {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var want []byte
-	for i, p := range ps {
-		b := make([]byte, p.n)
-		if p.kind == "data" {
-			b = randomBytes(p.n, seed*100+uint64(i))
-		}
-		if p.kind != "hole" {
-			if _, err := f.WriteAt(b, int64(len(want))); err != nil {
-				t.Fatal(err)
-			}
-		}
-		want = append(want, b...)
-	}
-	if err := f.Truncate(int64(len(want))); err != nil {
-		t.Fatal(err)
-	}
-	return want
-}
 
 // TestVerifyFindsCorruptionOnDevice: the same silent corruption under a
 // loop device (its backing file on the corrupting FUSE filesystem, read
