@@ -331,3 +331,46 @@ func jobFailedAt(t *testing.T, stderr string) (op, path string, off int64) {
 	fmt.Sscan(m[3], &off)
 	return m[1], m[2], off
 }
+
+// TestJobsTrust: --verify and --checksum with --jobs, each engine: every
+// job is read back and verified, and carries SRC's checksum. A batch
+// job's read-back takes its buffers from the shared budget (it has none
+// of its own: this crashed once).
+func TestJobsTrust(t *testing.T) {
+	uringtest.NeedOn(t)
+	for _, engine := range []string{"uring", "pool"} {
+		t.Run(engine, func(t *testing.T) {
+			dir := t.TempDir()
+			sizes := []int{4097, 9<<20 + 5, 5 << 20}
+			var lines []string
+			var data [][]byte
+			for i, n := range sizes {
+				src := filepath.Join(dir, fmt.Sprint("src", i))
+				data = append(data, randomFile(t, src, n, uint64(70+i)))
+				lines = append(lines, src+" "+filepath.Join(dir, fmt.Sprint("dst", i)))
+			}
+			r := cli(t, "--engine", engine, "--verify", "--checksum", "--json", "--jobs", writeList(t, dir, lines...))
+			r.want(t, exitOK)
+			var rep struct {
+				Jobs []struct {
+					Verify   *jsonVerify `json:"verify"`
+					Checksum *struct {
+						Checksum string `json:"checksum"`
+					} `json:"checksum"`
+				} `json:"jobs"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || len(rep.Jobs) != len(sizes) {
+				t.Fatalf("--json: %v\n%s", err, r.stdout)
+			}
+			for i, j := range rep.Jobs {
+				sameFile(t, fmt.Sprint("DST of job ", i+1), filepath.Join(dir, fmt.Sprint("dst", i)), data[i])
+				if j.Verify == nil || j.Verify.Result != "ok" || j.Verify.Bytes != int64(sizes[i]) {
+					t.Errorf("job %d: verify %+v, want ok over %d bytes", i+1, j.Verify, sizes[i])
+				}
+				if j.Checksum == nil || len(j.Checksum.Checksum) != 64 {
+					t.Errorf("job %d: checksum %+v", i+1, j.Checksum)
+				}
+			}
+		})
+	}
+}

@@ -131,8 +131,12 @@ type acquired struct {
 	locks heldLocks
 	dst   *dest
 	bufs  *align.Buffers
-	copy  *engine.Copy
-	trust *trustRun // verification, checksum, resume state (trustrun_linux.go)
+	// shared is the batch's budget, which a batch job's read passes
+	// (verification, a resumed checksum) take their buffers from; nil for
+	// a single copy, whose passes reuse bufs.
+	shared *engine.Budget
+	copy   *engine.Copy
+	trust  *trustRun // verification, checksum, resume state (trustrun_linux.go)
 	// undrained: the engine's backend failed with requests in flight that
 	// it could not reap (engine.ErrUndrained). The kernel may still read
 	// into the buffers and write through the descriptors, so both are
@@ -206,6 +210,7 @@ func (p *Plan) acquireAll(a *acquired, rep *Report, s *shared) error {
 func (a *acquired) buffers(p *Plan, job *engine.Job, s *shared) error {
 	if s != nil {
 		s.join(p, job)
+		a.shared = s.budget
 		return nil
 	}
 	var err error
@@ -216,6 +221,17 @@ func (a *acquired) buffers(p *Plan, job *engine.Job, s *shared) error {
 	job.Budget = engine.NewBudget(a.bufs.Slots)
 	p.gov.attach(job.Budget)
 	return nil
+}
+
+// passJob is a read pass over n bytes on the copy's buffers: its own, or
+// a batch job's shared budget.
+func (a *acquired) passJob(p *Plan, n int64, check engine.CheckFunc) engine.Job {
+	if a.shared != nil {
+		job := p.passJob(nil, n, check)
+		job.Budget = a.shared
+		return job
+	}
+	return p.passJob(a.bufs.Slots, n, check)
 }
 
 // release closes what acquire got, last first.

@@ -164,7 +164,7 @@ func (p *Plan) finishTrust(ctx context.Context, a *acquired, rep *Report) error 
 func (p *Plan) finishChecksum(ctx context.Context, a *acquired, t *trustRun, rep *Report) error {
 	if t.from > 0 {
 		h := sumObserver{t.sum}
-		job := p.passJob(a.bufs.Slots, t.from, func(rel int64, src, _ []byte) error { h.Data(rel, src); return nil })
+		job := a.passJob(p, t.from, func(rel int64, src, _ []byte) error { h.Data(rel, src); return nil })
 		job.Files[engine.FileSrc], job.SrcOff, job.SrcAlign = a.files[engine.FileSrc], p.opts.SrcOffset, p.src.alignment()
 		job.MapHoles, job.Observer = !p.src.isBlock, holesOnly{h}
 		if _, err := p.readPass(ctx, job); err != nil {

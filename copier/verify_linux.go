@@ -105,7 +105,7 @@ func (p *Plan) verify(ctx context.Context, a *acquired, want *digests, from int6
 // comparePass compares the first n bytes of the range, SRC and DST read
 // side by side.
 func (p *Plan) comparePass(ctx context.Context, a *acquired, n int64, cmp *comparer) error {
-	job := p.passJob(a.bufs.Slots, n, cmp.check)
+	job := a.passJob(p, n, cmp.check)
 	job.Files[engine.FileSrc], job.Files[engine.FileDst] = a.files[engine.FileSrc], a.dst.f
 	job.Ends[engine.FileDst] = a.ends[engine.FileDst] // an export DST
 	job.SrcOff, job.DstOff = p.opts.SrcOffset, p.opts.DstOffset
@@ -117,7 +117,7 @@ func (p *Plan) comparePass(ctx context.Context, a *acquired, n int64, cmp *compa
 // digestPass reads DST from v.from to the end of the range, alone; a
 // file's holes are not read (they are zeros, which v checks).
 func (p *Plan) digestPass(ctx context.Context, a *acquired, v *verifier) error {
-	job := p.passJob(a.bufs.Slots, p.Length-v.from, v.check)
+	job := a.passJob(p, p.Length-v.from, v.check)
 	job.Files[engine.FileSrc], job.Ends[engine.FileSrc] = a.dst.f, a.ends[engine.FileDst]
 	job.SrcOff, job.SrcAlign = p.opts.DstOffset+v.from, p.dstAlign(a.dst)
 	job.MapHoles, job.Observer = !p.dst.isBlock && p.dst.local(), v
