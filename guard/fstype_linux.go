@@ -6,6 +6,8 @@ import (
 
 	"github.com/ringcp/ringcp/internal/sysblock"
 	"golang.org/x/sys/unix"
+
+	"github.com/ringcp/ringcp/internal/mountinfo"
 )
 
 // pseudoFS names the filesystems whose files are kernel interfaces, not
@@ -74,7 +76,7 @@ func DevtmpfsMount(dir string) string {
 			continue
 		}
 		if dev, err := sysblock.ParseNumber(f[2]); err == nil && dev == st.Dev {
-			return unescape(f[4])
+			return mountinfo.Unescape(f[4])
 		}
 	}
 	return ""

@@ -2,11 +2,12 @@ package guard
 
 import (
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/ringcp/ringcp/internal/sysblock"
 	"golang.org/x/sys/unix"
+
+	"github.com/ringcp/ringcp/internal/mountinfo"
 )
 
 // Where the kernel shows mounts and swap areas.
@@ -56,11 +57,11 @@ func parseMountinfo(data string) mountTable {
 		if !ok || len(f) < 5 || len(g) < 2 {
 			continue
 		}
-		what := "mounted on " + unescape(f[4]) + " (" + g[0] + ")"
+		what := "mounted on " + mountinfo.Unescape(f[4]) + " (" + g[0] + ")"
 		if rdev, err := sysblock.ParseNumber(f[2]); err == nil {
 			t = append(t, mount{blockObject(rdev), what})
 		}
-		if src := unescape(g[1]); strings.HasPrefix(src, "/dev/") {
+		if src := mountinfo.Unescape(g[1]); strings.HasPrefix(src, "/dev/") {
 			t = append(t, statUse(src, what)...)
 		}
 	}
@@ -73,7 +74,7 @@ func parseSwaps(data string) mountTable {
 	lines := strings.Split(data, "\n")
 	for _, line := range lines[min(1, len(lines)):] {
 		if f := strings.Fields(line); len(f) > 0 {
-			t = append(t, statUse(unescape(f[0]), "active swap")...)
+			t = append(t, statUse(mountinfo.Unescape(f[0]), "active swap")...)
 		}
 	}
 	return t
@@ -111,23 +112,4 @@ func (t mountTable) of(obj Object) string {
 		}
 	}
 	return ""
-}
-
-// unescape undoes the octal escapes (\040 for a space) of /proc files.
-func unescape(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

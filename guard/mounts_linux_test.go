@@ -54,17 +54,6 @@ func TestParseSwaps(t *testing.T) {
 	}
 }
 
-func TestUnescape(t *testing.T) {
-	for in, want := range map[string]string{
-		`/a\040b`: "/a b", `tab\011`: "tab\t", `back\134slash`: `back\slash`,
-		`short\04`: `short\04`, `not\999`: `not\999`, `plain`: "plain", `end\`: `end\`,
-	} {
-		if got := unescape(in); got != want {
-			t.Errorf("unescape(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestMountTableObjects: an entry matches its object only: a device by its
 // number, a swap file by device and inode, never one for the other even
 // where the numbers coincide.

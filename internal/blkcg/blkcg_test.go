@@ -117,9 +117,3 @@ func TestNoCgroups(t *testing.T) {
 		t.Error("no error without /proc files")
 	}
 }
-
-func TestUnescape(t *testing.T) {
-	if got := unescape(`/a\040b\134c\011d\x`); got != "/a b\\c\td\\x" {
-		t.Errorf("%q", got)
-	}
-}

@@ -3,6 +3,8 @@ package blkcg
 import (
 	"strconv"
 	"strings"
+
+	"github.com/ringcp/ringcp/internal/mountinfo"
 )
 
 // parseV1 reads one of cgroup v1's blkio.throttle.*_device files: a line
@@ -92,7 +94,7 @@ func cgroupMounts(data string) (v1, v2 *mount) {
 		if sep < 0 || sep+3 >= len(f) {
 			continue
 		}
-		m := &mount{point: unescape(f[4]), root: unescape(f[3])}
+		m := &mount{point: mountinfo.Unescape(f[4]), root: mountinfo.Unescape(f[3])}
 		switch fstype := f[sep+1]; {
 		case fstype == "cgroup2" && v2 == nil:
 			v2 = m
@@ -110,23 +112,4 @@ func hasWord(list, word string) bool {
 		}
 	}
 	return false
-}
-
-// unescape undoes mountinfo's octal escapes (\040 for a space).
-func unescape(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

@@ -1,7 +1,6 @@
 package blkcg
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,9 +110,4 @@ func DiskOf(rdev uint64) (uint64, bool) {
 		}
 	}
 	return d.Rdev, true
-}
-
-// On says the limits with the disk they are on, for -v.
-func (l Limit) On(disk uint64) string {
-	return fmt.Sprintf("%s on disk %s", l, sysblock.Number(disk))
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ringcp/ringcp/internal/mountinfo"
 )
 
 // cleanup is Mount's t.Cleanup. A clean Unmount is silent; anything else
@@ -132,36 +134,9 @@ func mounted(dir string) (bool, error) {
 		// Field 5 is the mount point, with space, tab, newline and
 		// backslash escaped as \ooo (proc_pid_mountinfo(5)).
 		fields := strings.Fields(s.Text())
-		if len(fields) > 4 && unescapeOctal(fields[4]) == dir {
+		if len(fields) > 4 && mountinfo.Unescape(fields[4]) == dir {
 			return true, nil
 		}
 	}
 	return false, s.Err()
-}
-
-// unescapeOctal undoes mountinfo's \ooo escapes.
-func unescapeOctal(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) && isOctal(s[i+1:i+4]) {
-			n, _ := strconv.ParseUint(s[i+1:i+4], 8, 8)
-			b.WriteByte(byte(n))
-			i += 3
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-func isOctal(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '7' {
-			return false
-		}
-	}
-	return true
 }

@@ -240,20 +240,6 @@ func TestFuseFDCloseOnExec(t *testing.T) {
 	}
 }
 
-func TestUnescapeOctal(t *testing.T) {
-	for in, want := range map[string]string{
-		`/tmp/plain`:          "/tmp/plain",
-		`/tmp/a\040b`:         "/tmp/a b",
-		`/tmp/tab\011x\134y`:  "/tmp/tab\tx\\y",
-		`/tmp/short\04`:       `/tmp/short\04`,
-		`/tmp/not\999octal\1`: `/tmp/not\999octal\1`,
-	} {
-		if got := unescapeOctal(in); got != want {
-			t.Errorf("unescapeOctal(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestSkipReason(t *testing.T) {
 	if r := skipReason(fmt.Errorf("mount: %w", syscall.EPERM)); r == "" {
 		t.Errorf("EPERM from mount is not a reason to skip")

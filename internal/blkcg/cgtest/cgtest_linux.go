@@ -16,6 +16,8 @@ import (
 
 	"github.com/ringcp/ringcp/internal/sysblock"
 	"golang.org/x/sys/unix"
+
+	"github.com/ringcp/ringcp/internal/blkcg"
 )
 
 // Group is a v1 blkio cgroup made for a test.
@@ -97,16 +99,11 @@ func DiskNumber(t testing.TB, dev string) string {
 	if err := unix.Stat(dev, &st); err != nil {
 		t.Fatal(err)
 	}
-	d, err := sysblock.Lookup(st.Rdev)
-	if err != nil {
-		t.Fatal(err)
+	disk, ok := blkcg.DiskOf(st.Rdev)
+	if !ok {
+		t.Fatalf("%s: sysfs does not know device %s", dev, sysblock.Number(st.Rdev))
 	}
-	if d.IsPartition() {
-		if d, err = d.Disk(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return sysblock.Number(d.Rdev)
+	return sysblock.Number(disk)
 }
 
 // Command is exec.Command run inside the group: a shell moves itself into
