@@ -64,7 +64,7 @@ func Choose(src, dst Geometry, wantBlockSize, wantQueueDepth int) Choice {
 
 // chooseBlockSize is Choose's first decision.
 func chooseBlockSize(src, dst Geometry, want int, why *[]string) int {
-	align := lcm(int64(src.DirectAlign()), int64(dst.DirectAlign()))
+	align := LCM(int64(src.DirectAlign()), int64(dst.DirectAlign()))
 	*why = append(*why, fmt.Sprintf("alignment %d: lcm of DirectAlign src %d, dst %d",
 		align, src.DirectAlign(), dst.DirectAlign()))
 	if want > 0 {
@@ -84,7 +84,7 @@ func chooseBlockSize(src, dst Geometry, want int, why *[]string) int {
 		if end.opt <= 0 {
 			continue
 		}
-		next := lcm(unit, int64(end.opt))
+		next := LCM(unit, int64(end.opt))
 		if next > MaxChosenBlockSize && next > align {
 			*why = append(*why, fmt.Sprintf("optimal I/O %d of %s ignored: its lcm with %d would be %s, over %s",
 				end.opt, end.name, unit, sizeString(next), sizeString(MaxChosenBlockSize)))
@@ -94,7 +94,7 @@ func chooseBlockSize(src, dst Geometry, want int, why *[]string) int {
 		if opt == 0 {
 			opt = int64(end.opt)
 		} else {
-			opt = lcm(opt, int64(end.opt))
+			opt = LCM(opt, int64(end.opt))
 		}
 	}
 	return roundBlockSize(src, unit, align, opt, why)

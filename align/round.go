@@ -49,11 +49,11 @@ func gcd(a, b int64) int64 {
 	return a
 }
 
-// lcm returns the least common multiple of two positive numbers.
+// LCM returns the least common multiple of two positive numbers.
 // Dividing before multiplying keeps the intermediate small; the caller
 // bounds the inputs (alignments and optimal I/O sizes are far below
 // 2^31), so the product cannot overflow int64.
-func lcm(a, b int64) int64 {
+func LCM(a, b int64) int64 {
 	return a / gcd(a, b) * b
 }
 

@@ -59,8 +59,8 @@ func TestLCM(t *testing.T) {
 		{7, 7, 7},
 	}
 	for _, tt := range tests {
-		if got := lcm(tt.a, tt.b); got != tt.want {
-			t.Errorf("lcm(%d, %d) = %d, want %d", tt.a, tt.b, got, tt.want)
+		if got := LCM(tt.a, tt.b); got != tt.want {
+			t.Errorf("LCM(%d, %d) = %d, want %d", tt.a, tt.b, got, tt.want)
 		}
 	}
 }

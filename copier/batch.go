@@ -153,9 +153,6 @@ func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
 	b := &Batch{Plans: make([]*Plan, len(opts)), rate: bo.Rate, state: make([]atomic.Int32, len(opts)), noReserve: map[*Plan]bool{}}
 	var refused []*JobError
 	for i, o := range opts {
-		if o.Progress == nil {
-			o.Progress = &engine.Progress{}
-		}
 		p, err := Prepare(fitToShared(o, bo.MaxRate))
 		if err != nil {
 			refused = append(refused, &JobError{Index: i, Err: err})

@@ -21,7 +21,7 @@ func (p *Plan) roundBlockSize() error {
 	unit := int64(1)
 	for _, ep := range []*endpoint{&p.src, &p.dst} {
 		if ep.geo.DirectSupported {
-			unit = lcmOf(unit, int64(ep.geo.DirectAlign()))
+			unit = align.LCM(unit, int64(ep.geo.DirectAlign()))
 		}
 	}
 	bs := int64(o.BlockSize)
@@ -33,12 +33,4 @@ func (p *Plan) roundBlockSize() error {
 		bs, units.Format(bs), rounded, units.Format(rounded), unit)
 	o.BlockSize = int(rounded)
 	return nil
-}
-
-func lcmOf(a, b int64) int64 {
-	x, y := a, b
-	for y != 0 {
-		x, y = y, x%y
-	}
-	return a / x * b
 }

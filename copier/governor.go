@@ -102,14 +102,6 @@ func (g *governor) jobCut(job *governor, depth int) {
 	g.apply()
 }
 
-// rate is what the limiter lets through now, in bytes per second; +Inf
-// for no cap.
-func (g *governor) rate() float64 {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.effectiveRate()
-}
-
 // effectiveRate is the tighter of the cap and the cut. Called with mu held.
 func (g *governor) effectiveRate() float64 {
 	r := math.Inf(1)

@@ -26,9 +26,6 @@ func prepareRead(o ReadOptions, checkRange func(p *Plan) error) (*Plan, error) {
 	}
 	p := &Plan{opts: Options{Src: o.Src, Dst: dst, SrcOffset: o.SrcOffset, DstOffset: o.DstOffset, Length: o.Length,
 		LengthSet: o.LengthSet, BlockSize: o.BlockSize, QueueDepth: o.QueueDepth, Engine: o.Engine, Direct: o.Direct, Progress: o.Progress}}
-	if p.opts.Progress == nil {
-		p.opts.Progress = &engine.Progress{}
-	}
 	if err := p.opts.normalize(); err != nil {
 		return nil, err
 	}

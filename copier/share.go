@@ -112,15 +112,6 @@ func (p *Plan) fitSizes(f shareFit, unit int64) {
 	p.BlockSize, p.QueueDepth = int(bs), qd
 }
 
-// lcm is the least common multiple of two positive numbers.
-func lcm(a, b int64) int64 {
-	x, y := a, b
-	for y != 0 {
-		x, y = y, x%y
-	}
-	return a / x * b
-}
-
 // IOLimit is a cgroup I/O limit on a disk the copy reads or writes, as
 // this process's cgroups set it (cgroup v1 blkio.throttle, v2 io.max).
 type IOLimit struct {

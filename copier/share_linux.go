@@ -1,10 +1,10 @@
 package copier
 
 import (
+	"github.com/ringcp/ringcp/align"
 	"path/filepath"
 	"strings"
 
-	"github.com/ringcp/ringcp/engine"
 	"github.com/ringcp/ringcp/internal/blkcg"
 	"github.com/ringcp/ringcp/internal/sysblock"
 	"golang.org/x/sys/unix"
@@ -22,11 +22,8 @@ func (p *Plan) fitShare() error {
 	if len(p.IOLimits) > 0 {
 		p.note("%s", blockingWhy)
 	}
-	p.fitSizes(f, lcm(int64(p.src.geo.DirectAlign()), int64(p.dst.geo.DirectAlign())))
+	p.fitSizes(f, align.LCM(int64(p.src.geo.DirectAlign()), int64(p.dst.geo.DirectAlign())))
 	if p.opts.Yield {
-		if p.opts.Progress == nil {
-			p.opts.Progress = &engine.Progress{} // the yield controller reads it
-		}
 		p.note("yield: depth and rate are cut while others wait on SRC's or DST's disk, and raised again when they no longer do")
 	}
 	return nil

@@ -40,9 +40,7 @@ func (p *Plan) newTrust(job *engine.Job) *trustRun {
 	}
 	if r := p.resume; r != nil {
 		t.from = r.from
-		if o.Progress != nil {
-			o.Progress.Done.Add(r.from) // done by an earlier run: the progress line starts there
-		}
+		o.Progress.Done.Add(r.from) // done by an earlier run: the progress line starts there
 		t.state = &stateWriter{path: r.statePath}
 		obs = append(obs, t.state)
 		job.SyncEvery = o.SyncEvery

@@ -72,10 +72,7 @@ func (p *Plan) readBack(d *dest) (string, error) {
 // a *MismatchError when DST differs.
 func (p *Plan) verify(ctx context.Context, a *acquired, want *digests, from int64, rep *Report) error {
 	start := time.Now()
-	progress := p.opts.Progress
-	if progress == nil {
-		progress = &engine.Progress{}
-	}
+	progress := p.opts.Progress // normalize made one
 	progress.SetPhase(engine.PhaseVerify)
 	how, err := p.readBack(a.dst)
 	if err != nil {

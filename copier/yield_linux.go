@@ -20,12 +20,11 @@ var psiIO = "/proc/pressure/io"
 
 // yieldDisk is a disk the copy uses, as the controller watches it.
 type yieldDisk struct {
-	stat   string // its /sys/block/DISK/stat
-	req    int64  // the bytes of one of the copy's requests there: the block, or the disk's largest request
-	src    bool   // SRC is on it: the copy's reads count here
-	dst    bool   // DST is on it: its writes count here
-	reqs   int64  // requests completed there before merging (readReqs), at the last tick
-	probes bool   // the probe reads land here
+	stat string // its /sys/block/DISK/stat
+	req  int64  // the bytes of one of the copy's requests there: the block, or the disk's largest request
+	src  bool   // SRC is on it: the copy's reads count here
+	dst  bool   // DST is on it: its writes count here
+	reqs int64  // requests completed there before merging (readReqs), at the last tick
 }
 
 // yielder runs the yield controller (yield.go) beside a copy.
@@ -92,7 +91,7 @@ func (y *yielder) watchDisks(p *Plan) {
 			i = len(y.disks) - 1
 		}
 		if side.src {
-			y.disks[i].src, y.disks[i].probes = true, true
+			y.disks[i].src = true
 		} else {
 			y.disks[i].dst = true
 		}
@@ -198,7 +197,7 @@ func (y *yielder) sample() yieldSample {
 		if d.dst {
 			mine += ceilDiv(done-y.done, d.req)
 		}
-		if d.probes {
+		if d.src { // the probe reads of SRC land there too
 			mine += int64(y.probed)
 		}
 		if reqs >= 0 && d.reqs >= 0 {
