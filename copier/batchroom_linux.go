@@ -3,13 +3,11 @@ package copier
 import (
 	"cmp"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/ringcp/ringcp/guard"
 	"github.com/ringcp/ringcp/internal/units"
-	"golang.org/x/sys/unix"
 )
 
 // roomCheck is checkRoom for the jobs of a batch that write files on one
@@ -25,7 +23,7 @@ func (b *Batch) roomCheck() []*JobError {
 		if p == nil || !p.takesRoom() {
 			continue
 		}
-		fs, ok := p.dstFilesystem()
+		fs, ok := p.dst.fsDev()
 		if !ok {
 			continue
 		}
@@ -50,29 +48,12 @@ func (p *Plan) takesRoom() bool {
 	return !p.dst.fixedSize() && p.offloadMode != OffloadReflink && p.Length > 0 && !p.opts.Force
 }
 
-// dstFilesystem is the device of the filesystem the job's DST is on.
-func (p *Plan) dstFilesystem() (uint64, bool) {
-	if p.dst.exists {
-		return p.dst.st.Dev, true
-	}
-	var st unix.Stat_t
-	if unix.Stat(filepath.Dir(p.dst.path), &st) != nil {
-		return 0, false
-	}
-	return st.Dev, true
-}
-
 // roomTogether refuses the jobs (of one filesystem) when what they
 // allocate together exceeds its free blocks plus what their DSTs give
 // back. What SRC's data needs is counted first; only when that does not
 // fit are zeros counted too, which reads SRC (as checkRoom does).
 func (b *Batch) roomTogether(jobs []int) []*JobError {
-	first := b.Plans[jobs[0]]
-	at := first.dst.path
-	if !first.dst.exists {
-		at = filepath.Dir(at)
-	}
-	free, err := guard.Free(at, 0)
+	free, err := guard.Free(b.Plans[jobs[0]].dst.fsPath(), 0)
 	if err != nil {
 		return nil
 	}
@@ -124,18 +105,4 @@ func (b *Batch) needTogether(jobs []int, scanAbove, free int64) (need int64, fit
 		need, margin = need+r.need, margin+r.margin
 	}
 	return need, need <= free+margin
-}
-
-// givenBack is what the job's DST hands back to its filesystem: all its
-// blocks when it is cut, at most the range's length of them when it is
-// overwritten in place (roomFree).
-func (p *Plan) givenBack() int64 {
-	if !p.dst.exists {
-		return 0
-	}
-	held := guard.Allocated(&p.dst.st)
-	if !p.truncate {
-		held = min(held, p.Length)
-	}
-	return held
 }

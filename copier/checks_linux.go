@@ -24,9 +24,8 @@ func (p *Plan) checkPseudoFS() error {
 	if p.dst.fixedSize() {
 		return nil
 	}
-	at, what := p.dst.path, "DST is"
+	at, what := p.dst.fsPath(), "DST is"
 	if !p.dst.exists {
-		at = filepath.Dir(p.dst.path)
 		what = "DST's folder " + at + " is"
 	}
 	if fs := guard.PseudoFS(at); fs != "" {
@@ -106,12 +105,8 @@ func (p *Plan) checkFileLimit() error {
 	if p.dst.fixedSize() {
 		return nil // checkDestSize compares with the device's or export's size
 	}
-	at := p.dst.path
-	if !p.dst.exists {
-		at = filepath.Dir(at)
-	}
 	end := p.opts.DstOffset + p.Length
-	if limit, ok := guard.FileLimit(at, end); !ok {
+	if limit, ok := guard.FileLimit(p.dst.fsPath(), end); !ok {
 		return refuse(KindTooSmall, p.opts.Dst, fmt.Sprintf("the copy would end at byte %d (%s), past the largest file DST's filesystem allows (%d bytes, %s)",
 			end, units.Format(end), limit, units.Format(limit))).on("Dst")
 	}

@@ -27,6 +27,28 @@ type endpoint struct {
 	export *exportEnd
 }
 
+// fsPath is a path on the filesystem the end is on: the end itself, or a
+// new file's folder.
+func (ep *endpoint) fsPath() string {
+	if ep.exists {
+		return ep.path
+	}
+	return filepath.Dir(ep.path)
+}
+
+// fsDev is the device of the filesystem the end is on; false when a new
+// file's folder cannot be looked at.
+func (ep *endpoint) fsDev() (uint64, bool) {
+	if ep.exists {
+		return ep.st.Dev, true
+	}
+	var st unix.Stat_t
+	if unix.Stat(filepath.Dir(ep.path), &st) != nil {
+		return 0, false
+	}
+	return st.Dev, true
+}
+
 // inspectSource stats and measures SRC through a read-only descriptor: the
 // source is never opened for writing.
 func inspectSource(path string) (endpoint, error) {

@@ -355,13 +355,5 @@ func (p *Plan) exportRoom(free int64) (room, error) {
 	if data <= free || p.sparse.ZeroBlock == 0 || data == 0 {
 		return room{need: data, how: " of SRC's data (NBD block status)"}, nil
 	}
-	e, err := guard.NonZero(x.Client(), ext, data, p.sparse.ZeroBlock)
-	if err != nil {
-		return room{}, err
-	}
-	r := room{need: e.Need, margin: e.Margin, sampled: e.Sampled, how: " of SRC's data that is not zeros"}
-	if e.Sampled {
-		r.how += ", judged by a sample"
-	}
-	return r, nil
+	return nonZeroRoom(x.Client(), ext, data, p.sparse.ZeroBlock)
 }

@@ -33,8 +33,11 @@ func prepareRead(o ReadOptions, checkRange func(p *Plan) error) (*Plan, error) {
 	if p.src, err = inspectSource(o.Src); err != nil {
 		return nil, err
 	}
-	if p.dst, err = inspectSource(dst); err != nil {
-		return nil, err
+	p.dst = p.src // a checksum's: one end, inspected once
+	if dst != o.Src {
+		if p.dst, err = inspectSource(dst); err != nil {
+			return nil, err
+		}
 	}
 	for _, step := range []func() error{p.checkPseudoFS, func() error { return checkRange(p) }, p.chooseDirect, p.chooseSizes, p.chooseEngine} {
 		if err := step(); err != nil {

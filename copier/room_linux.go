@@ -2,8 +2,8 @@ package copier
 
 import (
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/ringcp/ringcp/guard"
 	"github.com/ringcp/ringcp/internal/units"
@@ -95,7 +95,13 @@ func (p *Plan) roomNeeded(free int64) (room, error) {
 	if data <= free || p.sparse.ZeroBlock == 0 {
 		return room{need: data}, nil
 	}
-	e, err := guard.NonZero(f, ext, data, p.sparse.ZeroBlock)
+	return nonZeroRoom(f, ext, data, p.sparse.ZeroBlock)
+}
+
+// nonZeroRoom is the room SRC's data needs without its zero blocks,
+// which guard.NonZero finds by reading it whole, or a sample of it.
+func nonZeroRoom(src io.ReaderAt, ext guard.Extents, data int64, zeroBlock int) (room, error) {
+	e, err := guard.NonZero(src, ext, data, zeroBlock)
 	if err != nil {
 		return room{}, err
 	}
@@ -106,15 +112,22 @@ func (p *Plan) roomNeeded(free int64) (room, error) {
 	return r, nil
 }
 
-// roomFree is what DST's filesystem can give the copy, counting what DST
-// itself gives back.
-func (p *Plan) roomFree() (int64, error) {
+// givenBack is what DST hands back to its filesystem: all its
+// blocks when it is cut, at most the range's length of them when it is
+// overwritten in place (roomFree).
+func (p *Plan) givenBack() int64 {
 	if !p.dst.exists {
-		return guard.Free(filepath.Dir(p.dst.path), 0)
+		return 0
 	}
 	held := guard.Allocated(&p.dst.st)
 	if !p.truncate {
 		held = min(held, p.Length)
 	}
-	return guard.Free(p.dst.path, held)
+	return held
+}
+
+// roomFree is what DST's filesystem can give the copy, counting what DST
+// itself gives back.
+func (p *Plan) roomFree() (int64, error) {
+	return guard.Free(p.dst.fsPath(), p.givenBack())
 }

@@ -2,12 +2,10 @@ package copier
 
 import (
 	"github.com/ringcp/ringcp/align"
-	"path/filepath"
 	"strings"
 
 	"github.com/ringcp/ringcp/internal/blkcg"
 	"github.com/ringcp/ringcp/internal/sysblock"
-	"golang.org/x/sys/unix"
 )
 
 // blkcgSys is whose cgroups are read; tests replace it.
@@ -95,13 +93,9 @@ func diskUnder(ep *endpoint) (uint64, bool) {
 	if ep.isBlock {
 		return blkcg.DiskOf(ep.st.Rdev)
 	}
-	dev := ep.st.Dev
-	if !ep.exists {
-		var st unix.Stat_t
-		if unix.Stat(filepath.Dir(ep.path), &st) != nil {
-			return 0, false
-		}
-		dev = st.Dev
+	dev, ok := ep.fsDev()
+	if !ok {
+		return 0, false
 	}
 	return blkcg.DiskOf(dev)
 }

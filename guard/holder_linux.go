@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/ringcp/ringcp/internal/sysblock"
 	"golang.org/x/sys/unix"
@@ -84,20 +85,9 @@ func openers(rdev uint64) []int {
 
 // describePids: "qemu-system-x86 (pid 42), ringcp (pid 43)".
 func describePids(pids []int) string {
-	s := ""
+	names := make([]string, len(pids))
 	for i, pid := range pids {
-		if i > 0 {
-			s += ", "
-		}
-		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-		s += fmt.Sprintf("%s (pid %d)", trimNewline(string(comm)), pid)
+		names[i] = processName(pid)
 	}
-	return s
-}
-
-func trimNewline(s string) string {
-	if n := len(s); n > 0 && s[n-1] == '\n' {
-		return s[:n-1]
-	}
-	return s
+	return strings.Join(names, ", ")
 }
