@@ -2,7 +2,6 @@ package copier
 
 import (
 	"errors"
-	"runtime"
 	"syscall"
 
 	"github.com/ringcp/ringcp/engine"
@@ -39,23 +38,15 @@ func ioprioEffect(p engine.IOPrio) string {
 	return "honoured where the disk's scheduler is mq-deadline or bfq"
 }
 
-// tryIOPrio gives a thread of its own the priority and takes it back, to
-// learn whether the kernel allows it. The thread is never shared while it
-// holds the priority: it is locked to the goroutine, and ends with it
-// should the old priority not come back.
+// tryIOPrio gives a thread of its own the priority and takes it back
+// (engine.LockThreadIOPrio), to learn whether the kernel allows it.
 func tryIOPrio(prio engine.IOPrio) error {
 	done := make(chan error)
 	go func() {
-		runtime.LockOSThread()
-		old, err := engine.ThreadIOPrio(0)
+		release, err := engine.LockThreadIOPrio(prio)
 		if err == nil {
-			err = engine.SetThreadIOPrio(prio)
-			if err == nil && engine.SetThreadIOPrio(old) != nil {
-				done <- nil
-				return // still locked: the thread ends
-			}
+			release()
 		}
-		runtime.UnlockOSThread()
 		done <- err
 	}()
 	return <-done

@@ -21,9 +21,8 @@ type Budget struct {
 	bufs [][]byte
 
 	mu       sync.Mutex
-	free     []int // buffer indexes not held by a copy
-	depth    int   // slots that may be out at once
-	out      int
+	free     []int         // buffer indexes not held by a copy
+	depth    int           // slots that may be out (len(bufs)-len(free)) at once
 	wanting  int           // members that have chunks left to plan
 	members  []*member     // joined and not left
 	changed  chan struct{} // closed, and replaced, when a slot frees or the depth rises
@@ -119,7 +118,7 @@ func (m *member) take() (int, bool) {
 	b := m.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.free) == 0 || b.out >= b.depth || m.held >= b.share() || b.owedElsewhere(m) {
+	if len(b.free) == 0 || len(b.bufs)-len(b.free) >= b.depth || m.held >= b.share() || b.owedElsewhere(m) {
 		if m.refused == nil {
 			b.refusals++
 			m.since = b.refusals
@@ -130,7 +129,6 @@ func (m *member) take() (int, bool) {
 	m.refused = nil
 	idx := b.free[len(b.free)-1]
 	b.free = b.free[:len(b.free)-1]
-	b.out++
 	m.held++
 	return idx, true
 }
@@ -159,7 +157,6 @@ func (m *member) give(idx int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.free = append(b.free, idx)
-	b.out--
 	m.held--
 	b.wake()
 }

@@ -95,10 +95,7 @@ func (r *run) sync() error {
 		r.pending = append(r.pending, syncRequest(SyncTailSlot))
 	}
 	r.syncsLeft = len(r.pending)
-	if err := r.pump(false); err != nil {
-		return err
-	}
-	return nil
+	return r.pump(false)
 }
 
 func syncRequest(slot int) Request {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"runtime"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,4 +32,28 @@ func ThreadIOPrio(tid int) (IOPrio, error) {
 		return 0, fmt.Errorf("ioprio_get: %w", e)
 	}
 	return IOPrio(r), nil
+}
+
+// LockThreadIOPrio locks the calling goroutine to its thread and gives the
+// thread priority p (the pool's and the nbd backend's workers; copier's
+// check of what the kernel allows). release gives the thread its old
+// priority back and unlocks it; should that fail, the goroutine stays
+// locked, so that the thread ends with it and the priority never reaches
+// another goroutine. On an error nothing was changed and nothing is
+// locked.
+func LockThreadIOPrio(p IOPrio) (release func(), err error) {
+	runtime.LockOSThread()
+	old, err := ThreadIOPrio(0)
+	if err == nil {
+		err = SetThreadIOPrio(p)
+	}
+	if err != nil {
+		runtime.UnlockOSThread()
+		return nil, err
+	}
+	return func() {
+		if SetThreadIOPrio(old) == nil {
+			runtime.UnlockOSThread()
+		}
+	}, nil
 }

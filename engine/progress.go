@@ -83,6 +83,21 @@ func (p *Progress) count(kind counted, n int) {
 	}
 }
 
+// finished counts a slot's finished segment as what it became on DST, in
+// the run's Stats and in its Progress.
+func (r *run) finished(kind counted, s *slot) {
+	n := s.segEnd - s.seg
+	switch kind {
+	case countData:
+		r.stats.BytesWritten += int64(n)
+	case countZeroed:
+		r.stats.BytesZeroed += int64(n)
+	case countHoles:
+		r.stats.BytesHoles += int64(n)
+	}
+	r.job.Progress.count(kind, n)
+}
+
 // setPhase records the phase of a copy (not of a read pass, whose
 // phase its caller owns).
 func (j *Job) setPhase(ph Phase) {

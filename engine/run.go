@@ -252,7 +252,7 @@ func (r *run) startTail() {
 		return
 	}
 	s.phase, s.done = phaseTailWrite, 0
-	r.tailWritten = r.job.end(FileDstTail) != nil
+	r.tailWritten = r.job.tailFile() == FileDstTail
 	r.queue(idx)
 }
 
@@ -391,11 +391,9 @@ func (r *run) writeDone(idx int, s *slot, n int) {
 		return
 	}
 	if s.phase == phaseZeroWrite {
-		r.stats.BytesZeroed += int64(s.segEnd - s.seg)
-		r.job.Progress.count(countZeroed, s.segEnd-s.seg)
+		r.finished(countZeroed, s)
 	} else {
-		r.stats.BytesWritten += int64(s.segEnd - s.seg)
-		r.job.Progress.count(countData, s.segEnd-s.seg)
+		r.finished(countData, s)
 	}
 	r.segmentDone(idx)
 }

@@ -38,8 +38,7 @@ func (r *run) startSegment(idx int) {
 	}
 	switch r.zero.plan(s.hole) {
 	case zeroSkip:
-		r.stats.BytesHoles += int64(s.segEnd - s.seg)
-		r.job.Progress.count(countHoles, s.segEnd-s.seg)
+		r.finished(countHoles, s)
 		r.segmentDone(idx)
 	case zeroOp:
 		s.phase, s.mode = phaseZeroOp, r.zero.mode()
@@ -62,11 +61,9 @@ func (r *run) zeroOpDone(idx int, s *slot, errno syscall.Errno) {
 	switch {
 	case errno == 0:
 		if r.zero.leavesHole() {
-			r.stats.BytesHoles += int64(s.segEnd - s.seg)
-			r.job.Progress.count(countHoles, s.segEnd-s.seg)
+			r.finished(countHoles, s)
 		} else {
-			r.stats.BytesZeroed += int64(s.segEnd - s.seg)
-			r.job.Progress.count(countZeroed, s.segEnd-s.seg)
+			r.finished(countZeroed, s)
 		}
 		r.segmentDone(idx)
 	case unsupported(errno):

@@ -1,7 +1,6 @@
 package fallback
 
 import (
-	"runtime"
 	"sync"
 	"time"
 
@@ -45,27 +44,17 @@ func StartWorkers(n int, prio engine.IOPrio, serve func(engine.Request) engine.C
 }
 
 // work serves requests until Close. With an I/O priority it serves them
-// on a thread of its own that has it, and gives the thread back with its
-// old priority at the end, so that the priority never reaches another
-// goroutine. Should that fail, the goroutine exits still locked, which
-// ends the thread. started hears whether the worker could start.
+// on a thread of its own that has it (engine.LockThreadIOPrio). started
+// hears whether the worker could start.
 func (w *Workers) work(prio engine.IOPrio, serve func(engine.Request) engine.Completion, started chan<- error) {
 	defer w.wg.Done()
 	if prio != 0 {
-		runtime.LockOSThread()
-		old, err := engine.ThreadIOPrio(0)
-		if err == nil {
-			err = engine.SetThreadIOPrio(prio)
-		}
+		release, err := engine.LockThreadIOPrio(prio)
 		if err != nil {
 			started <- err
 			return
 		}
-		defer func() {
-			if engine.SetThreadIOPrio(old) == nil {
-				runtime.UnlockOSThread()
-			}
-		}()
+		defer release()
 	}
 	started <- nil
 	for q := range w.reqs {
