@@ -262,7 +262,7 @@ func (j ddJob) run(stderr io.Writer) error {
 	}
 	if a.status != "none" {
 		prog.end()
-		written := rep.Bytes + rep.BytesHoles + rep.BytesZeroed
+		written := rangeDone(rep)
 		fmt.Fprint(stderr, ddRecords(written, a.ibs, a.obs))
 		if a.status != "noxfer" {
 			fmt.Fprintln(stderr, ddXfer(written, elapsed, false))

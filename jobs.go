@@ -49,7 +49,7 @@ func jobsCommand(cfg config, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	return reportJobs(stdout, stderr, cfg, list, batch, rep, sig.caught())
+	return reportJobs(stdout, stderr, cfg, list, opts, batch, rep, sig.caught())
 }
 
 // refusedRun: Run refused the batch before any job wrote (a job could

@@ -60,15 +60,15 @@ var errJobsIncomplete = errors.New("not every job is complete")
 // the JSON object on stdout and the jobs that did not complete on
 // stderr) and returns the outcome, reported: nil when every job is
 // complete, an interruption when a signal stopped some, else a failure.
-func reportJobs(stdout, stderr io.Writer, cfg config, list []jobLine, b *copier.Batch, rep copier.BatchReport, sig syscall.Signal) error {
+func reportJobs(stdout, stderr io.Writer, cfg config, list []jobLine, opts []copier.Options, b *copier.Batch, rep copier.BatchReport, sig syscall.Signal) error {
 	t := totalOf(rep)
 	for i, j := range rep.Jobs {
 		if !cfg.json || j.Err != nil {
-			printJob(stderr, i, list[i], list[i].options(cfg.opts), j, sig)
+			printJob(stderr, i, list[i], opts[i], j, sig)
 		}
 	}
 	if cfg.json {
-		if err := writeJobsJSON(stdout, cfg.opts, list, b, rep, t); err != nil {
+		if err := writeJobsJSON(stdout, opts, list, b, rep, t); err != nil {
 			return fmt.Errorf("writing JSON: %w", err)
 		}
 	} else {
@@ -89,7 +89,7 @@ func printJob(w io.Writer, i int, l jobLine, opts copier.Options, j copier.JobRe
 	fmt.Fprintf(w, "ringcp: job %d (line %d) %s -> %s: ", i+1, l.line, quoteWord(l.src), quoteWord(l.dst))
 	switch outcomeOf(j) {
 	case outcomeComplete:
-		total := j.Bytes + j.BytesHoles + j.BytesZeroed
+		total := rangeDone(j.Report)
 		fmt.Fprintf(w, "copied %s in %.2f s (%s), engine %s%s%s\n", units.Format(total), j.Seconds,
 			units.Rate(total, j.Seconds), j.Engine, sparseNote(j.Report), fallbackNote(j.Report))
 		return
@@ -97,8 +97,7 @@ func printJob(w io.Writer, i int, l jobLine, opts copier.Options, j copier.JobRe
 		fmt.Fprintf(w, "not started (%s); DST untouched\n", stoppedBy(sig, "the batch stopped"))
 		return
 	case outcomeInterrupted:
-		fmt.Fprintf(w, "%s: stopped submitting and waited for the I/O in flight; %s written, %s\n",
-			stoppedBy(sig, "interrupted"), byteCount(j.Bytes), syncState(opts, j.Report))
+		fmt.Fprintln(w, interruptedText(sig, opts, j.Report))
 	default:
 		fmt.Fprintf(w, "failed: %s\n", message(j.Err))
 	}
@@ -166,7 +165,7 @@ type jsonTotal struct {
 	Synced         bool    `json:"synced"`   // every job complete and synced
 }
 
-func writeJobsJSON(stdout io.Writer, base copier.Options, list []jobLine, b *copier.Batch, rep copier.BatchReport, t jobsTotal) error {
+func writeJobsJSON(stdout io.Writer, opts []copier.Options, list []jobLine, b *copier.Batch, rep copier.BatchReport, t jobsTotal) error {
 	out := jsonJobs{Jobs: make([]jsonJob, len(rep.Jobs)), Total: jsonTotal{
 		Jobs: len(rep.Jobs), Complete: t.count[outcomeComplete], Failed: t.count[outcomeFailed],
 		Interrupted: t.count[outcomeInterrupted], NotStarted: t.count[outcomeNotStarted],
@@ -178,10 +177,7 @@ func writeJobsJSON(stdout io.Writer, base copier.Options, list []jobLine, b *cop
 		out.Total.BytesPerSecond = float64(t.bytes) / rep.Seconds
 	}
 	for i, j := range rep.Jobs {
-		out.Jobs[i] = jsonJob{Job: i + 1, Line: list[i].line, Outcome: outcomeOf(j), jsonReport: toJSON(list[i].options(base), j.Report, j.Err)}
-		if j.Err != nil {
-			out.Jobs[i].Error = message(j.Err)
-		}
+		out.Jobs[i] = jsonJob{Job: i + 1, Line: list[i].line, Outcome: outcomeOf(j), jsonReport: toJSON(opts[i], j.Report, j.Err)}
 	}
 	return json.NewEncoder(stdout).Encode(out)
 }

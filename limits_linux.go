@@ -17,25 +17,25 @@ import (
 const minFreeDescriptors = 4
 
 // checkDescriptors refuses to start with fewer than minFreeDescriptors
-// descriptors left under the open-file limit: it counts those already
-// open (the standard streams, and whatever the parent left open) with
-// F_GETFD, which opens nothing. The Go runtime has already raised the
-// soft limit to the hard one, so the soft limit is all there is.
+// descriptors left under the open-file limit: it looks for free ones
+// with F_GETFD, which opens nothing, and stops at the few it wants (the
+// limit may be a million: the Go runtime has already raised the soft
+// limit to the hard one, so the soft limit is all there is).
 func checkDescriptors() error {
 	var lim unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
 		return nil // nothing to go by: let the opens tell
 	}
 	limit := int(min(lim.Cur, 1<<16))
-	open := 0
-	for fd := 0; fd < limit && open < limit; fd++ {
-		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil {
-			open++
+	free := 0
+	for fd := 0; fd < limit && free < minFreeDescriptors; fd++ {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+			free++
 		}
 	}
-	if free := limit - open; free < minFreeDescriptors {
+	if free < minFreeDescriptors {
 		return &copier.RefusedError{Kind: copier.KindResources, Reason: fmt.Sprintf(
-			"only %d open files allowed (ulimit -n) and %d already open: raise the limit", limit, open)}
+			"only %d open files allowed (ulimit -n) and %d already open: raise the limit", limit, limit-free)}
 	}
 	return nil
 }

@@ -83,7 +83,7 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 	if read := readCommands[args[0]]; read != nil {
 		return read(args[1:], stdout, stderr)
 	}
-	if len(args) > 0 && args[0] == "rate" {
+	if args[0] == "rate" {
 		return rateCommand(args[1:], stdout)
 	}
 	cfg, err := parseArgs(args, stdout)

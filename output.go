@@ -138,9 +138,13 @@ func writeJSON(stdout io.Writer, o copier.Options, r copier.Report, err error) e
 	return err
 }
 
+// rangeDone is how much of the range the copy finished: data written,
+// holes left and zeros made.
+func rangeDone(r copier.Report) int64 { return r.Bytes + r.BytesHoles + r.BytesZeroed }
+
 // printSummary is the one human line at the end.
 func printSummary(w io.Writer, r copier.Report, verb string) {
-	total := r.Bytes + r.BytesHoles + r.BytesZeroed
+	total := rangeDone(r)
 	fmt.Fprintf(w, "ringcp: %s %s in %.2f s (%s), CPU %.2f s, engine %s%s%s\n",
 		verb, units.Format(total), r.Seconds, units.Rate(total, r.Seconds), r.CPUSeconds, r.Engine,
 		sparseNote(r), fallbackNote(r))

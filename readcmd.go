@@ -8,7 +8,6 @@ import (
 	"syscall"
 
 	"github.com/ringcp/ringcp/copier"
-	"github.com/ringcp/ringcp/engine"
 	"github.com/ringcp/ringcp/internal/units"
 	"github.com/spf13/pflag"
 )
@@ -91,7 +90,7 @@ func (f *readFlags) parse(args []string, ops int, usage string, stdout io.Writer
 	}
 	o := copier.ReadOptions{Src: f.fs.Arg(0), SrcOffset: f.srcOff.v, DstOffset: f.dstOff.v, Length: f.length.v, LengthSet: f.length.set,
 		BlockSize: int(f.bs.v), QueueDepth: f.qd, Engine: copier.EngineChoice(f.engine), Direct: copier.DirectMode(f.direct),
-		Progress: &engine.Progress{}, Sum: imageioChecksum}
+		Sum: imageioChecksum}
 	if ops == 2 {
 		o.Dst = f.fs.Arg(1)
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/engine"
 	"github.com/ringcp/ringcp/internal/units"
-	"golang.org/x/sys/unix"
 )
 
 // stoppedCopy reports a copy that did not complete, by a fault or a
@@ -19,8 +18,7 @@ import (
 func stoppedCopy(stderr io.Writer, opts copier.Options, rep copier.Report, err error, sig syscall.Signal) error {
 	var canceled *engine.CanceledError
 	if sig != 0 && errors.As(err, &canceled) {
-		fmt.Fprintf(stderr, "ringcp: interrupted by %s: stopped submitting and waited for the I/O in flight; %s written, %s\n",
-			unix.SignalName(sig), byteCount(rep.Bytes), syncState(opts, rep))
+		fmt.Fprintln(stderr, "ringcp: "+interruptedText(sig, opts, rep))
 	} else {
 		fmt.Fprintf(stderr, "ringcp: %s\n", message(err))
 	}
@@ -84,4 +82,11 @@ func message(err error) string {
 
 func oneLine(s string) string {
 	return strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(s)
+}
+
+// interruptedText says what a signal stopped and what was written, for a
+// single copy's line and a batch job's.
+func interruptedText(sig syscall.Signal, opts copier.Options, rep copier.Report) string {
+	return fmt.Sprintf("%s: stopped submitting and waited for the I/O in flight; %s written, %s",
+		stoppedBy(sig, "interrupted"), byteCount(rep.Bytes), syncState(opts, rep))
 }
