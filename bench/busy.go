@@ -114,7 +114,7 @@ type foreground struct {
 
 // startForeground starts fio on the pair's foreground file and returns
 // once its ramp is over.
-func startForeground(ctx context.Context, b *bench, p *Pair) (*foreground, error) {
+func startForeground(ctx context.Context, p *Pair) (*foreground, error) {
 	path, err := lookPath("fio")
 	if err != nil {
 		return nil, fmt.Errorf("the foreground needs fio (apt-get install fio): %w", err)
@@ -246,11 +246,4 @@ func summarizeBusy(runs []*Run) []*busyRow {
 		rows = append(rows, row)
 	}
 	return rows
-}
-
-func medianOr(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	return median(xs)
 }

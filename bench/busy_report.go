@@ -22,8 +22,8 @@ func writeBusy(w io.Writer, wl *Workload, runs []*Run, rate int64) {
 		if r.OK < r.Runs {
 			ok = "**FAILED** " + ok
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Tool, ok, num(r.MBps, 0), pct(r.OfAlone),
-			num(r.IOPS, 0), num(r.P99us/1e3, 2), num(r.P99xAlone, 2))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Tool, ok, whole(r.MBps), fmtPct(r.OfAlone),
+			whole(r.IOPS), fmtRatio(r.P99us/1e3), fmtRatio(r.P99xAlone))
 	}
 	fmt.Fprintf(w, "\n<details><summary>commands</summary>\n\n```\n")
 	for _, r := range rows {
@@ -32,16 +32,10 @@ func writeBusy(w io.Writer, wl *Workload, runs []*Run, rate int64) {
 	fmt.Fprintf(w, "```\n</details>\n\n")
 }
 
-func num(x float64, prec int) string {
+// whole is a whole number for a cell, "–" when unknown.
+func whole(x float64) string {
 	if math.IsNaN(x) {
 		return "–"
 	}
-	return fmt.Sprintf("%.*f", prec, x)
-}
-
-func pct(x float64) string {
-	if math.IsNaN(x) {
-		return "–"
-	}
-	return fmt.Sprintf("%.0f%%", 100*x)
+	return fmt.Sprintf("%.0f", x)
 }

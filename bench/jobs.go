@@ -345,8 +345,5 @@ func roundRatio(runs []*Run, a, b string) float64 {
 			ratios = append(ratios, float64(wa)/float64(wb))
 		}
 	}
-	if len(ratios) == 0 {
-		return math.NaN()
-	}
-	return median(ratios)
+	return medianOr(ratios)
 }

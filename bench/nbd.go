@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/url"
 	"os"
@@ -431,14 +430,7 @@ func againstPeer(runs []*Run, peer string) (speed, cpu float64) {
 			cpus = append(cpus, p.ours.CPU().Seconds()/p.theirs.CPU().Seconds())
 		}
 	}
-	speed, cpu = math.NaN(), math.NaN()
-	if len(speeds) > 0 {
-		speed = median(speeds)
-	}
-	if len(cpus) > 0 {
-		cpu = median(cpus)
-	}
-	return speed, cpu
+	return medianOr(speeds), medianOr(cpus)
 }
 
 // toolMBps is a tool's median MB/s over its good runs, 0 without any.

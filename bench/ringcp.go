@@ -2,7 +2,6 @@ package main
 
 import (
 	"archive/tar"
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -153,14 +152,7 @@ type ringcpReport struct {
 // the bytes: data written, holes left, zeros made. Those must add up to
 // the copy's size.
 func parseRingcp(out [][]byte, r *Run) error {
-	var last []byte
-	sc := bufio.NewScanner(bytes.NewReader(out[0]))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 && line[0] == '{' {
-			last = append(last[:0], line...)
-		}
-	}
+	last := lastJSON(out[0])
 	if last == nil {
 		return fmt.Errorf("ringcp --json printed no JSON object")
 	}

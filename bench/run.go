@@ -78,7 +78,7 @@ func (b *bench) runOne(ctx context.Context, w *Workload, t *Tool, j Job, round, 
 	var fg *foreground
 	if w.Foreground && !t.NoForeground {
 		var err error
-		if fg, err = startForeground(ctx, b, j.Pair); err != nil {
+		if fg, err = startForeground(ctx, j.Pair); err != nil {
 			r.Err = err
 			return r
 		}

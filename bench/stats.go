@@ -145,3 +145,11 @@ func median[T time.Duration | float64](xs []T) T {
 	}
 	return (s[n/2-1] + s[n/2]) / 2
 }
+
+// medianOr is the median, NaN (shown "–") when there is nothing to take it of.
+func medianOr(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	return median(xs)
+}

@@ -138,12 +138,7 @@ func findWorkload(name string) (*Workload, error) {
 
 func setupFile(e *Env, src *Source) (*Pair, error) {
 	dst := filepath.Join(e.Dir, "dst-file.bin")
-	rm := func() error {
-		if err := os.Remove(dst); err != nil && !isNotExist(err) {
-			return err
-		}
-		return nil
-	}
+	rm := func() error { return removeIfThere(dst) }
 	return &Pair{
 		Src: src.Path, Dst: dst, Size: src.Size, Content: src.Content, SrcAlloc: src.Alloc,
 		Reset: rm,
