@@ -36,7 +36,7 @@ func jobsCommand(cfg config, stdout, stderr io.Writer) error {
 	ctx, sig := withSignals()
 	defer sig.stop()
 	defer startRateControl(batch, stderr)()
-	stopProgress := startJobsProgress(cfg.progress, batch, stderr)
+	stopProgress := startJobsProgress(cfg.progress, batch, stdout, stderr)
 	rep, err := batch.Run(ctx)
 	stopProgress()
 	if refusedRun(err) {

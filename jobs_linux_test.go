@@ -374,3 +374,32 @@ func TestJobsTrust(t *testing.T) {
 		})
 	}
 }
+
+// TestJobsProgressFd: the batch's line goes where a single copy's would,
+// to --progress-fd, at --progress-interval: descriptor 3 gets the line
+// (several redraws of a capped batch), stderr only the job lines.
+func TestJobsProgressFd(t *testing.T) {
+	dir := t.TempDir()
+	var lines []string
+	for i := range 2 {
+		src := filepath.Join(dir, fmt.Sprint("src", i))
+		randomFile(t, src, 2<<20, uint64(80+i))
+		lines = append(lines, src+" "+filepath.Join(dir, fmt.Sprint("dst", i)))
+	}
+	f, err := os.Create(filepath.Join(dir, "progress"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary(t), "--progress", "always", "--progress-fd", "3", "--progress-interval", "50ms",
+		"--max-rate", "8M", "--jobs", writeList(t, dir, lines...))
+	cmd.ExtraFiles = []*os.File{f}
+	out, err := cmd.CombinedOutput()
+	f.Close()
+	if err != nil || strings.Contains(string(out), "\r") {
+		t.Fatalf("%v: stderr %q should hold no progress line", err, out)
+	}
+	b, _ := os.ReadFile(f.Name())
+	if n := strings.Count(string(b), "\r\x1b[K"); n < 4 || !strings.Contains(string(b), " / 4.00 MiB") {
+		t.Fatalf("descriptor 3 got %d redraws: %q", n, b)
+	}
+}

@@ -21,16 +21,23 @@ import (
 // keeps the line on one terminal row.
 const maxShownJobs = 6
 
-// startJobsProgress draws the batch's line on stderr while it runs and
-// returns the function that stops and erases it.
-func startJobsProgress(pc progressConfig, b *copier.Batch, stderr io.Writer) func() {
-	if pc.mode != progressAlways && (pc.mode != progressAuto || !isTerminal(stderr)) {
+// startJobsProgress draws the batch's line while it runs where a single
+// copy's human line would go (newSink: stderr or --progress-fd, as often
+// as --progress-interval says) and returns the function that stops and
+// erases it. The machine formats are for one copy (parseFlags).
+func startJobsProgress(pc progressConfig, b *copier.Batch, stdout, stderr io.Writer) func() {
+	sink, every := newSink(pc, stdout, stderr)
+	human, ok := sink.(*humanSink)
+	if !ok {
 		return func() {}
+	}
+	if pc.interval > 0 {
+		every = pc.interval
 	}
 	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(finished)
-		drawJobsProgress(stderr, b, done)
+		drawJobsProgress(human.w, b, every, done)
 	}()
 	return func() {
 		close(done)
@@ -38,8 +45,8 @@ func startJobsProgress(pc progressConfig, b *copier.Batch, stderr io.Writer) fun
 	}
 }
 
-func drawJobsProgress(w io.Writer, b *copier.Batch, done <-chan struct{}) {
-	tick := time.NewTicker(humanEvery)
+func drawJobsProgress(w io.Writer, b *copier.Batch, every time.Duration, done <-chan struct{}) {
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	var lastBytes int64
 	lastTime := time.Now()
