@@ -1,0 +1,95 @@
+package e2e
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ringcp/ringcp/engine/enginetest"
+	"github.com/ringcp/ringcp/internal/blocktest"
+	"github.com/ringcp/ringcp/internal/nbdtest"
+)
+
+// --resume into an NBD export: the state file (given with --state) names
+// the export by its URI and size; a kill -9 at any point is resumed by
+// the same command; another export, or the same URI serving another size,
+// is refused.
+
+// exportTarget is a raw image served writable by nbdkit's file plugin
+// (FLUSH is its fdatasync), for kill tests. Not qemu-nbd: the
+// connections of a client killed mid-request outlive it there for a
+// while, and a few kills fill its --shared limit, after which it greets
+// no one (ringcp then fails the handshake after its timeout, exit 2).
+func exportTarget(t *testing.T) resumeTarget {
+	img := filepath.Join(t.TempDir(), "dst.raw")
+	randomFile(t, img, resumeSize+1<<20, 70)
+	uri := nbdtest.Nbdkit(t, nbdtest.Unix, "file", img).URI
+	state := filepath.Join(t.TempDir(), "state")
+	return resumeTarget{dst: uri, state: state, device: true, export: true, reset: func(trial int) {
+		os.Remove(state)
+		fillExport(t, uri, enginetest.RandomBytes(resumeSize+1<<20, uint64(trial)+70))
+	}}
+}
+
+// TestResumeIntoExportAfterKill: six kills at random points of a copy
+// into an export, each resumed by the same command and compared.
+func TestResumeIntoExportAfterKill(t *testing.T) {
+	blocktest.NeedRoot(t) // --direct always on the temp dir
+	nbdtest.Need(t, "nbdkit")
+	src := filepath.Join(t.TempDir(), "src.img")
+	data := randomFile(t, src, resumeSize, 43)
+	tg := exportTarget(t)
+	rng := rand.New(rand.NewPCG(7, 11))
+	for trial := range 6 {
+		t.Run(strconv.Itoa(trial), func(t *testing.T) { killAndResume(t, tg, "nbd", src, data, trial, rng) })
+	}
+}
+
+// TestResumeIntoExportRefusesChanges: after an interrupted copy into an
+// export, the same URI serving an image of another size, and another URI
+// serving the same image, are refused (exit 2, the state kept); the
+// export as it was then completes the copy.
+func TestResumeIntoExportRefusesChanges(t *testing.T) {
+	blocktest.NeedRoot(t)
+	nbdtest.Need(t, "qemu-nbd")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.img")
+	data := randomFile(t, src, resumeSize, 44)
+	img, other := filepath.Join(dir, "dst.raw"), filepath.Join(dir, "other.raw")
+	randomFile(t, img, resumeSize, 45)
+	randomFile(t, other, resumeSize+1<<20, 46)
+	sock, state := filepath.Join(dir, "nbd.sock"), filepath.Join(dir, "state")
+	serve := func(image string) *nbdtest.Server {
+		os.Remove(sock) // the last server's
+		return nbdtest.StartAt(t, sock, "disk", "qemu-nbd", "--persistent", "--shared=8", "-f", "raw", "-x", "disk", image)
+	}
+
+	srv := serve(img)
+	r := startResumable(t, state, "--state", state, src, srv.URI)
+	r.waitFor(t, 1)
+	for deadline := time.Now().Add(20 * time.Second); readState(t, state) <= 0 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	r.kill(t)
+	srv.Stop()
+	keepState := snap(t, state)
+
+	srv = serve(other) // the same URI, another disk
+	cli(t, "--resume", "--state", state, src, srv.URI).want(t, 2, "is not the DST the resume state records: its size was")
+	srv.Stop()
+	srv = nbdtest.QemuNBD(t, nbdtest.Unix, "raw", img) // the same disk, another URI
+	cli(t, "--resume", "--state", state, src, srv.URI).want(t, 2, "is not the DST the resume state records: it was the export")
+	srv.Stop()
+	keepState.same(t)
+
+	srv = serve(img)
+	cli(t, "--resume", "--state", state, src, srv.URI).want(t, 0)
+	if got := exportBytes(t, srv.URI); !bytes.Equal(got, data) {
+		t.Fatal("the export is not SRC after the resumed copy")
+	}
+	mustNotExist(t, state)
+}

@@ -1,0 +1,115 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"syscall"
+	"testing"
+
+	"github.com/ringcp/ringcp/internal/blocktest"
+)
+
+// SIGINT and SIGTERM stop a running copy: no new requests, the ones in
+// flight finish, what was written is synced, the command says what it did
+// and what DST holds, and exits 128+signal.
+
+var writtenLine = regexp.MustCompile(`stopped submitting and waited for the I/O in flight; (\d+) bytes \([^)]*\) written, synced to DST \(fdatasync\)`)
+
+// interrupted checks the interruption lines and returns the bytes written.
+func interrupted(t *testing.T, r result, sig syscall.Signal, name string) int64 {
+	t.Helper()
+	r.want(t, 128+int(sig), "ringcp: interrupted by "+name+": ", "ringcp: interrupted ")
+	m := writtenLine.FindStringSubmatch(r.stderr)
+	if m == nil {
+		t.Fatalf("no \"... N bytes written, synced\" on stderr:\n%s", r.stderr)
+	}
+	n, _ := strconv.ParseInt(m[1], 10, 64)
+	if n <= 0 {
+		t.Errorf("%d bytes written: the signal came after the progress line showed some", n)
+	}
+	return n
+}
+
+// TestSignalExistingFile: SIGINT; an existing DST is cut to exactly the
+// prefix the message states, and holds SRC's bytes.
+func TestSignalExistingFile(t *testing.T) {
+	src := slowSrc(t)
+	dst := filepath.Join(t.TempDir(), "dst")
+	randomFile(t, dst, 3<<20, 14)
+	s := startSlow(t, src, dst)
+	s.signal(t, syscall.SIGINT)
+	r := s.wait(t)
+	written := interrupted(t, r, syscall.SIGINT, "SIGINT")
+	kept := keptBytes(t, r.stderr)
+	if kept > written || kept == 0 {
+		t.Errorf("DST keeps %d bytes of %d written", kept, written)
+	}
+	checkPrefix(t, dst, readRange(t, src, 0, kept), kept)
+}
+
+// TestSignalNewFile: SIGTERM; a new DST never appears.
+func TestSignalNewFile(t *testing.T) {
+	src := slowSrc(t)
+	dst := filepath.Join(t.TempDir(), "dst")
+	s := startSlow(t, src, dst)
+	s.signal(t, syscall.SIGTERM)
+	r := s.wait(t)
+	interrupted(t, r, syscall.SIGTERM, "SIGTERM")
+	r.want(t, 143, "DST "+dst+" discarded")
+	mustNotExist(t, dst)
+}
+
+// TestSignalBlockDevice: SIGINT with a block device DST; its first bytes,
+// as many as stated, are SRC's.
+func TestSignalBlockDevice(t *testing.T) {
+	src := slowSrc(t)
+	dev := blocktest.Loop(t, blocktest.SparseFile(t, slowSrcSize))
+	s := startSlow(t, src, dev)
+	s.signal(t, syscall.SIGINT)
+	r := s.wait(t)
+	interrupted(t, r, syscall.SIGINT, "SIGINT")
+	n := heldPrefix(t, r.stderr)
+	if !bytes.Equal(readRange(t, dev, 0, n), readRange(t, src, 0, n)) {
+		t.Errorf("the device's first %d bytes are not SRC's", n)
+	}
+}
+
+// TestSourceShrinksDuringCopy: another process truncates SRC while ringcp
+// copies it. ringcp must notice, exit 1 naming the read and its offset
+// (at or past the new end), and leave no DST.
+func TestSourceShrinksDuringCopy(t *testing.T) {
+	const cut = 1 << 20
+	src := slowSrc(t)
+	dst := filepath.Join(t.TempDir(), "dst")
+	s := startSlow(t, src, dst)
+	if out, err := exec.Command("truncate", "-s", fmt.Sprint(cut), src).CombinedOutput(); err != nil {
+		t.Fatalf("truncate: %v\n%s", err, out)
+	}
+	r := s.wait(t)
+	r.want(t, exitFailed, "source ended early", "DST "+dst+" discarded")
+	op, path, off := failedAt(t, r.stderr)
+	if op != "read" || path != src || off < cut {
+		t.Errorf("error: %s %s at offset %d; want a read of %s at or past %d", op, path, off, src, cut)
+	}
+	mustNotExist(t, dst)
+	if fi, err := os.Stat(src); err != nil || fi.Size() != cut {
+		t.Fatalf("SRC: %v %v", fi, err)
+	}
+}
+
+// heldPrefix reads N from the line an interrupted copy prints, "DST ...
+// holds the first N bytes (...) of the copy from offset 0".
+func heldPrefix(t *testing.T, stderr string) int64 {
+	t.Helper()
+	m := regexp.MustCompile(`DST \S+ holds the first (\d+) bytes \([^)]*\) of the copy from offset 0`).FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("no \"DST ... holds the first N bytes\" line:\n%s", stderr)
+	}
+	n, _ := strconv.ParseInt(m[1], 10, 64)
+	return n
+}
