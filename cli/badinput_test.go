@@ -1,13 +1,10 @@
 package cli
 
 import (
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/ringcp/ringcp/internal/cmdtest"
 )
 
 // badInput is a command line ringcp must refuse with exit 2, one line on
@@ -63,7 +60,7 @@ var badInputs = []badInput{
 	{"DST is a character device", []string{"{src}", "/dev/null"}, "is a character device"},
 	{"SRC is a FIFO", []string{"{fifo}", "{new}"}, "is a FIFO"},
 	{"DST is a FIFO", []string{"{src}", "{fifo}"}, "is a FIFO"},
-	{"DST is a dangling symlink", []string{"{src}", "{dangling}"}, "is a symlink to " + danglingTarget + ", which does not exist"},
+	{"DST is a dangling symlink", []string{"{src}", "{dangling}"}, "is a symlink to " + cmdtest.DanglingTarget + ", which does not exist"},
 	{"SRC missing", []string{"{dir}/missing", "{new}"}, "no such file or device"},
 	{"DST folder missing", []string{"{src}", "{dir}/no/such/dst"}, "DST's folder is missing"},
 	{"SRC offset past end", []string{"--src-offset", "65537", "{src}", "{new}"}, "--src-offset 65537 is past the end (size 65536)"},
@@ -89,7 +86,6 @@ var badInputs = []badInput{
 	{"SRC is dynamic vhd", []string{"{img:vpc}", "{new}"}, "SRC is a vpc disk image (dynamic VHD header conectix)"},
 	{"SRC is fixed vhd", []string{"{img:vpc-fixed}", "{dst}"}, "SRC is a vpc disk image (fixed VHD footer conectix in the last 512 bytes)"},
 	{"SRC is qed", []string{"{img:qed}", "{new}"}, "SRC is a qed disk image"},
-	{"DST is ringcp's stdout", []string{"--json", "{src}", "/dev/stdout"}, "/dev/stdout: DST is ringcp's own stdout"},
 }
 
 // TestBadInput runs every bad command line through the real CLI entry
@@ -102,7 +98,7 @@ func TestBadInput(t *testing.T) {
 	for _, tc := range badInputs {
 		t.Run(tc.name, func(t *testing.T) {
 			fx := newFixture(t)
-			r := fx.run(t, fx.expand(t, tc.args))
+			r := cli(t, fx.Expand(t, tc.args)...)
 			r.want(t, exitRefused, tc.want)
 			if lines := strings.Count(r.stderr, "\n"); lines != 1 || !strings.HasPrefix(r.stderr, "ringcp: ") {
 				t.Errorf("stderr has %d lines, want one starting with \"ringcp: \":\n%s", lines, r.stderr)
@@ -110,83 +106,7 @@ func TestBadInput(t *testing.T) {
 			if r.stdout != "" {
 				t.Errorf("stdout: %q, want nothing", r.stdout)
 			}
-			fx.unchanged(t)
+			fx.Unchanged(t)
 		})
-	}
-}
-
-// fixture is a folder with a 64 KiB SRC, an existing DST, a subfolder, a
-// FIFO, a symlink to SRC and a symlink to nothing.
-type fixture struct {
-	dir, src, dst, new, sub, fifo, link, dangling string
-	srcSum                                        [32]byte
-	dstSnap                                       snapshot
-}
-
-// danglingTarget is where the fixture's dangling symlink points: a name
-// in the subfolder, which must stay empty.
-const danglingTarget = "sub/nothing"
-
-func newFixture(t *testing.T) *fixture {
-	t.Helper()
-	dir := t.TempDir()
-	fx := &fixture{dir: dir, src: filepath.Join(dir, "src"), dst: filepath.Join(dir, "dst"),
-		new: filepath.Join(dir, "new"), sub: filepath.Join(dir, "sub"),
-		fifo: filepath.Join(dir, "fifo"), link: filepath.Join(dir, "link"), dangling: filepath.Join(dir, "dangling")}
-	randomFile(t, fx.src, 64<<10, 1)
-	randomFile(t, fx.dst, 100_000, 2)
-	if err := os.Mkdir(fx.sub, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Mkfifo(fx.fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(fx.src, fx.link); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(danglingTarget, fx.dangling); err != nil {
-		t.Fatal(err)
-	}
-	fx.srcSum, fx.dstSnap = digest(t, fx.src), snap(t, fx.dst)
-	return fx
-}
-
-// expand fills in the fixture's paths; {img:FORMAT} makes a disk image
-// with qemu-img (see image).
-func (fx *fixture) expand(t *testing.T, args []string) []string {
-	r := strings.NewReplacer("{src}", fx.src, "{dst}", fx.dst, "{new}", fx.new,
-		"{dir}", fx.sub, "{fifo}", fx.fifo, "{link}", fx.link, "{dangling}", fx.dangling)
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = r.Replace(a)
-		if kind, ok := strings.CutPrefix(a, "{img:"); ok {
-			out[i] = diskImage(t, fx.dir, strings.TrimSuffix(kind, "}"))
-		}
-	}
-	return out
-}
-
-// run runs the command in-process, or, when DST is /dev/stdout, as a real
-// process whose stdout is appended to the fixture's DST: that is the file
-// /dev/stdout then names.
-func (fx *fixture) run(t *testing.T, args []string) result {
-	if !slices.Contains(args, "/dev/stdout") {
-		return cli(t, args...)
-	}
-	return cliStdoutTo(t, fx.dst, args...)
-}
-
-// unchanged checks that nothing was written: SRC and DST as they were, no
-// new DST, nothing new in the subfolder.
-func (fx *fixture) unchanged(t *testing.T) {
-	t.Helper()
-	if digest(t, fx.src) != fx.srcSum {
-		t.Error("SRC changed")
-	}
-	fx.dstSnap.same(t)
-	mustNotExist(t, fx.new)
-	mustNotExist(t, "-") // a DST named - in the working folder
-	if ents, _ := os.ReadDir(fx.sub); len(ents) != 0 {
-		t.Errorf("the folder DST named holds %d new entries", len(ents))
 	}
 }

@@ -195,12 +195,12 @@ func TestDDRefuses(t *testing.T) {
 	for ops, want := range cases {
 		t.Run(ops, func(t *testing.T) {
 			fx := newFixture(t)
-			r := cli(t, append([]string{"dd", "if=" + fx.src, "of=" + fx.dst}, strings.Fields(ops)...)...)
+			r := cli(t, append([]string{"dd", "if=" + fx.Src, "of=" + fx.Dst}, strings.Fields(ops)...)...)
 			r.want(t, exitRefused, want)
 			if strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "ringcp dd: ") {
 				t.Errorf("stderr is not one line: %q", r.stderr)
 			}
-			fx.unchanged(t)
+			fx.Unchanged(t)
 		})
 	}
 	r := cli(t, "dd", "if=/etc/hostname")
@@ -211,9 +211,9 @@ func TestDDRefuses(t *testing.T) {
 // nothing and cuts DST at seek.
 func TestDDSkipPastEnd(t *testing.T) {
 	fx := newFixture(t)
-	r := cli(t, "dd", "if="+fx.src, "of="+fx.dst, "bs=4096", "skip=100", "seek=1")
-	r.want(t, exitOK, "ringcp dd: "+fx.src+": cannot skip to specified offset", "0+0 records in\n0+0 records out\n0 bytes copied, ")
-	if fi, err := os.Stat(fx.dst); err != nil || fi.Size() != 4096 {
+	r := cli(t, "dd", "if="+fx.Src, "of="+fx.Dst, "bs=4096", "skip=100", "seek=1")
+	r.want(t, exitOK, "ringcp dd: "+fx.Src+": cannot skip to specified offset", "0+0 records in\n0+0 records out\n0 bytes copied, ")
+	if fi, err := os.Stat(fx.Dst); err != nil || fi.Size() != 4096 {
 		t.Fatalf("DST: %v %v, want 4096 bytes", fi, err)
 	}
 }

@@ -53,11 +53,11 @@ func TestJSONEveryOutcome(t *testing.T) {
 		kind, field, errno  string
 		flag, errorContains string
 	}{
-		{[]string{"--json", filepath.Join(fx.dir, "missing"), fx.new}, "not_found", "Src", "ENOENT", "", "no such file or device"},
-		{[]string{"--json", "--src-offset", "1M", fx.src, fx.new}, "bad_input", "SrcOffset", "", "--src-offset", "--src-offset 1048576 is past the end"},
-		{[]string{"--json", fx.src, fx.src}, "overlap", "Dst", "", "", "SRC and DST are the same file"},
-		{[]string{"--json", "-q", "0", fx.src, fx.new}, "bad_input", "", "", "", "--queue-depth 0: must be at least 1"},
-		{[]string{"--json", fx.src, fx.sub}, "not_supported", "Dst", "EISDIR", "", "is a directory"},
+		{[]string{"--json", filepath.Join(fx.Dir, "missing"), fx.New}, "not_found", "Src", "ENOENT", "", "no such file or device"},
+		{[]string{"--json", "--src-offset", "1M", fx.Src, fx.New}, "bad_input", "SrcOffset", "", "--src-offset", "--src-offset 1048576 is past the end"},
+		{[]string{"--json", fx.Src, fx.Src}, "overlap", "Dst", "", "", "SRC and DST are the same file"},
+		{[]string{"--json", "-q", "0", fx.Src, fx.New}, "bad_input", "", "", "", "--queue-depth 0: must be at least 1"},
+		{[]string{"--json", fx.Src, fx.Sub}, "not_supported", "Dst", "EISDIR", "", "is a directory"},
 	}
 	for _, c := range cases {
 		got, r := jsonOf(t, c.args...)
@@ -77,7 +77,7 @@ func TestJSONEveryOutcome(t *testing.T) {
 		if e, _ := got["error"].(string); !strings.Contains(e, c.errorContains) || !strings.Contains(r.stderr, e) {
 			t.Errorf("%q: error %q: want it to say %q, as stderr does:\n%s", c.args, e, c.errorContains, r.stderr)
 		}
-		fx.unchanged(t)
+		fx.Unchanged(t)
 	}
 }
 
@@ -85,7 +85,7 @@ func TestJSONEveryOutcome(t *testing.T) {
 // schema, and its floats are rounded (no 0.30000000000000004).
 func TestJSONComplete(t *testing.T) {
 	fx := newFixture(t)
-	got, r := jsonOf(t, "--json", "--src-offset", "4096", "--length", "8192", fx.src, fx.new)
+	got, r := jsonOf(t, "--json", "--src-offset", "4096", "--length", "8192", fx.Src, fx.New)
 	r.want(t, exitOK)
 	want := map[string]any{"outcome": "complete", "exit_code": float64(0), "length": float64(8192),
 		"src_offset": float64(4096), "dst_offset": float64(0), "bytes": float64(8192), "schema": float64(jsonSchema)}
@@ -103,7 +103,7 @@ func TestJSONComplete(t *testing.T) {
 	if v, _ := got["version"].(string); v == "" {
 		t.Error("version is empty")
 	}
-	if !bytes.Equal(readRange(t, fx.new, 0, 8192), readRange(t, fx.src, 4096, 8192)) {
+	if !bytes.Equal(readRange(t, fx.New, 0, 8192), readRange(t, fx.Src, 4096, 8192)) {
 		t.Error("DST differs from SRC's range")
 	}
 }
@@ -113,7 +113,7 @@ func TestJSONComplete(t *testing.T) {
 // go in without being listed (and documented in the README).
 func TestJSONFieldsDocumented(t *testing.T) {
 	fx := newFixture(t)
-	got, _ := jsonOf(t, "--json", filepath.Join(fx.dir, "missing"), fx.new)
+	got, _ := jsonOf(t, "--json", filepath.Join(fx.Dir, "missing"), fx.New)
 	extra := []string{"error", "kind", "field", "flag", "errno"}
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
@@ -127,7 +127,7 @@ func TestJSONFieldsDocumented(t *testing.T) {
 			t.Errorf("--json has %q, which the README does not name", k)
 		}
 	}
-	if _, err := os.Stat(fx.new); err == nil {
+	if _, err := os.Stat(fx.New); err == nil {
 		t.Error("a refused copy created DST")
 	}
 }

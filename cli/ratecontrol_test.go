@@ -9,19 +9,6 @@ import (
 	"testing"
 )
 
-// TestMain keeps the control files of every copy this package's tests
-// start, in-process or as a binary, out of /run.
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "ringcp-run-")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("RINGCP_RUNDIR", dir)
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
 // TestStaleControlFiles: a copy removes the control files left by copies
 // that were killed, and keeps those of copies still running.
 func TestStaleControlFiles(t *testing.T) {

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/ringcp/ringcp/internal/blocktest"
 	"github.com/ringcp/ringcp/internal/faultfs"
@@ -250,16 +249,6 @@ func TestJobsSignal(t *testing.T) {
 		t.Fatalf("job 2 kept nothing:\n%s", r.stderr)
 	}
 	checkPrefix(t, dsts[1], readRange(t, mid, 0, kept), kept)
-}
-
-// waitFor waits until the running ringcp's stderr matches re.
-func (s *slowCopy) waitFor(t *testing.T, re *regexp.Regexp) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !re.MatchString(s.output()); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q on stderr after 30 s:\n%s", re, s.output())
-		}
-	}
 }
 
 // TestJobsHelp: --help shows the --jobs usage and flags.

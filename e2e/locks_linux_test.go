@@ -52,7 +52,7 @@ func TestLockDstServedByQemuNbd(t *testing.T) {
 				before := snap(t, dst)
 				ringcp(t, append(args, src, dst)...).want(t, exitRefused,
 					fmt.Sprintf("ringcp: %s: in use: qemu-nbd (pid %d) holds QEMU image locks on it; --force does not override a lock\n", dst, pid))
-				before.same(t)
+				before.Same(t)
 			})
 		}
 	}
@@ -93,7 +93,7 @@ func TestLockDuringCopy(t *testing.T) {
 	src := rawImage(t, "src.img", 32<<20, 24)
 	dst := rawImage(t, "dst.img", 1<<20, 25)
 	first := startLocked(t, src, dst)
-	pid := first.cmd.Process.Pid
+	pid := first.pid()
 
 	qemutest.Works(t, "qemu-img", "info", "-f", "raw", src)
 	qemutest.Works(t, "qemu-io", "-r", "-f", "raw", "-c", "read 0 4k", src)
@@ -112,16 +112,10 @@ func TestLockDuringCopy(t *testing.T) {
 	ringcp(t, other, dst).want(t, exitRefused, held)
 	ringcp(t, "--force", other, dst).want(t, exitRefused, held)
 
-	if err := first.cmd.Process.Signal(syscall.SIGCONT); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-first.exited:
-	case <-time.After(5 * time.Minute): // a loaded machine, not a speed limit
-		t.Fatalf("the first ringcp still runs 5 minutes after SIGCONT:\n%s", first.output())
-	}
-	if first.err != nil {
-		t.Fatalf("the first ringcp: %v\n%s", first.err, first.output())
+	first.signal(t, syscall.SIGCONT)
+	// 5 minutes: a loaded machine, not a speed limit.
+	if r := first.waitUpTo(t, 5*time.Minute); r.code != exitOK {
+		t.Fatalf("the first ringcp: exit %d\n%s", r.code, r.stderr)
 	}
 	if digest(t, dst) != digest(t, src) {
 		t.Errorf("the first copy's DST differs from SRC")
@@ -132,28 +126,15 @@ func TestLockDuringCopy(t *testing.T) {
 // stops it (SIGSTOP) as soon as it holds DST's locks, which Run takes
 // after SRC's and before it writes: /proc/locks shows its flock and QEMU's
 // bytes 200-204 on DST. Prepare's own momentary flock probe is not enough.
-func startLocked(t *testing.T, src, dst string) *slowCopy {
+func startLocked(t *testing.T, src, dst string) *proc {
 	t.Helper()
 	var st unix.Stat_t
 	if err := unix.Stat(dst, &st); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"-q", "1", "-b", "4k", "--direct", "always", "--sparse", "never", src, dst}
-	s := &slowCopy{cmd: exec.Command(binary(t), args...), exited: make(chan struct{})}
-	s.cmd.Stderr = &lockedWriter{s: s}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		s.err = s.cmd.Wait()
-		close(s.exited)
-	}()
-	t.Cleanup(func() {
-		s.cmd.Process.Kill()
-		<-s.exited
-	})
+	p := startRingcp(t, append(slowFlags(1), src, dst)...)
 	id := fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
-	flock := []string{"FLOCK", "ADVISORY", "WRITE", strconv.Itoa(s.cmd.Process.Pid), id, "0", "EOF"}
+	flock := []string{"FLOCK", "ADVISORY", "WRITE", strconv.Itoa(p.pid()), id, "0", "EOF"}
 	qemu := []string{"OFDLCK", "ADVISORY", "READ", "-1", id, "200", "204"}
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
 		b, err := os.ReadFile("/proc/locks")
@@ -161,18 +142,15 @@ func startLocked(t *testing.T, src, dst string) *slowCopy {
 			t.Fatal(err)
 		}
 		if hasLockLine(string(b), flock) && hasLockLine(string(b), qemu) {
-			if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-				t.Fatalf("SIGSTOP: %v\n%s", err, s.output())
-			}
-			return s
+			p.signal(t, syscall.SIGSTOP)
+			return p
 		}
-		select {
-		case <-s.exited:
-			t.Fatalf("ringcp exited before it was seen holding its locks: %v\n%s", s.err, s.output())
-		case <-time.After(time.Millisecond):
+		if !p.running() {
+			t.Fatalf("ringcp exited before it was seen holding its locks: %v\n%s", p.err, p.output())
 		}
+		time.Sleep(time.Millisecond)
 	}
-	t.Fatalf("ringcp did not lock %s within a minute:\n%s", dst, s.output())
+	t.Fatalf("ringcp did not lock %s within a minute:\n%s", dst, p.output())
 	return nil
 }
 
@@ -186,15 +164,6 @@ func hasLockLine(locks string, want []string) bool {
 		}
 	}
 	return false
-}
-
-// lockedWriter collects a slowCopy's stderr under its mutex.
-type lockedWriter struct{ s *slowCopy }
-
-func (w *lockedWriter) Write(b []byte) (int, error) {
-	w.s.mu.Lock()
-	defer w.s.mu.Unlock()
-	return w.s.stderr.Write(b)
 }
 
 // TestLockFlockedDst: a DST that another process holds with flock(1),
@@ -212,7 +181,7 @@ func TestLockFlockedDst(t *testing.T) {
 			want := fmt.Sprintf("ringcp: %s: in use: flock (pid %d) holds a flock(2) lock on it; --force does not override a lock\n", dst, pid)
 			ringcp(t, src, dst).want(t, exitRefused, want)
 			ringcp(t, "--force", src, dst).want(t, exitRefused, want)
-			before.same(t)
+			before.Same(t)
 		})
 	}
 }

@@ -73,7 +73,7 @@ func TestNBDErrorFilter(t *testing.T) {
 		before := snap(t, out)
 		r := cli(t, "--block-size", fmt.Sprint(bs), srcURI, out)
 		r.want(t, exitRefused, srcURI+": the NBD server failed a first read of the export: nbd read "+srcURI+" at offset 0 length 1: input/output error (EIO)")
-		before.same(t)
+		before.Same(t)
 	})
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -80,16 +79,10 @@ func TestRateCommandJobs(t *testing.T) {
 // the cap changed. It returns the copy's stdout and its control file.
 func liftCap(t *testing.T, wantCap string, limit time.Duration, args ...string) (stdout []byte, ctl string) {
 	t.Helper()
-	cmd := exec.Command(binary(t), args...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	pid := fmt.Sprint(cmd.Process.Pid)
-	ctl = controlPath(cmd.Process.Pid)
+	p := startRingcp(t, args...)
+	pid := fmt.Sprint(p.pid())
+	ctl = controlPath(p.pid())
 	waitUntil(t, func() bool { _, err := os.Stat(ctl); return err == nil })
 	r := cli(t, "rate", pid)
 	r.want(t, 0)
@@ -97,16 +90,17 @@ func liftCap(t *testing.T, wantCap string, limit time.Duration, args ...string) 
 		t.Errorf("ringcp rate %s printed %q, want the cap %s", pid, r.stdout, wantCap)
 	}
 	cli(t, "rate", pid, "0").want(t, 0)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("%v\n%s", err, errOut.String())
+	copied := p.wait(t)
+	if copied.code != exitOK {
+		t.Fatalf("exit %d\n%s", copied.code, copied.stderr)
 	}
 	if took := time.Since(start); took > limit {
 		t.Errorf("the cap was lifted, yet the copy took %v", took)
 	}
-	if !strings.Contains(errOut.String(), "rate cap now none (ringcp rate)") {
-		t.Errorf("stderr does not say the cap changed:\n%s", errOut.String())
+	if !strings.Contains(copied.stderr, "rate cap now none (ringcp rate)") {
+		t.Errorf("stderr does not say the cap changed:\n%s", copied.stderr)
 	}
-	return out.Bytes(), ctl
+	return []byte(copied.stdout), ctl
 }
 
 func waitUntil(t *testing.T, ok func() bool) {

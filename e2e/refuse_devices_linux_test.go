@@ -51,7 +51,7 @@ func refused(t *testing.T, args []string, files []string, want ...string) {
 	}
 	cli(t, args...).want(t, exitRefused, want...)
 	for _, s := range before {
-		s.same(t)
+		s.Same(t)
 	}
 }
 

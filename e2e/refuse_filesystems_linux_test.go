@@ -255,7 +255,7 @@ func refusedUntouched(t *testing.T, args []string, dst, want string) {
 	r := cli(t, args...)
 	r.want(t, exitRefused, want)
 	singleLine(t, r)
-	before.same(t)
+	before.Same(t)
 }
 
 // runningProgram copies sleep and runs it until the test ends.

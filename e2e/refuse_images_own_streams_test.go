@@ -10,40 +10,8 @@ import (
 	"testing"
 
 	command "github.com/ringcp/ringcp/cli"
-	"golang.org/x/sys/unix"
+	"github.com/ringcp/ringcp/internal/qemutest"
 )
-
-// diskImage makes a real disk image of one kind with qemu-img in dir and
-// returns its path: qcow2, qcow, vmdk, vmdk-flat (a descriptor file and
-// its flat extent), vhdx, vdi, vpc (dynamic VHD), vpc-fixed, qed, luks.
-func diskImage(t *testing.T, dir, kind string) string {
-	t.Helper()
-	if _, err := exec.LookPath("qemu-img"); err != nil {
-		t.Skipf("qemu-img is not installed (Debian: qemu-utils): %v", err)
-	}
-	path := filepath.Join(dir, "img."+kind)
-	format, args := kind, []string(nil)
-	switch kind {
-	case "vmdk-flat":
-		format, args = "vmdk", []string{"-o", "subformat=monolithicFlat"}
-	case "vpc-fixed":
-		format, args = "vpc", []string{"-o", "subformat=fixed"}
-	case "luks":
-		// iter-time 100 ms: with less, a loaded machine makes QEMU's
-		// PBKDF benchmark fail ("Unable to get accurate CPU usage").
-		args = []string{"--object", "secret,id=sec0,data=ringcp-test", "-o", "key-secret=sec0,iter-time=100"}
-	}
-	cmd := append(append([]string{"create", "-q", "-f", format}, args...), path, "1M")
-	var out []byte
-	var err error
-	for try := 0; try < 3; try++ { // the PBKDF benchmark can still miss under load
-		if out, err = exec.Command("qemu-img", cmd...).CombinedOutput(); err == nil {
-			return path
-		}
-	}
-	t.Fatalf("qemu-img %s: %v\n%s", strings.Join(cmd, " "), err, out)
-	return path
-}
 
 // cliStdoutTo runs the real binary with its stdout appended to path, as
 // `ringcp ... >> path` would; stderr is captured.
@@ -77,7 +45,7 @@ func TestSrcFormatRawCopiesImages(t *testing.T) {
 	for _, kind := range []string{"qcow2", "qcow", "vmdk", "vmdk-flat", "vhdx", "vdi", "vpc", "vpc-fixed", "qed", "luks"} {
 		t.Run(kind, func(t *testing.T) {
 			dir := t.TempDir()
-			img := diskImage(t, dir, kind)
+			img := qemutest.DiskImage(t, dir, kind)
 			args := []string{"--src-format", "raw", img}
 			if kind == "luks" {
 				args = []string{"-v", img}
@@ -95,7 +63,7 @@ func TestSrcFormatRawCopiesImages(t *testing.T) {
 	}
 	t.Run("range-not-at-0", func(t *testing.T) {
 		dir := t.TempDir()
-		img := diskImage(t, dir, "qcow2")
+		img := qemutest.DiskImage(t, dir, "qcow2")
 		dst := filepath.Join(dir, "copy")
 		cli(t, "--src-offset", "512", "--length", "4096", img, dst).want(t, exitOK)
 		if got := readRange(t, dst, 0, 4096); !bytes.Equal(got, readRange(t, img, 512, 4096)) {
@@ -109,84 +77,43 @@ func TestSrcFormatRawCopiesImages(t *testing.T) {
 // DST keeps its bytes, with that one line after them.
 func TestRefuseOwnStderr(t *testing.T) {
 	fx := newFixture(t)
-	f, err := os.OpenFile(fx.dst, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := os.OpenFile(fx.Dst, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	before, _ := os.ReadFile(fx.dst)
+	before, _ := os.ReadFile(fx.Dst)
 	var out bytes.Buffer
-	if code := command.Run([]string{fx.src, fx.dst}, &out, f); code != exitRefused {
+	if code := command.Run([]string{fx.Src, fx.Dst}, &out, f); code != exitRefused {
 		t.Errorf("exit %d, want %d", code, exitRefused)
 	}
-	after, _ := os.ReadFile(fx.dst)
+	after, _ := os.ReadFile(fx.Dst)
 	line, ok := bytes.CutPrefix(after, before)
-	want := "ringcp: " + fx.dst + ": DST is ringcp's own stderr: the copy and ringcp's output would overwrite each other (redirect stderr elsewhere)\n"
+	want := "ringcp: " + fx.Dst + ": DST is ringcp's own stderr: the copy and ringcp's output would overwrite each other (redirect stderr elsewhere)\n"
 	if !ok || string(line) != want {
 		t.Errorf("DST changed beyond the refusal line: %d bytes before, %d after; added %q", len(before), len(after), line)
 	}
 }
 
-// TestOwnStdoutByAnotherName: DST named by a symlink to the file stdout
-// goes to is the same file.
+// TestOwnStdoutByAnotherName: DST named /dev/stdout, or by a symlink to
+// the file stdout goes to, is that same file: refused with exit 2, one
+// line on stderr, nothing written (not even --json's object, which would
+// land in DST).
 func TestOwnStdoutByAnotherName(t *testing.T) {
-	fx := newFixture(t)
-	alias := filepath.Join(fx.dir, "alias")
-	if err := os.Symlink(fx.dst, alias); err != nil {
-		t.Fatal(err)
-	}
-	r := cliStdoutTo(t, fx.dst, "--json", fx.src, alias)
-	r.want(t, exitRefused, alias+": DST is ringcp's own stdout")
-	fx.unchanged(t)
-}
-
-// fixture is a folder with a 64 KiB SRC, an existing DST, a subfolder, a
-// FIFO, a symlink to SRC and a symlink to nothing.
-type fixture struct {
-	dir, src, dst, new, sub, fifo, link, dangling string
-	srcSum                                        [32]byte
-	dstSnap                                       snapshot
-}
-
-// danglingTarget is where the fixture's dangling symlink points: a name
-// in the subfolder, which must stay empty.
-const danglingTarget = "sub/nothing"
-
-func newFixture(t *testing.T) *fixture {
-	t.Helper()
-	dir := t.TempDir()
-	fx := &fixture{dir: dir, src: filepath.Join(dir, "src"), dst: filepath.Join(dir, "dst"),
-		new: filepath.Join(dir, "new"), sub: filepath.Join(dir, "sub"),
-		fifo: filepath.Join(dir, "fifo"), link: filepath.Join(dir, "link"), dangling: filepath.Join(dir, "dangling")}
-	randomFile(t, fx.src, 64<<10, 1)
-	randomFile(t, fx.dst, 100_000, 2)
-	if err := os.Mkdir(fx.sub, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Mkfifo(fx.fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(fx.src, fx.link); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(danglingTarget, fx.dangling); err != nil {
-		t.Fatal(err)
-	}
-	fx.srcSum, fx.dstSnap = digest(t, fx.src), snap(t, fx.dst)
-	return fx
-}
-
-// unchanged checks that nothing was written: SRC and DST as they were, no
-// new DST, nothing new in the subfolder.
-func (fx *fixture) unchanged(t *testing.T) {
-	t.Helper()
-	if digest(t, fx.src) != fx.srcSum {
-		t.Error("SRC changed")
-	}
-	fx.dstSnap.same(t)
-	mustNotExist(t, fx.new)
-	mustNotExist(t, "-") // a DST named - in the working folder
-	if ents, _ := os.ReadDir(fx.sub); len(ents) != 0 {
-		t.Errorf("the folder DST named holds %d new entries", len(ents))
+	for _, name := range []string{"/dev/stdout", "alias"} {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			fx := newFixture(t)
+			dst := name
+			if name == "alias" {
+				dst = filepath.Join(fx.Dir, "alias")
+				if err := os.Symlink(fx.Dst, dst); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := cliStdoutTo(t, fx.Dst, "--json", fx.Src, dst)
+			r.want(t, exitRefused, dst+": DST is ringcp's own stdout")
+			singleLine(t, r)
+			fx.Unchanged(t)
+		})
 	}
 }

@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -47,13 +45,10 @@ type sample struct {
 // between two of its records, beyond --sync-every, is how long a barrier
 // and the state's fsyncs took at worst on this (busy) machine.
 type resumable struct {
-	cmd     *exec.Cmd
+	*proc
 	mu      sync.Mutex
-	stderr  bytes.Buffer
 	samples []sample
 	updates []sample // what the state file recorded, and when
-	exited  chan struct{}
-	err     error
 }
 
 // watchState polls the state file while ringcp runs.
@@ -82,41 +77,20 @@ var progressBytes = regexp.MustCompile(`\r\x1b\[K[a-z]* +([0-9.]+) ([KMGT]?i?B) 
 
 func startResumable(t *testing.T, state string, args ...string) *resumable {
 	t.Helper()
-	flags := []string{"--resume", "--sync-every", resumeEvery.String(), "-q", "1", "-b", "4k", "--direct", "always", "--sparse", "never", "--progress", "always"}
-	r := &resumable{cmd: exec.Command(binary(t), append(flags, args...)...), exited: make(chan struct{})}
-	pipe, err := r.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		r.cmd.Process.Kill()
-		<-r.exited
-	})
-	go r.read(pipe)
+	flags := append([]string{binary(t), "--resume", "--sync-every", resumeEvery.String(), "--progress", "always"}, slowFlags(1)...)
+	r := &resumable{}
+	r.proc = start(t, append(flags, args...), r.sampled)
 	go r.watchState(state)
 	return r
 }
 
-func (r *resumable) read(pipe io.Reader) {
-	buf := make([]byte, 4096)
-	for {
-		n, err := pipe.Read(buf)
-		now := time.Now()
-		r.mu.Lock()
-		for _, m := range progressBytes.FindAllSubmatch(buf[:n], -1) {
-			r.samples = append(r.samples, sample{now, parseShown(string(m[1]), string(m[2]))})
-		}
-		r.stderr.Write(buf[:n])
-		r.mu.Unlock()
-		if err != nil {
-			break
-		}
+// sampled keeps the figures of the progress lines in a piece of stderr.
+func (r *resumable) sampled(chunk []byte, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, m := range progressBytes.FindAllSubmatch(chunk, -1) {
+		r.samples = append(r.samples, sample{at, parseShown(string(m[1]), string(m[2]))})
 	}
-	r.err = r.cmd.Wait()
-	close(r.exited)
 }
 
 // parseShown reads units.Format's "12.3 MiB" back, to its precision.
@@ -139,18 +113,18 @@ func (r *resumable) waitFor(t *testing.T, n int64) {
 		}
 		select {
 		case <-r.exited:
-			t.Fatalf("ringcp exited before it had written %d bytes: %v\n%s", n, r.err, r.stderr.String())
+			t.Fatalf("ringcp exited before it had written %d bytes: %v\n%s", n, r.err, r.output())
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	t.Fatalf("not %d bytes written after 60 s:\n%s", n, r.stderr.String())
+	t.Fatalf("not %d bytes written after 60 s:\n%s", n, r.output())
 }
 
 // kill sends SIGKILL and waits; it returns the progress samples and the
 // longest a barrier cycle took beyond --sync-every.
 func (r *resumable) kill(t *testing.T) ([]sample, time.Duration) {
 	t.Helper()
-	r.cmd.Process.Signal(syscall.SIGKILL)
+	r.signal(t, syscall.SIGKILL)
 	select {
 	case <-r.exited:
 	case <-time.After(30 * time.Second):
@@ -338,9 +312,8 @@ func interruptedCopy(t *testing.T, src, dst string, args ...string) int64 {
 	for readState(t, state) <= copier.CellSize && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	r.cmd.Process.Signal(syscall.SIGINT)
-	<-r.exited
-	out := r.stderr.String()
+	r.signal(t, syscall.SIGINT)
+	out := r.wait(t).stderr
 	if !bytes.Contains([]byte(out), []byte("is kept for --resume")) {
 		t.Fatalf("an interrupted resumable copy does not say DST is kept:\n%s", out)
 	}
@@ -375,13 +348,13 @@ func TestResumeRefusesChanges(t *testing.T) {
 	}
 
 	old := snap(t, src)
-	later := old.mtime.Add(time.Second)
+	later := old.MTime.Add(time.Second)
 	if err := os.Chtimes(src, later, later); err != nil {
 		t.Fatal(err)
 	}
 	cli(t, "--resume", src, dst).want(t, 2, "changed since the copy that the resume state records: it was modified (mtime")
-	keep.same(t)
-	keepState.same(t)
+	keep.Same(t)
+	keepState.Same(t)
 
 	f, err := os.OpenFile(src, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
@@ -390,7 +363,7 @@ func TestResumeRefusesChanges(t *testing.T) {
 	f.Write([]byte("more"))
 	f.Close()
 	cli(t, "--resume", src, dst).want(t, 2, "its size was 50331648 bytes, it is 50331652 now")
-	keep.same(t)
+	keep.Same(t)
 	if err := os.Truncate(src, resumeSize); err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +384,7 @@ func TestResumeNeedsStateForDevice(t *testing.T) {
 	randomFile(t, src, 1<<20, 5)
 	before := snap(t, dev)
 	cli(t, "--resume", src, dev).want(t, 2, "needs a state file path (--state)")
-	before.same(t)
+	before.Same(t)
 	mustNotExist(t, dev+".ringcp-state")
 	state := filepath.Join(t.TempDir(), "state")
 	cli(t, "--resume", "--state", state, src, dev).want(t, 0)

@@ -84,7 +84,7 @@ func TestResumeIntoExportRefusesChanges(t *testing.T) {
 	srv = nbdtest.QemuNBD(t, nbdtest.Unix, "raw", img) // the same disk, another URI
 	cli(t, "--resume", "--state", state, src, srv.URI).want(t, 2, "is not the DST the resume state records: it was the export")
 	srv.Stop()
-	keepState.same(t)
+	keepState.Same(t)
 
 	srv = serve(img)
 	cli(t, "--resume", "--state", state, src, srv.URI).want(t, 0)

@@ -55,7 +55,7 @@ func TestDescriptorFloorWithInheritedDescriptors(t *testing.T) {
 			continue // too few left for the dynamic loader: ringcp never ran
 		case code == exitOK:
 		case code == exitRefused && strings.Count(out, "\n") == 1 && strings.HasPrefix(out, "ringcp: "):
-			before.same(t)
+			before.Same(t)
 		default:
 			lines := strings.SplitN(out, "\n", 3)
 			t.Errorf("ulimit -n 16 with %d descriptors inherited: exit %d and %d bytes on stderr, want a copy or one line; it starts:\n%s",

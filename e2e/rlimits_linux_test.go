@@ -5,15 +5,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/ringcp/ringcp/internal/uringtest"
-	"golang.org/x/sys/unix"
 )
 
 // Everything a copy needs is acquired before DST changes: when something
@@ -61,7 +57,7 @@ func TestRunsOutOfDescriptors(t *testing.T) {
 				if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "ringcp: ") {
 					t.Errorf("%s, ulimit -n %d: want one line, got:\n%s", engine, n, stderr)
 				}
-				before.same(t)
+				before.Same(t)
 			default:
 				t.Errorf("%s, ulimit -n %d: exit %d, want 0 or 2:\n%s", engine, n, code, stderr)
 			}
@@ -95,51 +91,6 @@ func TestRunsOutOfAddressSpace(t *testing.T) {
 		if code != exitRefused || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.says) {
 			t.Fatalf("%s -b %s -q %s: exit %d, want 2 with one line naming the buffers:\n%s", c.as, c.bs, c.qd, code, stderr)
 		}
-		before.same(t)
-	}
-}
-
-// TestHangup: SIGHUP (the ssh session dropped) stops the copy like
-// SIGTERM: drained, synced, what DST holds said, exit 129.
-func TestHangup(t *testing.T) {
-	defaultHangup(t)
-	dst := filepath.Join(t.TempDir(), "dst")
-	randomFile(t, dst, 4<<20, 65)
-	s := startSlow(t, slowSrc(t), dst)
-	s.signal(t, syscall.SIGHUP)
-	r := s.wait(t)
-	interrupted(t, r, syscall.SIGHUP, "SIGHUP")
-}
-
-// defaultHangup makes the copies this test starts begin with SIGHUP's
-// default action, as from a terminal, even when go test itself was started
-// with SIGHUP ignored (under nohup): an ignored signal stays ignored across
-// exec, and ringcp rightly keeps it so; a handled one is reset to the
-// default by exec.
-func defaultHangup(t *testing.T) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	t.Cleanup(func() { signal.Stop(hup) })
-}
-
-// TestHangupIgnored: under nohup the copy goes on after SIGHUP, and a
-// later SIGTERM still stops it: an ignored SIGHUP is not un-ignored.
-func TestHangupIgnored(t *testing.T) {
-	nohup, err := exec.LookPath("nohup")
-	if err != nil {
-		t.Skip("nohup (coreutils) is not installed")
-	}
-	dst := filepath.Join(t.TempDir(), "dst")
-	s := startSlowWith(t, nohup, slowSrc(t), dst)
-	s.signal(t, syscall.SIGHUP)
-	select {
-	case <-s.exited:
-		t.Fatalf("ringcp under nohup stopped on SIGHUP:\n%s", s.output())
-	case <-time.After(time.Second):
-	}
-	s.signal(t, syscall.SIGTERM)
-	r := s.wait(t)
-	if r.code != exitInterrupted+int(unix.SIGTERM) {
-		t.Fatalf("exit %d after SIGTERM, want %d", r.code, exitInterrupted+int(unix.SIGTERM))
+		before.Same(t)
 	}
 }

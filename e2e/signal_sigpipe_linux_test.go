@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"bytes"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -23,52 +21,19 @@ func TestStderrGoneMidCopy(t *testing.T) {
 	src := slowSrc(t)
 	dst := filepath.Join(t.TempDir(), "dst")
 	randomFile(t, dst, 4<<20, 66)
-	cmd := exec.Command(binary(t), "-q", "1", "-b", "4k", "--direct", "always", "--sparse", "never",
-		"--progress", "always", src, dst)
-	pipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill() })
-	// Wait for the progress line to show bytes written, then hang up.
-	var seen bytes.Buffer
-	buf := make([]byte, 4096)
-	deadline := time.Now().Add(30 * time.Second)
-	for !progressMoved.Match(seen.Bytes()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no bytes written after 30 s:\n%s", seen.String())
-		}
-		n, err := pipe.Read(buf)
-		seen.Write(buf[:n])
-		if err != nil {
-			t.Fatalf("ringcp ended before writing anything: %v\n%s", err, seen.String())
-		}
-	}
-	pipe.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	p := startSlow(t, src, dst) // returns once the progress line shows bytes written
+	p.hangUp()
 	// ringcp ignores SIGPIPE: the copy goes on without its messages. It
 	// must still be running a moment later (the copy takes a minute), and
 	// a SIGTERM then stops it cleanly: DST cut to a true prefix.
 	select {
-	case err = <-done:
-		t.Fatalf("ringcp ended (%v) right after its stderr went away", err)
+	case <-p.exited:
+		t.Fatalf("ringcp ended (%v) right after its stderr went away", p.err)
 	case <-time.After(2 * time.Second):
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err = <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("ringcp still running 60 s after SIGTERM")
-	}
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted+int(syscall.SIGTERM) {
-		t.Fatalf("after SIGTERM: %v, want exit %d", err, exitInterrupted+int(syscall.SIGTERM))
+	p.signal(t, syscall.SIGTERM)
+	if r := p.wait(t); r.code != exitInterrupted+int(syscall.SIGTERM) {
+		t.Fatalf("after SIGTERM: exit %d, want %d", r.code, exitInterrupted+int(syscall.SIGTERM))
 	}
 	fi, serr := os.Stat(dst)
 	if serr != nil {

@@ -28,7 +28,7 @@ func TestQuitMidCopyExitsAsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	changed := fi.Size() != 4<<20 || digest(t, dst) != before.sum
+	changed := fi.Size() != 4<<20 || digest(t, dst) != before.Sum
 	if r.code == exitRefused && changed {
 		first, _, _ := strings.Cut(r.stderr, "\n")
 		t.Fatalf("SIGQUIT mid-copy: exit 2 (\"refused, nothing written\") and %d lines on stderr (%q...), but DST was changed: now %d bytes",

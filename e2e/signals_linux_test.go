@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ringcp/ringcp/internal/blocktest"
+	"golang.org/x/sys/unix"
 )
 
 // SIGINT and SIGTERM stop a running copy: no new requests, the ones in
@@ -112,4 +115,49 @@ func heldPrefix(t *testing.T, stderr string) int64 {
 	}
 	n, _ := strconv.ParseInt(m[1], 10, 64)
 	return n
+}
+
+// TestHangup: SIGHUP (the ssh session dropped) stops the copy like
+// SIGTERM: drained, synced, what DST holds said, exit 129.
+func TestHangup(t *testing.T) {
+	defaultHangup(t)
+	dst := filepath.Join(t.TempDir(), "dst")
+	randomFile(t, dst, 4<<20, 65)
+	s := startSlow(t, slowSrc(t), dst)
+	s.signal(t, syscall.SIGHUP)
+	r := s.wait(t)
+	interrupted(t, r, syscall.SIGHUP, "SIGHUP")
+}
+
+// defaultHangup makes the copies this test starts begin with SIGHUP's
+// default action, as from a terminal, even when go test itself was started
+// with SIGHUP ignored (under nohup): an ignored signal stays ignored across
+// exec, and ringcp rightly keeps it so; a handled one is reset to the
+// default by exec.
+func defaultHangup(t *testing.T) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	t.Cleanup(func() { signal.Stop(hup) })
+}
+
+// TestHangupIgnored: under nohup the copy goes on after SIGHUP, and a
+// later SIGTERM still stops it: an ignored SIGHUP is not un-ignored.
+func TestHangupIgnored(t *testing.T) {
+	nohup, err := exec.LookPath("nohup")
+	if err != nil {
+		t.Skip("nohup (coreutils) is not installed")
+	}
+	dst := filepath.Join(t.TempDir(), "dst")
+	s := startSlowWith(t, nohup, slowSrc(t), dst)
+	s.signal(t, syscall.SIGHUP)
+	select {
+	case <-s.exited:
+		t.Fatalf("ringcp under nohup stopped on SIGHUP:\n%s", s.output())
+	case <-time.After(time.Second):
+	}
+	s.signal(t, syscall.SIGTERM)
+	r := s.wait(t)
+	if r.code != exitInterrupted+int(unix.SIGTERM) {
+		t.Fatalf("exit %d after SIGTERM, want %d", r.code, exitInterrupted+int(unix.SIGTERM))
+	}
 }

@@ -255,7 +255,7 @@ func TestTrustRefusals(t *testing.T) {
 		{[]string{"--resume", "--sync-every", "-1s"}, "--sync-every -1s: must be positive"},
 	} {
 		cli(t, append(c.args, src, dst)...).want(t, 2, c.want)
-		before.same(t)
+		before.Same(t)
 	}
 	mustNotExist(t, dst+".ringcp-state")
 	mustNotExist(t, filepath.Join(dir, "s"))
