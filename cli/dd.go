@@ -47,8 +47,8 @@ Exit codes as for ringcp: 0 complete, 1 failed, 2 refused, 128+N signal.
 
 // ddWords turns the library's field names into dd's operands.
 var ddWords = fieldReplacer(map[string]string{
-	"SrcOffset": "skip=", "DstOffset": "seek=", "Length": "count=", "BlockSize": "bs=",
-	"Direct": "iflag=direct,oflag=direct", "Sparse": "conv=sparse", "Force": "(ringcp's --force)",
+	"Options.SrcOffset": "skip=", "Options.DstOffset": "seek=", "Options.Length": "count=", "Options.BlockSize": "bs=",
+	"Options.Direct": "iflag=direct,oflag=direct", "Options.Sparse": "conv=sparse", "Options.Force": "(ringcp's --force)",
 })
 
 // runDD is `ringcp dd`: dd's operands mapped onto copier.Options, dd's

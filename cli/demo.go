@@ -12,7 +12,6 @@ import (
 
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/internal/units"
-	"github.com/spf13/pflag"
 )
 
 // demoSize: big enough that queues and block size matter, small enough for
@@ -42,11 +41,9 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 }
 
 func demo(args []string, stdout, stderr io.Writer) error {
-	size := sizeFlag{v: demoSize}
-	fs := pflag.NewFlagSet("ringcp demo", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.SortFlags = false
-	fs.Var(&size, "size", "size of the demo image")
+	size := int64(demoSize)
+	fs := newFlagSet("ringcp demo")
+	fs.Var(sizeValue[int64]{p: &size}, "size", "size of the demo image")
 	dirFlag := fs.String("dir", "", "where to make the image (default: a new temp dir)")
 	help := fs.BoolP("help", "h", false, "show this help")
 	if err := fs.Parse(args); err != nil {
@@ -65,8 +62,8 @@ func demo(args []string, stdout, stderr io.Writer) error {
 	}
 	defer os.RemoveAll(dir)
 	src := filepath.Join(dir, "image.raw")
-	fmt.Fprintf(stdout, "demo: writing %s of random data to %s\n", units.Format(size.v), src)
-	if err := writeRandom(src, size.v); err != nil {
+	fmt.Fprintf(stdout, "demo: writing %s of random data to %s\n", units.Format(size), src)
+	if err := writeRandom(src, size); err != nil {
 		return err
 	}
 	// auto: io_uring, or the pool (with the reason) where io_uring is off.

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/ringcp/ringcp/copier"
-	"github.com/ringcp/ringcp/internal/units"
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 )
@@ -24,23 +22,6 @@ type config struct {
 	parallel int
 }
 
-// sizeFlag is a byte count flag that remembers whether it was given.
-type sizeFlag struct {
-	v   int64
-	set bool
-}
-
-func (s *sizeFlag) String() string { return units.Exact(s.v) }
-func (s *sizeFlag) Type() string   { return "SIZE" }
-func (s *sizeFlag) Set(v string) error {
-	n, err := units.ParseSize(v)
-	if err != nil {
-		return err
-	}
-	s.v, s.set = n, true
-	return nil
-}
-
 // parseArgs parses flags and operands into a config. Errors are one line,
 // fit for "ringcp: <error>", and are usage errors (exit 2).
 func parseArgs(args []string, stdout io.Writer) (config, error) {
@@ -51,48 +32,24 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 	return cfg, err
 }
 
+// parseFlags reads the command line: the flags of optionFlags straight
+// into cfg.opts, whose values copier checks (Prepare), and the command's
+// own flags, which it checks here.
 func parseFlags(args []string, stdout io.Writer) (config, error) {
 	var cfg config
-	var bs, srcOff, dstOff, length sizeFlag
-	var qd, nbdConns int
-	var nbdTimeout time.Duration
-	var engine, direct, syncMode, sparse, offload, srcFormat string
-	var zeroBlock, maxRate sizeFlag
-	var ioprio string
-	fs := pflag.NewFlagSet("ringcp", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.SortFlags = false
-	fs.VarP(&bs, "block-size", "b", "bytes per request (default: chosen from both ends); with --direct auto rounded to a multiple of the O_DIRECT alignment, which keeps O_DIRECT on")
-	fs.IntVarP(&qd, "queue-depth", "q", 0, "requests in flight (default: chosen)")
-	fs.StringVar(&engine, "engine", "auto", "auto: io_uring, or the pool where io_uring is unavailable or not trusted; nbd for NBD exports")
-	fs.StringVar(&direct, "direct", "auto", "auto: O_DIRECT on each side that takes it; always: refuse where a side cannot")
-	fs.StringVar(&syncMode, "sync", "end", "end: fdatasync DST before reporting success")
-	fs.Var(&srcOff, "src-offset", "start this many bytes into SRC")
-	fs.Var(&dstOff, "dst-offset", "write this many bytes into DST (DST is then not truncated)")
-	fs.Var(&length, "length", "copy this many bytes (default: to the end of SRC; DST is then not truncated)")
-	fs.StringVar(&sparse, "sparse", "auto", "holes and zero blocks are not copied as data (auto skips zero scans where zeros cost what data costs; never copies every byte)")
-	fs.Var(&zeroBlock, "zero-block", "zero detection granularity, a power of two (default 4096)")
-	targetZero := fs.Bool("target-is-zero", false, "DST already reads as zeros: skip zero ranges instead of zeroing them")
-	fs.StringVar(&offload, "offload", "auto", "let the filesystem copy (auto: reflink on btrfs/XFS, copy_file_range on NFS/SMB)")
+	fs := newFlagSet("ringcp")
+	defineOptionFlags(fs, &cfg.opts, "block-size", "queue-depth", "engine", "direct", "sync", "src-offset", "dst-offset",
+		"length", "sparse", "zero-block", "target-is-zero", "offload")
 	fs.BoolVar(&cfg.json, "json", false, "print one JSON object on stdout with the outcome, whatever it is (refusals included)")
 	fs.StringVar(&cfg.progress.mode, "progress", "auto", choiceList(progressModes)+". auto: a line on stderr when it is a terminal; always: that line anyway; json: one JSON object a line on stderr; qemu: qemu-img -p's (NN.NN/100%) records on stdout; percent: nbdcopy's N/100 lines on stderr")
 	fs.DurationVar(&cfg.progress.interval, "progress-interval", 0, "how often progress is written (default 1s; the terminal line 250ms)")
 	fs.IntVar(&cfg.progress.fd, "progress-fd", -1, "write progress to this open file descriptor instead")
 	fs.BoolVarP(&cfg.verbose, "verbose", "v", false, "explain alignment, block size, direct I/O and engine choices")
-	fs.StringVar(&srcFormat, "src-format", "", "copy SRC's bytes as they are although they form a disk image (qcow2, vmdk, vhdx, vdi, vpc, qed), which is refused otherwise")
+	defineOptionFlags(fs, &cfg.opts, "src-format")
 	fs.StringVar(&cfg.jobs, "jobs", "", "copy each job listed in FILE (a line: SRC DST [range flags]; - reads stdin) in this one process, sharing one buffer budget; the other flags apply to every job")
 	fs.IntVar(&cfg.parallel, "parallel", 0, "with --jobs: how many jobs run at once, in the list's order (0: all)")
-	verify := fs.Bool("verify", false, "read DST back after the copy (from the device, not the cache) and compare it with what was read from SRC; exit 3 on a difference")
-	checksum := fs.Bool("checksum", false, "compute SRC's oVirt imageio checksum (blake2b, 4 MiB blocks) from the data as it is copied")
-	resume := fs.Bool("resume", false, "record progress in a state file and, when one is there, continue the interrupted copy it records")
-	statePath := fs.String("state", "", "the --resume state file (default: DST.ringcp-state; a block device DST needs one)")
-	syncEvery := fs.Duration("sync-every", copier.DefaultSyncEvery, "with --resume: sync DST and record the progress this often: a kill loses about this much work")
-	fs.IntVar(&nbdConns, "nbd-connections", copier.DefaultNBDConnections, "connections to an NBD export whose server allows several (CAN_MULTI_CONN)")
-	fs.DurationVar(&nbdTimeout, "nbd-timeout", 0, "fail when an NBD server does not answer for this long (default 5m; 30s to connect)")
-	fs.Var(&maxRate, "max-rate", "cap the bytes moved per second (50M: 50 MiB/s; 0: no cap); change it while the copy runs with ringcp rate PID RATE")
-	fs.StringVar(&ioprio, "ioprio", "", "I/O priority of every read and write: idle, be[:0-7] or rt[:0-7] (the mq-deadline and bfq schedulers honour it)")
-	yield := fs.Bool("yield", false, "give the disk to other work: cut depth and rate while others wait on it, raise them when they no longer do")
-	force := fs.Bool("force", false, "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device), create a file in /dev, try a copy that seems not to fit; never a mounted DST")
+	defineOptionFlags(fs, &cfg.opts, "verify", "checksum", "resume", "state", "sync-every", "nbd-connections", "nbd-timeout",
+		"max-rate", "ioprio", "yield", "force")
 	fs.BoolVar(&cfg.version, "version", false, "print the version, and whether io_uring is usable here (with --json: as JSON)")
 	help := fs.BoolP("help", "h", false, "show this help")
 	onlyOnce(fs)
@@ -109,9 +66,6 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	if err := checkOperands(fs, cfg.jobs); err != nil {
 		return cfg, err
 	}
-	if err := checkChoices(engine, direct, syncMode, cfg.progress.mode, sparse, offload); err != nil {
-		return cfg, err
-	}
 	if err := checkProgress(cfg.progress, fs.Changed("progress-interval")); err != nil {
 		return cfg, err
 	}
@@ -119,84 +73,26 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		return cfg, fmt.Errorf("--progress %s is for one copy; with --jobs the line on a terminal shows them all, and --json reports each job", cfg.progress.mode)
 	}
 	cfg.progress.json = cfg.json
-	if bs.set && bs.v == 0 {
-		return cfg, errors.New("--block-size must be more than 0")
-	}
-	if bs.v > copier.MaxBlockSize {
-		return cfg, fmt.Errorf("--block-size %d: one request moves at most %d (1 GiB)", bs.v, copier.MaxBlockSize)
-	}
-	if err := checkIOPrio(ioprio); err != nil {
-		return cfg, err
-	}
-	if fs.Changed("queue-depth") && qd < 1 {
-		return cfg, fmt.Errorf("--queue-depth %d: must be at least 1", qd)
-	}
-	// --dst-offset or --length, even given as 0, places the copy inside
-	// DST: the rest of DST is kept (--help says so).
-	dstSize := copier.SizeAuto
-	if dstOff.set || length.set {
-		dstSize = copier.SizeKeep
-	}
-	cfg.opts = copier.Options{
-		Src: fs.Arg(0), Dst: fs.Arg(1),
-		SrcOffset: srcOff.v, DstOffset: dstOff.v, Length: length.v, LengthSet: length.set, DstSize: dstSize,
-		BlockSize: int(min(bs.v, copier.MaxBlockSize+1)), QueueDepth: qd,
-		Engine: copier.EngineChoice(engine), Direct: copier.DirectMode(direct),
-		NoSync: syncMode == "none",
-		Sparse: copier.SparseMode(sparse), TargetIsZero: *targetZero, Offload: copier.OffloadMode(offload),
-	}
-	if zeroBlock.set {
-		if zeroBlock.v == 0 || zeroBlock.v&(zeroBlock.v-1) != 0 || zeroBlock.v > copier.MaxBlockSize {
-			return cfg, fmt.Errorf("--zero-block %d: must be a power of two up to 1 GiB", zeroBlock.v)
-		}
-		cfg.opts.ZeroBlock = int(zeroBlock.v)
-	}
-	if nbdConns < 1 || nbdConns > copier.MaxNBDConnections {
-		return cfg, fmt.Errorf("--nbd-connections %d: want 1 to %d", nbdConns, copier.MaxNBDConnections)
-	}
-	if nbdTimeout < 0 {
-		return cfg, fmt.Errorf("--nbd-timeout %v: must not be negative", nbdTimeout)
-	}
-	cfg.opts.NBD = copier.NBDOptions{Connections: nbdConns, Timeout: nbdTimeout}
-	cfg.opts.Force, cfg.opts.SrcFormat = *force, srcFormat
-	if (*statePath != "" || fs.Changed("sync-every")) && !*resume {
-		return cfg, errors.New("--state and --sync-every are for --resume: give --resume too")
-	}
-	if *syncEvery <= 0 {
-		return cfg, fmt.Errorf("--sync-every %v: must be positive", *syncEvery)
-	}
-	cfg.opts.Verify, cfg.opts.Resume, cfg.opts.StatePath = *verify, *resume, *statePath
-	if *checksum {
-		cfg.opts.Checksum = imageioChecksum
-	}
-	cfg.opts.SyncEvery = *syncEvery
-	cfg.opts.MaxRate, cfg.opts.IOPrio, cfg.opts.Yield = maxRate.v, ioprio, *yield
+	cfg.opts.Src, cfg.opts.Dst = fs.Arg(0), fs.Arg(1)
 	return cfg, nil
 }
 
-func checkChoices(engine, direct, syncMode, progress, sparse, offload string) error {
-	choices := []struct {
-		flag, value string
-		allowed     []string
-	}{
-		{"engine", engine, copier.EngineChoices()},
-		{"direct", direct, copier.DirectChoices},
-		{"sync", syncMode, []string{"end", "none"}},
-		{"progress", progress, progressModes},
-		{"sparse", sparse, copier.SparseChoices},
-		{"offload", offload, copier.OffloadChoices},
-	}
-	for _, c := range choices {
-		if !contains(c.allowed, c.value) {
-			return fmt.Errorf("--%s %q: want one of %s", c.flag, c.value, oneOf(c.allowed))
-		}
-	}
-	return nil
+// newFlagSet is a flag set that reports its errors rather than printing
+// them, in the order its flags are defined.
+func newFlagSet(name string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	return fs
 }
 
-// checkProgress refuses an interval that is not positive and a
-// descriptor that is not open for writing, before anything is copied.
+// checkProgress refuses a format it does not know, an interval that is
+// not positive and a descriptor that is not open for writing, before
+// anything is copied.
 func checkProgress(pc progressConfig, intervalSet bool) error {
+	if !contains(progressModes, pc.mode) {
+		return fmt.Errorf("--progress %q: want one of %s", pc.mode, oneOf(progressModes))
+	}
 	if intervalSet && pc.interval <= 0 {
 		return fmt.Errorf("--progress-interval %v: must be more than 0", pc.interval)
 	}

@@ -2,20 +2,22 @@ package cli
 
 import (
 	"bytes"
-	"slices"
+	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ringcp/ringcp/copier"
-	"github.com/ringcp/ringcp/engine"
 )
 
 // FuzzParseArgs feeds command lines (arguments separated by NUL) to the
 // flag parser. It must never panic; a refusal must be one line fit for
 // "ringcp: <error>"; an accepted command line must hold exactly two
-// operands (none with --jobs) and no size or depth the copier could not
-// take. The seeds are
-// the bad-input table and a few good lines, so plain go test runs them.
+// operands (none with --jobs), and the Options it makes, with ends that do
+// not exist, must be refused by Prepare in one line that names flags,
+// never Options fields: a value the flags let through is copier's to
+// check, in the command's words. The seeds are the bad-input table and a
+// few good lines, so plain go test runs them.
 func FuzzParseArgs(f *testing.F) {
 	for _, tc := range badInputs {
 		f.Add(strings.Join(tc.args, "\x00"))
@@ -50,42 +52,29 @@ func FuzzParseArgs(f *testing.F) {
 	})
 }
 
-// checkAccepted holds an accepted command line to what Prepare can take;
-// with --jobs, to no operands (the list has them).
+// checkAccepted holds an accepted command line to its operands, and its
+// Options to copier's checks: Prepare refuses them, for a value or for
+// the missing SRC, in one line in the command's words.
 func checkAccepted(t *testing.T, args []string, cfg config) {
 	t.Helper()
 	o := cfg.opts
-	switch {
-	case o.BlockSize < 0 || o.BlockSize > copier.MaxBlockSize:
-		t.Fatalf("%q: block size %d accepted", args, o.BlockSize)
-	case o.QueueDepth < 0:
-		t.Fatalf("%q: queue depth %d accepted", args, o.QueueDepth)
-	case o.SrcOffset < 0 || o.DstOffset < 0 || o.Length < 0:
-		t.Fatalf("%q: negative offset or length accepted: %+v", args, o)
-	case o.Length != 0 && !o.LengthSet:
-		t.Fatalf("%q: length %d without LengthSet", args, o.Length)
-	case o.NBD.Connections < 1 || o.NBD.Connections > copier.MaxNBDConnections || o.NBD.Timeout < 0:
-		t.Fatalf("%q: NBD options %+v accepted", args, o.NBD)
-	case o.MaxRate < 0:
-		t.Fatalf("%q: negative rate cap accepted", args)
-	case !validIOPrio(o.IOPrio):
-		t.Fatalf("%q: I/O priority %q accepted", args, o.IOPrio)
-	case !slices.Contains(copier.EngineChoices(), string(o.Engine)) || !slices.Contains(copier.DirectChoices, string(o.Direct)) ||
-		!slices.Contains(copier.SparseChoices, string(o.Sparse)) || !slices.Contains(copier.OffloadChoices, string(o.Offload)):
-		t.Fatalf("%q: a value the library does not take was accepted: %+v", args, o)
-	}
-	if cfg.jobs != "" {
-		if o.Src != "" || o.Dst != "" || cfg.parallel < 0 {
-			t.Fatalf("%q: --jobs with operands %q %q, --parallel %d", args, o.Src, o.Dst, cfg.parallel)
-		}
-		return
-	}
-	if !contains(args, o.Src) || !contains(args, o.Dst) {
+	if cfg.jobs == "" && (!contains(args, o.Src) || !contains(args, o.Dst)) {
 		t.Fatalf("%q: operands %q %q are not among the arguments", args, o.Src, o.Dst)
 	}
-}
-
-func validIOPrio(s string) bool {
-	_, err := engine.ParseIOPrio(s)
-	return err == nil
+	if cfg.jobs != "" && (o.Src != "" || o.Dst != "") {
+		t.Fatalf("%q: --jobs with operands %q %q", args, o.Src, o.Dst)
+	}
+	dir := t.TempDir()
+	o.Src, o.Dst = filepath.Join(dir, "missing-src"), filepath.Join(dir, "dst")
+	_, err := copier.Prepare(o)
+	var refused *copier.RefusedError
+	if !errors.As(err, &refused) {
+		t.Fatalf("%q: Prepare: %v, want a refusal (SRC does not exist)", args, err)
+	}
+	if msg := message(err); strings.ContainsAny(msg, "\n\r") || strings.Contains(msg, "Options.") {
+		t.Fatalf("%q: refusal %q is not one line in the command's words", args, msg)
+	}
+	if f := refused.Field; f != "" && f != "Src" && f != "Dst" && flagOf(f) == "" {
+		t.Fatalf("%q: refusal for Options.%s, which no flag sets", args, f)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ringcp/ringcp/copier"
 	"github.com/spf13/pflag"
 )
 
@@ -67,18 +66,18 @@ object a line; the README ("Machine-readable output") lists their fields,
 which are added, never renamed.
 `
 
-// flagPlaceholders name what a flag takes, in its help line; a bool flag
-// takes nothing (pflag would print [=true|false]).
+// flagPlaceholders name what a flag takes, in its help line: those of
+// optionFlags, and the command's own; a bool flag takes nothing (pflag
+// would print [=true|false]).
 func flagPlaceholders() map[string]string {
-	return map[string]string{
-		"block-size": "SIZE", "queue-depth": "N", "engine": choiceList(copier.EngineChoices()),
-		"direct": choiceList(copier.DirectChoices), "sync": "end|none", "src-offset": "SIZE",
-		"dst-offset": "SIZE", "length": "SIZE", "sparse": choiceList(copier.SparseChoices),
-		"zero-block": "SIZE", "offload": choiceList(copier.OffloadChoices), "progress": "MODE",
-		"progress-interval": "DURATION", "progress-fd": "FD", "src-format": "raw",
-		"size": "SIZE", "dir": "DIR", "jobs": "FILE", "parallel": "N", "state": "PATH", "sync-every": "DURATION",
-		"nbd-connections": "N", "nbd-timeout": "DURATION", "max-rate": "RATE", "ioprio": "CLASS[:LEVEL]",
+	places := map[string]string{"progress": "MODE", "progress-interval": "DURATION", "progress-fd": "FD",
+		"size": "SIZE", "dir": "DIR", "jobs": "FILE", "parallel": "N"}
+	for _, f := range optionFlags {
+		if f.placeholder != "" {
+			places[f.name] = f.placeholder
+		}
 	}
+	return places
 }
 
 // noDefault are default values not worth printing.

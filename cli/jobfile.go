@@ -37,9 +37,7 @@ const maxJobLine = 1 << 20
 type jobLine struct {
 	line     int // where it is in the list, from 1
 	src, dst string
-	srcOff   sizeFlag
-	dstOff   sizeFlag
-	length   sizeFlag
+	rng      copier.Options // the range flags: offsets, length, and what they make of DST's size
 }
 
 // readJobList reads the list from the file named, or stdin for "-".
@@ -84,11 +82,8 @@ func parseJobList(r io.Reader, name string) ([]jobLine, error) {
 // parseJobWords reads one job's words: two operands and range flags.
 func parseJobWords(words []string) (jobLine, error) {
 	var j jobLine
-	fs := pflag.NewFlagSet("job", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Var(&j.srcOff, "src-offset", "")
-	fs.Var(&j.dstOff, "dst-offset", "")
-	fs.Var(&j.length, "length", "")
+	fs := newFlagSet("job")
+	defineOptionFlags(fs, &j.rng, "src-offset", "dst-offset", "length")
 	onlyOnce(fs)
 	if err := fs.Parse(words); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -108,9 +103,9 @@ func parseJobWords(words []string) (jobLine, error) {
 func (j jobLine) options(common copier.Options) copier.Options {
 	o := common
 	o.Src, o.Dst = j.src, j.dst
-	o.SrcOffset, o.DstOffset, o.Length, o.LengthSet = j.srcOff.v, j.dstOff.v, j.length.v, j.length.set
-	if j.dstOff.set || j.length.set {
-		o.DstSize = copier.SizeKeep
+	o.SrcOffset, o.DstOffset, o.Length, o.LengthSet = j.rng.SrcOffset, j.rng.DstOffset, j.rng.Length, j.rng.LengthSet
+	if j.rng.DstSize != "" {
+		o.DstSize = j.rng.DstSize
 	}
 	return o
 }

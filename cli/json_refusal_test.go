@@ -56,7 +56,8 @@ func TestJSONEveryOutcome(t *testing.T) {
 		{[]string{"--json", filepath.Join(fx.Dir, "missing"), fx.New}, "not_found", "Src", "ENOENT", "", "no such file or device"},
 		{[]string{"--json", "--src-offset", "1M", fx.Src, fx.New}, "bad_input", "SrcOffset", "", "--src-offset", "--src-offset 1048576 is past the end"},
 		{[]string{"--json", fx.Src, fx.Src}, "overlap", "Dst", "", "", "SRC and DST are the same file"},
-		{[]string{"--json", "-q", "0", fx.Src, fx.New}, "bad_input", "", "", "", "--queue-depth 0: must be at least 1"},
+		{[]string{"--json", "-q", "0", fx.Src, fx.New}, "bad_input", "", "", "", `"-q, --queue-depth" flag: must be more than 0`},
+		{[]string{"--json", "-q", "2000", fx.Src, fx.New}, "bad_input", "QueueDepth", "", "--queue-depth", "--queue-depth 2000: out of range (1 to 1024)"},
 		{[]string{"--json", fx.Src, fx.Sub}, "not_supported", "Dst", "EISDIR", "", "is a directory"},
 	}
 	for _, c := range cases {

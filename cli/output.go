@@ -88,7 +88,7 @@ func toJSON(o copier.Options, r copier.Report, err error) jsonReport {
 	}
 	var refused *copier.RefusedError
 	if errors.As(err, &refused) {
-		j.Kind, j.Field, j.Flag = string(refused.Kind), refused.Field, fieldFlags[refused.Field]
+		j.Kind, j.Field, j.Flag = string(refused.Kind), refused.Field, flagOf(refused.Field)
 	}
 	var usage *usageError
 	if errors.As(err, &usage) {

@@ -40,61 +40,53 @@ imageio's checksum API returns it. Holes are not read.
 Flags:
 `
 
-// readFlags are the flags verify and checksum share with a copy.
+// readFlags are the flags verify and checksum share with a copy, from the
+// same definitions (optionFlags), set on an Options whose fields a
+// compare or a checksum takes; copier checks their values.
 type readFlags struct {
-	fs                         *pflag.FlagSet
-	bs, srcOff, dstOff, length sizeFlag
-	qd                         int
-	engine, direct             string
-	json, verbose, help        bool
+	fs                  *pflag.FlagSet
+	opts                copier.Options
+	json, verbose, help bool
 }
 
 func newReadFlags(name string, withDst bool) *readFlags {
-	f := &readFlags{fs: pflag.NewFlagSet(name, pflag.ContinueOnError)}
-	fs := f.fs
-	fs.SetOutput(io.Discard)
-	fs.SortFlags = false
-	fs.VarP(&f.bs, "block-size", "b", "bytes per request (default: chosen)")
-	fs.IntVarP(&f.qd, "queue-depth", "q", 0, "requests in flight (default: chosen)")
-	fs.StringVar(&f.engine, "engine", "auto", choiceList(copier.EngineChoices()))
-	fs.StringVar(&f.direct, "direct", "auto", choiceList(copier.DirectChoices)+": O_DIRECT where it is accepted")
-	fs.Var(&f.srcOff, "src-offset", "start this many bytes into SRC")
+	f := &readFlags{fs: newFlagSet(name)}
+	names := []string{"block-size", "queue-depth", "engine", "direct", "src-offset", "length"}
 	if withDst {
-		fs.Var(&f.dstOff, "dst-offset", "start this many bytes into DST")
-		fs.BoolVar(&f.json, "json", false, "print one JSON object with the result on stdout")
+		names = append(names, "dst-offset")
 	}
-	fs.Var(&f.length, "length", "this many bytes (default: to the end of SRC)")
-	fs.BoolVarP(&f.verbose, "verbose", "v", false, "explain the choices")
-	fs.BoolVarP(&f.help, "help", "h", false, "show this help")
-	onlyOnce(fs)
+	defineOptionFlags(f.fs, &f.opts, names...)
+	// What a range is when nothing is written.
+	f.fs.Lookup("length").Usage = "this many bytes (default: to the end of SRC)"
+	if withDst {
+		f.fs.Lookup("dst-offset").Usage = "start this many bytes into DST"
+		f.fs.BoolVar(&f.json, "json", false, "print one JSON object with the result on stdout")
+	}
+	f.fs.BoolVarP(&f.verbose, "verbose", "v", false, "explain the choices")
+	f.fs.BoolVarP(&f.help, "help", "h", false, "show this help")
+	onlyOnce(f.fs)
 	return f
 }
 
-// parse reads args and checks them; ops is the number of operands.
+// parse reads args; ops is the number of operands.
 func (f *readFlags) parse(args []string, ops int, usage string, stdout io.Writer) (copier.ReadOptions, error) {
 	if err := f.fs.Parse(args); err != nil {
 		return copier.ReadOptions{}, err
 	}
 	if f.help {
-		fmt.Fprint(stdout, usage+f.fs.FlagUsages())
+		fmt.Fprint(stdout, usage+flagHelp(f.fs))
 		return copier.ReadOptions{}, errHelp
 	}
 	if f.fs.NArg() != ops {
 		return copier.ReadOptions{}, fmt.Errorf("need %d operand(s), got %d (see %s --help)", ops, f.fs.NArg(), f.fs.Name())
 	}
-	if err := checkChoices(f.engine, f.direct, "end", "none", "auto", "auto"); err != nil {
-		return copier.ReadOptions{}, err
-	}
-	if f.bs.v > copier.MaxBlockSize || (f.bs.set && f.bs.v == 0) {
-		return copier.ReadOptions{}, fmt.Errorf("--block-size %d: from 1 byte to 1 GiB", f.bs.v)
-	}
-	o := copier.ReadOptions{Src: f.fs.Arg(0), SrcOffset: f.srcOff.v, DstOffset: f.dstOff.v, Length: f.length.v, LengthSet: f.length.set,
-		BlockSize: int(f.bs.v), QueueDepth: f.qd, Engine: copier.EngineChoice(f.engine), Direct: copier.DirectMode(f.direct),
-		Sum: imageioChecksum}
+	o := f.opts
+	r := copier.ReadOptions{Src: f.fs.Arg(0), SrcOffset: o.SrcOffset, DstOffset: o.DstOffset, Length: o.Length, LengthSet: o.LengthSet,
+		BlockSize: o.BlockSize, QueueDepth: o.QueueDepth, Engine: o.Engine, Direct: o.Direct, Sum: imageioChecksum}
 	if ops == 2 {
-		o.Dst = f.fs.Arg(1)
+		r.Dst = f.fs.Arg(1)
 	}
-	return o, nil
+	return r, nil
 }
 
 func (f *readFlags) explain(stderr io.Writer, rep copier.ReadReport) {

@@ -8,7 +8,6 @@ import (
 	"syscall"
 
 	"github.com/ringcp/ringcp/copier"
-	"github.com/ringcp/ringcp/engine"
 	"github.com/ringcp/ringcp/internal/units"
 )
 
@@ -16,7 +15,7 @@ import (
 // signal: what happened, then what DST holds now, so that nobody takes a
 // partial DST for a copy. It returns the outcome, marked as reported.
 func stoppedCopy(stderr io.Writer, opts copier.Options, rep copier.Report, err error, sig syscall.Signal) error {
-	var canceled *engine.CanceledError
+	var canceled *copier.CanceledError
 	if sig != 0 && errors.As(err, &canceled) {
 		fmt.Fprintln(stderr, "ringcp: "+interruptedText(sig, opts, rep))
 	} else {

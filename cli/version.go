@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"github.com/ringcp/ringcp/engine"
+	"github.com/ringcp/ringcp/copier"
 )
 
 // versionInfo is what --version prints: which ringcp this is, and whether
@@ -34,7 +34,7 @@ func moduleVersion() string {
 
 func buildVersion() versionInfo {
 	v := versionInfo{Version: moduleVersion(), GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
-		Engines: engine.BackendNames()}
+		Engines: copier.Backends()}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
 			switch s.Key {
@@ -48,7 +48,7 @@ func buildVersion() versionInfo {
 		}
 	}
 	v.IOUringWhy = "usable"
-	if err := engine.UringAvailable(); err != nil {
+	if err := copier.UringAvailable(); err != nil {
 		v.IOUringWhy = err.Error()
 	} else {
 		v.IOUring = true

@@ -88,6 +88,8 @@ func TestJobsBadList(t *testing.T) {
 	cli(t, "--jobs", list).want(t, exitRefused, "ringcp: --jobs "+list+" line 3: a ' quote is not closed")
 	mustNotExist(t, good)
 	cli(t, "--jobs", filepath.Join(dir, "missing")).want(t, exitRefused, "ringcp: --jobs: open "+filepath.Join(dir, "missing")+": no such file")
+	// A list that parses, for what copier refuses (after reading it).
+	parses := writeList(t, t.TempDir(), src+" "+good)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -95,7 +97,7 @@ func TestJobsBadList(t *testing.T) {
 		{[]string{"--jobs", list, src, good}, "SRC and DST go in the list"},
 		{[]string{"--jobs", list, "--length", "1M"}, "--length goes on a job's line with --jobs"},
 		{[]string{"--parallel", "2", src, good}, "--parallel is for --jobs"},
-		{[]string{"--jobs", list, "--parallel", "-1"}, "--parallel -1: must be 0"},
+		{[]string{"--jobs", parses, "--parallel", "-1"}, "--parallel -1: must be 0"},
 		{[]string{"--jobs", ""}, "--jobs needs a FILE"},
 	} {
 		cli(t, c.args...).want(t, exitRefused, c.want)

@@ -49,7 +49,8 @@ func TestNBDRefusals(t *testing.T) {
 		{"src-offset", []string{"--src-offset", "512", "--length", "4096", strict, dst}, "--src-offset 512 is not a multiple"},
 		{"engine", []string{"--engine", "pool", src, dst}, "--engine pool: it moves data through file descriptors only"},
 		{"offload", []string{"--offload", "reflink", src, dst}, "block devices and NBD exports have no copy offload"},
-		{"connections", []string{"--nbd-connections", "0", src, dst}, "--nbd-connections 0: want 1 to 64"},
+		{"connections", []string{"--nbd-connections", "65", src, dst}, "--nbd-connections 65: out of range (1 to 64)"},
+		{"no-connections", []string{"--nbd-connections", "0", src, dst}, `"--nbd-connections" flag: must be more than 0`},
 		{"resume-no-state", []string{"--resume", src, dst}, "a resumable copy to an NBD export needs a state file path (--state)"},
 		{"resume-from-export", []string{"--resume", "--state", filepath.Join(dir, "state"), dst, filepath.Join(dir, "out")}, "--resume cannot resume from an NBD export"},
 	}

@@ -251,8 +251,10 @@ func TestTrustRefusals(t *testing.T) {
 		{[]string{"--verify", "--sync", "none"}, "need the fdatasync barrier"},
 		{[]string{"--resume", "--sync", "none"}, "need the fdatasync barrier"},
 		{[]string{"--checksum", "--offload", "reflink"}, "offload reflink: the data would not pass through ringcp"},
-		{[]string{"--state", filepath.Join(dir, "s")}, "--state and --sync-every are for --resume"},
-		{[]string{"--resume", "--sync-every", "-1s"}, "--sync-every -1s: must be positive"},
+		{[]string{"--state", filepath.Join(dir, "s")}, "--state is for --resume: give it too"},
+		{[]string{"--sync-every", "1s"}, "--sync-every is for --resume: give it too"},
+		{[]string{"--resume", "--sync-every", "-1s"}, "--sync-every -1s: must not be negative"},
+		{[]string{"--resume", "--sync-every", "0s"}, `"--sync-every" flag: must be more than 0`},
 	} {
 		cli(t, append(c.args, src, dst)...).want(t, 2, c.want)
 		before.Same(t)

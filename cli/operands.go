@@ -9,7 +9,7 @@ import (
 
 // checkOperands checks the operands and the flags that depend on the
 // mode: SRC DST for one copy; none with --jobs, whose list holds them
-// and each job's range.
+// and each job's range. The values of the flags are copier's to check.
 func checkOperands(fs *pflag.FlagSet, jobs string) error {
 	if fs.Changed("jobs") && jobs == "" {
 		return errors.New("--jobs needs a FILE (or - for stdin)")
@@ -30,9 +30,6 @@ func checkOperands(fs *pflag.FlagSet, jobs string) error {
 		if fs.Changed(name) {
 			return fmt.Errorf("--%s goes on a job's line with --jobs: each job has its own range", name)
 		}
-	}
-	if n, _ := fs.GetInt("parallel"); n < 0 {
-		return fmt.Errorf("--parallel %d: must be 0 (all at once) or more", n)
 	}
 	return nil
 }

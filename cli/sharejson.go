@@ -1,14 +1,11 @@
 package cli
 
-// The command's side of sharing a busy host: --ioprio checked as the
-// library takes it, and the --json fields of the rate cap, the cgroup
-// limits and yield.
+// The --json fields of sharing a busy host: the cgroup limits the copy was
+// fitted to and what yield did (the rate cap and the priority are plain
+// fields of jsonReport).
 
 import (
-	"fmt"
-
 	"github.com/ringcp/ringcp/copier"
-	"github.com/ringcp/ringcp/engine"
 )
 
 // jsonIOLimit is a cgroup I/O limit the copy was fitted to, in --json.
@@ -54,12 +51,4 @@ func yieldJSON(y *copier.YieldReport) *jsonYield {
 	return &jsonYield{Cuts: y.Cuts, Raises: y.Raises, CutSeconds: y.CutSeconds, LowestDepth: y.LowestDepth,
 		LowestRate: y.LowestRate, ProbeBaseSec: y.ProbeBase, ProbeMaxSec: y.ProbeMax, OthersMax: y.OthersMax,
 		PSISomeMax: y.PSISomeMax, PSIFullMax: y.PSIFullMax}
-}
-
-// checkIOPrio refuses an --ioprio the library would not take.
-func checkIOPrio(s string) error {
-	if _, err := engine.ParseIOPrio(s); err != nil {
-		return fmt.Errorf("--ioprio: %w", err)
-	}
-	return nil
 }
