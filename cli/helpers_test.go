@@ -32,9 +32,8 @@ func (r result) want(t *testing.T, code int, parts ...string) {
 }
 
 var (
-	newFixture   = cmdtest.NewFixture
-	randomFile   = cmdtest.RandomFile
-	digest       = cmdtest.Digest
-	readRange    = cmdtest.ReadRange
-	mustNotExist = cmdtest.MustNotExist
+	newFixture = cmdtest.NewFixture
+	randomFile = cmdtest.RandomFile
+	digest     = cmdtest.Digest
+	readRange  = cmdtest.ReadRange
 )

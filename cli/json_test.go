@@ -99,7 +99,7 @@ func TestVerboseExplainsChoices(t *testing.T) {
 // error and what DST holds, and exits 1.
 func TestJSONOnFailure(t *testing.T) {
 	dir := t.TempDir()
-	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	src := filepath.Join(dir, "src")
 	if err := os.WriteFile(src, make([]byte, 1<<20), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestJSONOnFailure(t *testing.T) {
 			t.Errorf("unmount %s: %v", full, err)
 		}
 	})
-	dst = filepath.Join(full, "dst")
+	dst := filepath.Join(full, "dst")
 	var stdout, stderr bytes.Buffer
 	code := Run([]string{"--json", "--force", "--sparse", "never", src, dst}, &stdout, &stderr) // --force: past the room check
 	if code != ExitFailed {

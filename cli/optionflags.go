@@ -117,16 +117,6 @@ var unboundFields = map[string]string{
 // batchFlags name the BatchOptions fields that copier's errors may name.
 var batchFlags = map[string]string{"Parallel": "--parallel", "MaxRate": "--max-rate"}
 
-// flagNamed is the definition of the flag name.
-func flagNamed(name string) optionFlag {
-	for _, f := range optionFlags {
-		if f.name == name {
-			return f
-		}
-	}
-	panic("cli: no option flag " + name)
-}
-
 // defineOptionFlags defines on fs the flags named (all when none is) as
 // setters of o's fields, with their defaults set.
 func defineOptionFlags(fs *pflag.FlagSet, o *copier.Options, names ...string) {

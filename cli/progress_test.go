@@ -152,10 +152,7 @@ func TestParsersReadQemuImg(t *testing.T) {
 	}
 	rising(t, "CDI on qemu-img", cdiValues(out), false)
 	rising(t, "Proxmox on qemu-img", proxmoxValues(out), true)
-	var recs [][]byte
-	for _, r := range bytes.SplitAfter(out, []byte("\r")) {
-		recs = append(recs, r) // qemu-img flushes each record: one write each
-	}
+	recs := bytes.SplitAfter(out, []byte("\r")) // qemu-img flushes each record: one write each
 	rising(t, "Incus on qemu-img", incusValues(recs), true)
 }
 

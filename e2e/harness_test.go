@@ -69,10 +69,7 @@ func binary(t *testing.T) string {
 	return cmdtest.Binary(t)
 }
 
-type (
-	fixture  = cmdtest.Fixture
-	snapshot = cmdtest.Snapshot
-)
+type snapshot = cmdtest.Snapshot
 
 var (
 	newFixture   = cmdtest.NewFixture
