@@ -48,9 +48,18 @@ func ringcp(t *testing.T, args ...string) result {
 // start fails the test.
 func runCommand(t *testing.T, name string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(name, args...)
+	return runToEnd(t, exec.Command(name, args...))
+}
+
+// runToEnd runs cmd to its end and returns its exit code and output
+// (stdout unless the caller gave it somewhere else to go).
+func runToEnd(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
 	var out, errOut strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if cmd.Stdout == nil {
+		cmd.Stdout = &out
+	}
+	cmd.Stderr = &errOut
 	err := cmd.Run()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
@@ -58,7 +67,7 @@ func runCommand(t *testing.T, name string, args ...string) result {
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s %s -> %d\n%s", filepath.Base(name), strings.Join(args, " "), code, errOut.String())
+	t.Logf("%s %s -> %d\n%s", filepath.Base(cmd.Path), strings.Join(cmd.Args[1:], " "), code, errOut.String())
 	return result{code: code, stdout: out.String(), stderr: errOut.String()}
 }
 
