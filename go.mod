@@ -9,3 +9,5 @@ require (
 	golang.org/x/sys v0.35.0
 	golang.org/x/time v0.12.0
 )
+
+require github.com/klauspost/compress v1.18.4 // indirect
