@@ -167,8 +167,8 @@ func (w *Writer) storeSpans(spans []span) error {
 
 // partial is a cluster written in part, waiting for the rest.
 type partial struct {
-	buf     []byte    // the cluster's bytes so far (zeros elsewhere)
-	n       int64     // bytes written so far
+	buf     []byte     // the cluster's bytes so far (zeros elsewhere)
+	n       int64      // bytes written so far
 	written [][2]int64 // the ranges written, to fill the rest at Close
 }
 
