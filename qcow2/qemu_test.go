@@ -3,6 +3,7 @@ package qcow2
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -223,3 +224,6 @@ func checkMap(t testing.TB, im *Image, img string) {
 		}
 	}
 }
+
+// isCause tells whether err is a refusal for cause.
+func isCause(err, cause error) bool { return err != nil && IsRefusal(err) && errors.Is(err, cause) }

@@ -78,8 +78,8 @@ type Writer struct {
 	buffered bool // partial clusters wait in pending (compression, backing)
 
 	mu      sync.Mutex
-	next    int64 // the next free host byte
-	packed  packing
+	next    int64              // the next free host byte
+	packs   []packing          // open packing clusters, for compressed clusters
 	l2      map[int64][]uint64 // L2 tables by L1 index, as they will be written
 	pending map[int64]*partial // clusters written in part, by cluster index
 	err     error              // the first failure: every later call returns it
@@ -94,7 +94,7 @@ func Create(t WriteTransport, opt WriterOptions) (*Writer, error) {
 	if err := opt.validate(); err != nil {
 		return nil, err
 	}
-	comp, err := newCompressor(opt.Compression)
+	comp, err := newCompressor(opt.Compression, opt.ClusterSize)
 	if err != nil {
 		return nil, err
 	}

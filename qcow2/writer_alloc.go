@@ -1,48 +1,83 @@
 package qcow2
 
-// Host space is handed out from one pointer that only moves forward:
-// whole clusters for clusters stored as they are, bytes for compressed
-// clusters (packed one after another, as qemu-img convert -c packs them).
-// Every host cluster below the pointer is then used by something, so the
-// refcounts Close writes leave nothing leaked.
+// Host space is handed out as QEMU's allocator does: whole clusters
+// from a frontier that only moves forward, for clusters stored as they
+// are; and bytes packed one after another into partly used clusters, for
+// compressed clusters (as qemu-img convert -c packs them). A compressed
+// cluster runs on into the next host cluster only where that one is the
+// frontier's next. Every host cluster below the frontier is then used by
+// something, so the refcounts Close writes leave nothing leaked.
+//
+// Writes come out of order from many goroutines, so clusters stored as
+// they are come between compressed ones: a few packing clusters are kept
+// open at once, and a compressed cluster goes into the first with room,
+// so that little of any is left unused.
 
 // maxRefcount is the largest 16-bit refcount (refcount_order 4).
 const maxRefcount = 1<<16 - 1
 
-// packing is the host cluster compressed clusters are being packed into,
-// and how many of them it holds: each one adds to its refcount.
+// maxPacks is how many packing clusters are open at once.
+const maxPacks = 8
+
+// packing is a stretch of host bytes compressed clusters are packed
+// into: the next free byte, the end of its clusters, and how many
+// compressed clusters the host cluster of off holds (each one adds to its
+// refcount).
 type packing struct {
-	cluster int64
-	count   int
+	off, end int64
+	count    int
 }
 
 // allocClusters hands out n consecutive host clusters; w.mu is held.
 func (w *Writer) allocClusters(n int64) int64 {
-	host := (w.next + w.cs - 1) &^ (w.cs - 1)
-	w.next = host + n*w.cs
+	host := w.next
+	w.next += n * w.cs
 	return host
 }
 
-// allocCompressed hands out n bytes for a compressed cluster (n < cs).
-// A host cluster takes compressed clusters until its refcount would
-// overflow.
+// allocCompressed hands out n bytes for a compressed cluster (n < cs):
+// in the first open packing with room, else at the end of the one that
+// ends at the frontier, else in a new cluster.
 func (w *Writer) allocCompressed(n int64) int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	host := w.next
-	first := host / w.cs
-	if first == w.packed.cluster && w.packed.count >= maxRefcount {
-		host = w.allocClusters(0)
-		first = host / w.cs
+	for i := range w.packs {
+		if p := &w.packs[i]; p.off+n <= p.end && p.count < maxRefcount {
+			return w.take(p, n)
+		}
 	}
-	if first != w.packed.cluster {
-		w.packed = packing{cluster: first}
+	for i := range w.packs {
+		if p := &w.packs[i]; p.end == w.next && p.count < maxRefcount {
+			w.allocClusters(ceilDiv(p.off+n-p.end, w.cs))
+			p.end = w.next
+			return w.take(p, n)
+		}
 	}
-	w.packed.count++
-	if last := (host + n - 1) / w.cs; last != first {
-		w.packed = packing{cluster: last, count: 1}
+	if len(w.packs) == maxPacks { // close the fullest
+		fullest := 0
+		for i, p := range w.packs {
+			if p.end-p.off < w.packs[fullest].end-w.packs[fullest].off {
+				fullest = i
+			}
+		}
+		w.packs = append(w.packs[:fullest], w.packs[fullest+1:]...)
 	}
-	w.next = host + n
+	host := w.allocClusters(1)
+	w.packs = append(w.packs, packing{off: host, end: w.next})
+	return w.take(&w.packs[len(w.packs)-1], n)
+}
+
+// take gives out the next n bytes of p.
+func (w *Writer) take(p *packing, n int64) int64 {
+	host := p.off
+	p.count++
+	if (host+n-1)/w.cs != host/w.cs {
+		p.count = 1 // from now on the refcount that matters is the next cluster's
+	}
+	p.off += n
+	if p.off%w.cs == 0 {
+		p.count = 0 // the next one starts a fresh cluster
+	}
 	return host
 }
 

@@ -62,14 +62,14 @@ func (w *Writer) finishPending(pending map[int64]*partial) error {
 // writeMetadata lays the metadata out after the data and writes it.
 func (w *Writer) writeMetadata() error {
 	lay := w.layOut()
-	refs := make([]uint16, (lay.end+w.cs-1)/w.cs) // 2 bytes per host cluster
-	refs[0] = 1                                   // the header
+	refs := make([]uint16, w.next/w.cs) // 2 bytes per host cluster
+	refs[0] = 1                         // the header
 	for i := range lay.l1 {
 		if err := w.writeL2(i, lay, refs); err != nil {
 			return err
 		}
 	}
-	if err := w.writeTable(lay.l1, lay.l1Off, refs); err != nil {
+	if err := w.writeTable(lay.l1, lay.l1Off, refs, false); err != nil {
 		return err
 	}
 	if err := w.writeRefcounts(lay, refs); err != nil {
@@ -111,12 +111,12 @@ func (w *Writer) layOut() *layout {
 		lay.l2Host[i] = w.allocClusters(1)
 		lay.l1[i] = uint64(lay.l2Host[i]) | entryCopied
 	}
-	if len(lay.l1) > 0 {
-		lay.l1Off = w.allocClusters(ceilDiv(int64(len(lay.l1))*8, w.cs))
-	}
-	// The refcounts count every host cluster, their own included: find
-	// the fixed point, as QEMU's qcow2_refcount_metadata_size does.
-	data := ceilDiv(w.next, w.cs)
+	// The refcounts count every host cluster, their own and the L1
+	// table's (which comes last, so the file ends with its last entry,
+	// as QEMU's does) included: find the fixed point, as QEMU's
+	// qcow2_refcount_metadata_size does.
+	l1Clusters := ceilDiv(int64(len(lay.l1))*8, w.cs)
+	data := w.next/w.cs + l1Clusters
 	perBlock, perTable := w.cs/2, w.cs/8
 	for {
 		blocks := ceilDiv(data+lay.blocks+lay.tableCl, perBlock)
@@ -129,6 +129,10 @@ func (w *Writer) layOut() *layout {
 	lay.blockOff = w.allocClusters(lay.blocks)
 	lay.tableOff = w.allocClusters(lay.tableCl)
 	lay.end = w.next
+	if l1Clusters > 0 {
+		lay.l1Off = w.allocClusters(l1Clusters)
+		lay.end = lay.l1Off + int64(len(lay.l1))*8
+	}
 	return lay
 }
 
@@ -170,7 +174,7 @@ func (w *Writer) writeL2(i int, lay *layout, refs []uint16) error {
 		w.countEntry(e, refs)
 	}
 	delete(w.l2, int64(i)) // written: its memory can go
-	return w.writeTable(t, host, refs)
+	return w.writeTable(t, host, refs, true)
 }
 
 // countEntry adds an L2 entry's references to the refcounts.
@@ -190,16 +194,21 @@ func (w *Writer) countEntry(e uint64, refs []uint16) {
 }
 
 // writeTable writes a table of entries at host, padded to whole
-// clusters, and counts its clusters.
-func (w *Writer) writeTable(t []uint64, host int64, refs []uint16) error {
+// clusters or not (the last table of the file), and counts its clusters.
+func (w *Writer) writeTable(t []uint64, host int64, refs []uint16, pad bool) error {
 	if len(t) == 0 {
 		return nil
 	}
-	b := make([]byte, ceilDiv(int64(len(t))*8, w.cs)*w.cs)
+	clusters := ceilDiv(int64(len(t))*8, w.cs)
+	n := int64(len(t)) * 8
+	if pad {
+		n = clusters * w.cs
+	}
+	b := make([]byte, n)
 	for k, e := range t {
 		binary.BigEndian.PutUint64(b[k*8:], e)
 	}
-	for c := host / w.cs; c < (host+int64(len(b)))/w.cs; c++ {
+	for c := host / w.cs; c < host/w.cs+clusters; c++ {
 		refs[c]++
 	}
 	if _, err := w.t.WriteAt(b, host); err != nil {
@@ -210,7 +219,7 @@ func (w *Writer) writeTable(t []uint64, host int64, refs []uint16) error {
 
 // writeRefcounts writes the refcount blocks and the refcount table.
 func (w *Writer) writeRefcounts(lay *layout, refs []uint16) error {
-	for c := lay.blockOff / w.cs; c < lay.end/w.cs; c++ {
+	for c := lay.blockOff / w.cs; c < lay.tableOff/w.cs+lay.tableCl; c++ {
 		refs[c]++ // the refcount blocks and table themselves
 	}
 	perBlock := w.cs / 2
