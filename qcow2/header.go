@@ -123,7 +123,7 @@ func parseHeader(name string, b []byte, fileSize int64) (*Header, error) {
 	}
 	if h.Version != 2 && h.Version != 3 {
 		return nil, &Error{Name: name, Cause: ErrUnsupported, What: fmt.Sprintf("version %d", h.Version),
-			Hint: "only versions 2 and 3 exist; convert it with a newer qemu-img"}
+			Hint: "only versions 2 and 3 exist"}
 	}
 	if h.ClusterBits < minClusterBits || h.ClusterBits > maxClusterBits {
 		return nil, malformed(name, "cluster_bits %d (QEMU allows 9 to 21)", h.ClusterBits)
