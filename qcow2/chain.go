@@ -45,6 +45,7 @@ func (im *Image) openDataFile(opts Options) error {
 			return &Error{Name: t.Name(), Cause: ErrBackingRefused, What: "size of the data file unknown", Err: err}
 		}
 		im.data, im.dataSize, im.extData = t, size, true
+		im.dataMapper = mapperOf(t)
 	}
 	return nil
 }
@@ -178,8 +179,8 @@ func (r *rawLayer) readAt(p []byte, off int64) error {
 
 // Extent of a raw file: data, or a hole where the Transport maps one.
 func (r *rawLayer) Extent(off, end int64) (Extent, error) {
-	m, ok := r.t.(DataMapper)
-	if !ok {
+	m := mapperOf(r.t)
+	if m == nil {
 		return Extent{Off: off, Len: end - off, Kind: KindData}, nil
 	}
 	start, stop, err := m.Data(off, end)

@@ -85,7 +85,8 @@ func TestSeeds(t *testing.T) {
 	}
 	for _, s := range seeds {
 		im := openPath(t, s, Options{})
-		checkRead(t, im, rawOf(t, s))
-		checkMap(t, im, s)
+		want := rawOf(t, s)
+		checkRead(t, im, want)
+		checkMap(t, im, s, want)
 	}
 }

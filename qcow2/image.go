@@ -51,9 +51,10 @@ type Image struct {
 	stats    *checkStats // filled by the metadata check; nil when Lazy
 	extended bool
 
-	data     Transport // where clusters are: t, or the external data file
-	dataSize int64
-	extData  bool
+	data       Transport // where clusters are: t, or the external data file
+	dataSize   int64
+	dataMapper DataMapper // data's holes; nil when it cannot tell
+	extData    bool
 
 	backing layer // nil when none
 	closers []io.Closer
@@ -124,6 +125,7 @@ func readImage(t Transport, opts Options) (*Image, error) {
 		extended: h.extendedL2()}
 	// QEMU counts the size in 512-byte sectors and drops a tail.
 	im.size = int64(h.Size &^ 511)
+	im.dataMapper = mapperOf(t)
 	im.scBits = im.cbits
 	if im.extended {
 		im.scBits -= 5

@@ -48,7 +48,9 @@ func (im *Image) Extent(off, end int64) (Extent, error) {
 	err := im.runs(off, end, func(r run) (bool, error) {
 		if first.n == 0 {
 			first = r
-			return true, nil
+			// A data run whose host bytes may be holes ends here: see
+			// hostExtent.
+			return r.kind != runData || im.dataMapper == nil, nil
 		}
 		if sameKind(first.kind, r.kind) && first.kind != runUnalloc {
 			first.n += r.n
@@ -62,10 +64,37 @@ func (im *Image) Extent(off, end int64) (Extent, error) {
 	switch first.kind {
 	case runZero:
 		return Extent{Off: off, Len: first.n, Kind: KindZero}, nil
-	case runData, runCompressed:
+	case runData:
+		return im.hostExtent(first)
+	case runCompressed:
 		return Extent{Off: off, Len: first.n, Kind: KindData}, nil
 	}
 	return im.backingExtent(off, off+first.n)
+}
+
+// hostExtent is the extent at the start of a data run: data, or zeros
+// where its host bytes are a hole of the host file (never written: a
+// preallocated cluster, or zeros QEMU punched), as QEMU's block status
+// reports them.
+func (im *Image) hostExtent(r run) (Extent, error) {
+	data := Extent{Off: r.off, Len: r.n, Kind: KindData}
+	if im.dataMapper == nil {
+		return data, nil
+	}
+	end := min(r.host+r.n, im.dataSize)
+	if r.host >= end {
+		return Extent{Off: r.off, Len: r.n, Kind: KindZero}, nil // past the data file's end
+	}
+	start, stop, err := im.dataMapper.Data(r.host, end)
+	switch {
+	case err != nil || start < r.host || stop > end || start > stop:
+		return data, nil // it cannot tell: data
+	case start > r.host:
+		return Extent{Off: r.off, Len: start - r.host, Kind: KindZero}, nil
+	case stop > start:
+		return Extent{Off: r.off, Len: stop - r.host, Kind: KindData}, nil
+	}
+	return data, nil
 }
 
 // sameKind: data and compressed runs are both data.

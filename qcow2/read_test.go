@@ -119,7 +119,7 @@ func TestReadShapes(t *testing.T) {
 			for _, lazy := range []bool{false, true} {
 				im := openPath(t, img, Options{Lazy: lazy, CacheBytes: 1}) // a tiny cache: tables come and go
 				checkRead(t, im, want)
-				checkMap(t, im, img)
+				checkMap(t, im, img, want)
 			}
 		})
 	}
@@ -141,7 +141,7 @@ func TestAwkwardSizes(t *testing.T) {
 				want := rawOf(t, img)
 				im := openPath(t, img, Options{})
 				checkRead(t, im, want)
-				checkMap(t, im, img)
+				checkMap(t, im, img, want)
 				p := make([]byte, 10)
 				if n, err := im.ReadAt(p, im.Size()); n != 0 || err == nil {
 					t.Errorf("ReadAt at the size: %d, %v; want 0, EOF", n, err)

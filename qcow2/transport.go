@@ -99,6 +99,16 @@ func FileOpener(ref Ref) (Transport, Format, error) {
 // rawFile is an *os.File that maps its holes (see data_linux.go).
 type rawFile struct{ *os.File }
 
+// mapperOf is t as a DataMapper: itself, or an *os.File's holes; nil
+// when it cannot tell.
+func mapperOf(t Transport) DataMapper {
+	if f, ok := t.(*os.File); ok {
+		t = rawFile{f}
+	}
+	m, _ := t.(DataMapper)
+	return m
+}
+
 // transportSize is t's size: Size() if it has one, else the offset of its
 // end.
 func transportSize(t Transport) (int64, error) {
