@@ -2,13 +2,13 @@ package qcow2
 
 import (
 	"bytes"
-	"compress/flate"
 	"errors"
 	"fmt"
 	"io"
 	"runtime"
 	"sync"
 
+	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -32,8 +32,10 @@ func newDecompressor(compressionType uint8, clusterSize int64) decompressor {
 // header), with pooled readers.
 type inflater struct{}
 
-// newFlateReader makes the deflate readers; which library's was chosen
-// by BenchmarkInflate (see decompress_test.go).
+// newFlateReader makes the deflate readers: klauspost's, which inflated
+// QEMU-sized clusters 10 to 45% faster per CPU second than the standard
+// library's here (BenchmarkInflate; measured in CPU time, the machine
+// being shared).
 var newFlateReader = func(r io.Reader) io.ReadCloser { return flate.NewReader(r) }
 
 type flateReader struct {
