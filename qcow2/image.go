@@ -91,13 +91,34 @@ func openDepth(t Transport, opts Options, seen *chainSeen, depth int) (*Image, e
 		im.Close()
 		return nil, err
 	}
-	if !opts.Lazy {
-		if err := im.check(); err != nil {
-			im.Close()
-			return nil, err
-		}
+	check := im.check
+	if opts.Lazy {
+		check = im.checkL1
+	}
+	if err := check(); err != nil {
+		im.Close()
+		return nil, err
 	}
 	return im, nil
+}
+
+// checkL1 is the part of the metadata check a lazy Open keeps, because
+// it is cheap and bounds the work of a walk: no two L1 entries share an
+// L2 table (else a file of a few clusters could make a walk of the
+// virtual size take time out of proportion to the file).
+func (im *Image) checkL1() error {
+	seen := make(map[uint64]int, len(im.l1))
+	for i, e := range im.l1 {
+		off := e & entryOffsetMask
+		if off == 0 {
+			continue
+		}
+		if j, ok := seen[off]; ok {
+			return malformed(im.name, "L1 entries %d and %d share the L2 table at %#x", j, i, off)
+		}
+		seen[off] = i
+	}
+	return nil
 }
 
 // readImage reads the header, its extensions and the L1 table; it
