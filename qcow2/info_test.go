@@ -125,10 +125,13 @@ func TestMeasure(t *testing.T) {
 		if s.name == "chain3/qcow2" || s.name == "chain3/raw" {
 			continue // qemu-img measure counts a chain's data as its own; so does Measure, but images differ by the base
 		}
-		for _, cs := range []int64{512, 64 << 10, 2 << 20} {
-			t.Run(fmt.Sprintf("%s/%d", s.name, cs), func(t *testing.T) {
-				dir := t.TempDir()
-				img := s.make(t, dir)
+		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			img := s.make(t, dir)
+			im := openPath(t, img, Options{})
+			raw := rawOf(t, img)
+			for _, cs := range []int64{512, 64 << 10, 2 << 20} {
 				var q struct {
 					Required       int64
 					FullyAllocated int64 `json:"fully-allocated"`
@@ -137,21 +140,19 @@ func TestMeasure(t *testing.T) {
 				if err := json.Unmarshal(out, &q); err != nil {
 					t.Fatal(err)
 				}
-				im := openPath(t, img, Options{})
 				m, err := Measure(im, cs)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if m.Required > q.Required || m.FullyAllocated != q.FullyAllocated {
-					t.Errorf("Measure %+v, qemu-img measure %+v", m, q)
+					t.Errorf("cluster size %d: Measure %+v, qemu-img measure %+v", cs, m, q)
 				}
-				raw := rawOf(t, img)
 				out2 := filepath.Join(dir, "new.qcow2")
 				writeImage(t, out2, raw, WriterOptions{ClusterSize: cs})
 				if size := fileSize(t, out2); size > m.Required {
-					t.Errorf("the Writer's image takes %d bytes, more than Required %d", size, m.Required)
+					t.Errorf("cluster size %d: the Writer's image takes %d bytes, more than Required %d", cs, size, m.Required)
 				}
-			})
-		}
+			}
+		})
 	}
 }
