@@ -2,7 +2,6 @@ package qcow2
 
 import (
 	"errors"
-	"fmt"
 	"io"
 )
 
@@ -208,6 +207,3 @@ func (im *Image) Close() error {
 }
 
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
-
-// fmtSize names a byte count for messages.
-func fmtSize(n int64) string { return fmt.Sprintf("%d bytes", n) }
