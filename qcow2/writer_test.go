@@ -131,7 +131,9 @@ func TestWriter(t *testing.T) {
 			qemuCompare(t, srcPath, "raw", img, "qcow2")
 			padded := append(append([]byte(nil), src...), make([]byte, w.Size()-int64(len(src)))...)
 			sameBytes(t, "qemu-img convert -O raw of the new image", rawOf(t, img), padded)
-			checkRead(t, openPath(t, img, Options{}), padded)
+			im := openPath(t, img, Options{})
+			checkRead(t, im, padded)
+			checkMap(t, im, img, padded)
 
 			ref := filepath.Join(dir, "qemu.qcow2")
 			args := []string{"convert", "-O", "qcow2", "-o", fmt.Sprintf("cluster_size=%d", c.cs)}
@@ -199,6 +201,55 @@ func TestWriterBacking(t *testing.T) {
 			checkRead(t, openPath(t, img, Options{}), src)
 		})
 	}
+}
+
+// TestWriterTrusted: with TrustWrites the caller writes only what
+// differs from the backing file (here: a changed range, a zeroed range,
+// and what lies past the backing file's end), and the writer stores it
+// without comparing; the rest reads through.
+func TestWriterTrusted(t *testing.T) {
+	needQemu(t)
+	dir := t.TempDir()
+	baseRaw := filepath.Join(dir, "base.raw")
+	base := sourceRaw(t, baseRaw, 4<<20, 5)
+	src := append(append([]byte(nil), base...), make([]byte, 1<<20)...)
+	copy(src[70000:], strings.Repeat("trusted", 3000))
+	clear(src[2<<20 : 2<<20+100000])
+	copy(src[4<<20+999:], "beyond")
+	srcPath := filepath.Join(dir, "new.raw")
+	if err := os.WriteFile(srcPath, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bf, err := os.Open(baseRaw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bf.Close()
+	img := filepath.Join(dir, "top.qcow2")
+	f, err := os.Create(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := Create(f, WriterOptions{Size: int64(len(src)), BackingFile: "base.raw", BackingFormat: FormatRaw,
+		Backing: io.NewSectionReader(bf, 0, int64(len(base))), TrustWrites: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range [][2]int64{{70000, 70000 + 7*3000}, {4 << 20, 5 << 20}} {
+		if _, err := w.WriteAt(src[r[0]:r[1]], r[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.WriteZeroes(2<<20, 100000); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	qemuCheck(t, img)
+	qemuCompare(t, srcPath, "raw", img, "qcow2")
+	checkRead(t, openPath(t, img, Options{}), src)
 }
 
 // TestWriterIncomplete: an image whose writer never closed is not a
