@@ -82,7 +82,14 @@ var progressBytes = regexp.MustCompile(`\r\x1b\[K[a-z]* +([0-9.]+) ([KMGT]?i?B) 
 
 func startResumable(t *testing.T, state string, args ...string) *resumable {
 	t.Helper()
-	flags := []string{"--resume", "--sync-every", resumeEvery.String(), "-q", "1", "-b", "4k", "--direct", "always", "--sparse", "never", "--progress", "always"}
+	return startResumableQ(t, state, 1, args...)
+}
+
+// startResumableQ is startResumable with depth requests of 4 KiB at a
+// time: a batch runs that many jobs at once.
+func startResumableQ(t *testing.T, state string, depth int, args ...string) *resumable {
+	t.Helper()
+	flags := []string{"--resume", "--sync-every", resumeEvery.String(), "-q", strconv.Itoa(depth), "-b", "4k", "--direct", "always", "--sparse", "never", "--progress", "always"}
 	r := &resumable{cmd: exec.Command(binary(t), append(flags, args...)...), exited: make(chan struct{})}
 	pipe, err := r.cmd.StderrPipe()
 	if err != nil {
