@@ -83,6 +83,9 @@ func flipByte(t *testing.T, path string, off int64) {
 	if _, err := f.WriteAt(b, off); err != nil {
 		t.Fatal(err)
 	}
+	if err := f.Sync(); err != nil { // a device's cache is not what O_DIRECT reads
+		t.Fatal(err)
+	}
 }
 
 // putBack writes content into path in place (the same inode) and cuts it

@@ -186,7 +186,7 @@ func sizePolicy(owns bool) string {
 	if owns {
 		return "gives DST the range's end as its size (a whole-file copy)"
 	}
-	return "keeps DST's size and what lies outside the range (Options.DstOffset, Options.Length or Options.DstSize keep)"
+	return "keeps DST's size and what lies outside the range (Options.DstOffset or Options.Length given, or the keep size policy)"
 }
 
 // endIdentity is an end's identity as it is now: an export's URI and

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/internal/blocktest"
+	"github.com/ringcp/ringcp/internal/uringtest"
+)
+
+// A resumed copy onto a loop device knows it by its backing file: the
+// device attached to another file of the same size is refused, a write
+// to its backing file between the runs is found, and the same file
+// attached again (as after a reboot) is the same DST. On XFS, which gives
+// a freed inode number to the next new file at once, a file that took
+// the partial DST's number is not taken for it.
+
+// loopOf attaches file to a free loop device, with direct I/O, and
+// detaches it when the test ends if file still backs it.
+func loopOf(t *testing.T, file string) string {
+	t.Helper()
+	out, err := exec.Command("losetup", "--find", "--show", "--direct-io=on", file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("losetup %s: %v\n%s", file, err, out)
+	}
+	dev := strings.TrimSpace(string(out))
+	t.Cleanup(func() { detachIfMine(dev, file) })
+	return dev
+}
+
+// loopTo attaches file to dev, which must be free, and detaches it when
+// the test ends, if it is still this file's.
+func loopTo(t *testing.T, dev, file string) {
+	t.Helper()
+	if out, err := exec.Command("losetup", "--direct-io=on", dev, file).CombinedOutput(); err != nil {
+		t.Fatalf("losetup %s %s (the device was taken meanwhile?): %v\n%s", dev, file, err, out)
+	}
+	t.Cleanup(func() { detachIfMine(dev, file) })
+}
+
+// detachIfMine detaches dev if file still backs it: on a shared machine
+// another test may have attached it since.
+func detachIfMine(dev, file string) {
+	b, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(dev), "loop", "backing_file"))
+	if err == nil && strings.TrimSpace(string(b)) == file {
+		exec.Command("losetup", "-d", dev).Run()
+	}
+}
+
+// reattach detaches dev and attaches file to it at once.
+func reattach(t *testing.T, dev, was, file string) {
+	t.Helper()
+	detachIfMine(dev, was)
+	loopTo(t, dev, file)
+}
+
+// TestResumeLoopDevice: a copy onto a loop device stopped (SIGINT) or
+// killed; between the runs its backing file written (refused, then the
+// same bytes put back: accepted), the device attached to another file of
+// the same size (refused), and the first file attached to it again
+// (accepted: DST is SRC). Both engines.
+func TestResumeLoopDevice(t *testing.T) {
+	blocktest.NeedRoot(t)
+	uringtest.NeedOn(t)
+	for _, eng := range resumeEngines {
+		t.Run(eng, func(t *testing.T) {
+			dir := t.TempDir()
+			src := filepath.Join(dir, "src.img")
+			data := randomFile(t, src, resumeSize, 54)
+			backing, other := filepath.Join(dir, "backing.img"), filepath.Join(dir, "other.img")
+			randomFile(t, backing, resumeSize+1<<20, 55)
+			randomFile(t, other, resumeSize+1<<20, 56)
+			dev := loopOf(t, backing)
+			state := filepath.Join(t.TempDir(), "state")
+			stoppedAfter(t, state, 16<<20, "--engine", eng, "--state", state, src, dev)
+			keepState := snap(t, state)
+
+			blocktest.Run(t, "dd", "if=/dev/zero", "of="+backing, "bs=1M", "seek=4", "count=1", "conv=notrunc,fsync", "status=none")
+			cli(t, "--resume", "--engine", eng, "--state", state, src, dev).want(t, 2, "changed since the earlier run: it differs from SRC at offset 4194304,")
+			f, err := os.OpenFile(backing, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteAt(data[4<<20:5<<20], 4<<20)
+			f.Close()
+
+			reattach(t, dev, backing, other)
+			mixed := snap(t, other)
+			cli(t, "--resume", "--engine", eng, "--state", state, src, dev).want(t, 2, "is not the DST the resume state records: its backing file is "+other+" now")
+			mixed.same(t)
+			keepState.same(t)
+
+			reattach(t, dev, other, backing)
+			cli(t, "-v", "--resume", "--engine", eng, "--state", state, src, dev).want(t, 0, "is compared with SRC before anything is written")
+			sameBytes(t, "the loop device after the resumed copy", readRange(t, dev, 0, resumeSize), data)
+			mustNotExist(t, state)
+		})
+	}
+}
+
+// TestResumeInodeReused: on XFS, the partial DST of a killed copy
+// removed, and DST made by cp, which gets the partial file's inode
+// number: the rerun is refused (the inode is another file's now) and DST
+// is left as cp made it. Both engines.
+func TestResumeInodeReused(t *testing.T) {
+	blocktest.NeedRoot(t)
+	uringtest.NeedOn(t)
+	for _, eng := range resumeEngines {
+		t.Run(eng, func(t *testing.T) {
+			dev, _ := blocktest.Device(t, 512<<20)
+			blocktest.Mkfs(t, dev, "xfs")
+			mnt := blocktest.Mount(t, dev, "xfs", 0)
+			dir := t.TempDir()
+			src, other := filepath.Join(dir, "src.img"), filepath.Join(dir, "other.img")
+			randomFile(t, src, resumeSize, 57)
+			randomFile(t, other, resumeSize, 58)
+			dst := filepath.Join(mnt, "dst.img")
+			partial, state := dst+".ringcp-partial", copier.StatePath(dst)
+			killedAfter(t, state, 8<<20, "--engine", eng, src, dst)
+			was := inode(t, partial)
+			if err := os.Remove(partial); err != nil {
+				t.Fatal(err)
+			}
+			takeLowerInodes(t, mnt, was)
+			blocktest.Run(t, "cp", other, dst)
+			if now := inode(t, dst); now != was {
+				t.Fatalf("cp's DST has inode %d, not the partial file's %d: XFS did not reuse it, nothing to test", now, was)
+			}
+			made := snap(t, dst)
+			cli(t, "--resume", "--engine", eng, src, dst).want(t, 2, "is not the DST the resume state records: it is another file now: its inode number was freed and given to a new file")
+			made.same(t)
+		})
+	}
+}
+
+// takeLowerInodes fills dir with empty files until the next new file
+// there gets inode number ino: XFS gives a new file the lowest free
+// number, and the state file's rewrites freed some below the partial
+// file's.
+func takeLowerInodes(t *testing.T, dir string, ino uint64) {
+	t.Helper()
+	for i := range 1000 {
+		filler := filepath.Join(dir, "filler-"+strconv.Itoa(i))
+		if err := os.WriteFile(filler, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if inode(t, filler) == ino {
+			os.Remove(filler)
+			return
+		}
+	}
+	t.Fatalf("no new file in %s got inode %d", dir, ino)
+}
+
+func inode(t *testing.T, path string) uint64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Sys().(*syscall.Stat_t).Ino
+}
