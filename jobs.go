@@ -44,7 +44,13 @@ func jobsCommand(cfg config, stdout, stderr io.Writer) error {
 	rep, err := batch.Run(ctx)
 	stopProgress()
 	if refusedRun(err) {
-		return refusedJobs(stderr, list, err, nil)
+		// Nothing was written; a signal during acquiring (a resumed
+		// job comparing what an earlier run copied) still sets the code.
+		err := refusedJobs(stderr, list, err, nil)
+		if s := sig.caught(); s != 0 {
+			return &interruptedError{sig: s, err: err}
+		}
+		return err
 	}
 	if cfg.verbose {
 		for i, j := range rep.Jobs {

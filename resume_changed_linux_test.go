@@ -215,7 +215,9 @@ func TestResumeAfterStopReadsNothing(t *testing.T) {
 // the rerun. With the state beside DST, the plain copy removes it (it
 // vouches for what that copy overwrites), and the rerun starts over; with
 // the state kept elsewhere (--state), the rerun finds DST changed and is
-// refused. Either way DST never ends as a mix. Both engines.
+// refused. A new DST made by the plain copy beside the partial file the
+// state records is never replaced: refused. Either way DST never ends as
+// a mix. Both engines.
 func TestResumeAfterPlainCopy(t *testing.T) {
 	blocktest.NeedRoot(t)
 	uringtest.NeedOn(t)
@@ -233,6 +235,15 @@ func TestResumeAfterPlainCopy(t *testing.T) {
 			mustNotExist(t, state)
 			cli(t, "-v", "--resume", "--engine", eng, src, dst).want(t, 0, "resume: no state at")
 			sameFile(t, "DST", dst, data)
+
+			// A new DST: the plain copy creates DST beside the partial
+			// file the state records; the rerun would have to replace it.
+			fresh := filepath.Join(dir, "fresh.img")
+			killedAfter(t, copier.StatePath(fresh), 8<<20, "--engine", eng, src, fresh)
+			cli(t, "--engine", eng, other, fresh).want(t, 0)
+			made := snap(t, fresh)
+			cli(t, "--resume", "--engine", eng, src, fresh).want(t, 2, "exists now, but the resume state "+copier.StatePath(fresh)+" records a new DST being copied into "+fresh+".ringcp-partial")
+			made.same(t)
 
 			elsewhere := filepath.Join(t.TempDir(), "state")
 			killedAfter(t, elsewhere, 8<<20, "--engine", eng, "--state", elsewhere, src, dst)
