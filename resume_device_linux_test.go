@@ -166,3 +166,18 @@ func inode(t *testing.T, path string) uint64 {
 	}
 	return fi.Sys().(*syscall.Stat_t).Ino
 }
+
+// TestResumeLoopSource: a loop device SRC is known by its backing file
+// too, marks included: that file written between the runs refuses the
+// rerun, as a file SRC modified does.
+func TestResumeLoopSource(t *testing.T) {
+	blocktest.NeedRoot(t)
+	dir := t.TempDir()
+	backing, dst := filepath.Join(dir, "src.img"), filepath.Join(dir, "dst.img")
+	randomFile(t, backing, resumeSize, 65)
+	src := loopOf(t, backing)
+	state := copier.StatePath(dst)
+	stoppedAfter(t, state, 8<<20, src, dst)
+	blocktest.Run(t, "dd", "if=/dev/zero", "of="+backing, "bs=1M", "seek=40", "count=1", "conv=notrunc,fsync", "status=none")
+	cli(t, "--resume", src, dst).want(t, 2, src+": changed since the copy that the resume state records: it was modified (mtime")
+}

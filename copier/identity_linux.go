@@ -88,8 +88,19 @@ type marks struct {
 	Ctime int64 `json:"ctime_ns"`
 }
 
-func marksOfStat(st *unix.Stat_t) *marks {
-	return &marks{Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}
+// marksAt reads the marks of the file dirfd and path name (statx's
+// convention: path "" with AT_EMPTY_PATH is dirfd itself) from where they
+// are kept: AT_STATX_FORCE_SYNC makes a network filesystem ask its
+// server rather than answer from its attribute cache, which may be a
+// minute old (NFS's actimeo) and miss another client's write.
+func marksAt(dirfd int, path string, flags int) (*marks, *unix.Statx_t) {
+	var sx unix.Statx_t
+	const want = unix.STATX_TYPE | unix.STATX_INO | unix.STATX_SIZE | unix.STATX_MTIME | unix.STATX_CTIME
+	if unix.Statx(dirfd, path, flags|unix.AT_STATX_FORCE_SYNC, want, &sx) != nil || sx.Mask&want != want {
+		return nil, nil
+	}
+	ns := func(t unix.StatxTimestamp) int64 { return t.Sec*1e9 + int64(t.Nsec) }
+	return &marks{Size: int64(sx.Size), Mtime: ns(sx.Mtime), Ctime: ns(sx.Ctime)}, &sx
 }
 
 // identityOf describes the local end f, opened at path: a file or a block
@@ -116,7 +127,7 @@ func identityOf(f *os.File, path string, size int64, withMarks bool) (identity, 
 		id.Btime = sx.Btime.Sec*1e9 + int64(sx.Btime.Nsec)
 	}
 	if withMarks {
-		id.Marks = marksOfStat(&st)
+		id.Marks, _ = marksAt(int(f.Fd()), "", unix.AT_EMPTY_PATH)
 	}
 	return id, nil
 }
@@ -162,14 +173,14 @@ func readSys(dir, name string) string {
 // still names the backing (a loop device over a block device, or over a
 // file since renamed or removed, has none to give).
 func (l *loopBacking) marks() *marks {
-	var st unix.Stat_t
-	if l == nil || l.Rdev != 0 || unix.Stat(l.File, &st) != nil {
+	if l == nil || l.Rdev != 0 {
 		return nil
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Dev != l.Dev || st.Ino != l.Ino {
+	m, sx := marksAt(unix.AT_FDCWD, l.File, 0)
+	if m == nil || sx.Mode&unix.S_IFMT != unix.S_IFREG || unix.Mkdev(sx.Dev_major, sx.Dev_minor) != l.Dev || sx.Ino != l.Ino {
 		return nil
 	}
-	return marksOfStat(&st)
+	return m
 }
 
 // dstMarks are DST's marks now, read through its descriptor f: a file's,
@@ -182,11 +193,8 @@ func dstMarks(f *os.File, id identity) *marks {
 	if id.Kind == kindBlock {
 		return id.Loop.marks()
 	}
-	var st unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &st) != nil {
-		return nil
-	}
-	return marksOfStat(&st)
+	m, _ := marksAt(int(f.Fd()), "", unix.AT_EMPTY_PATH)
+	return m
 }
 
 // differs says what changed from the recorded identity rec to now, or "".
@@ -207,7 +215,7 @@ func (rec identity) differs(now identity) string {
 		return why
 	}
 	if now.Marks == nil {
-		return fmt.Sprintf("its backing file %s cannot be looked at now", rec.Loop.File)
+		return "what tells whether it changed (its size, mtime and ctime; a loop device's backing file's) cannot be read now"
 	}
 	return rec.Marks.differs(*now.Marks)
 }
