@@ -8,10 +8,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/internal/blocktest"
 	"github.com/ringcp/ringcp/internal/uringtest"
+	"golang.org/x/sys/unix"
 )
 
 // A resumed copy onto a loop device knows it by its backing file: the
@@ -124,6 +126,7 @@ func TestResumeInodeReused(t *testing.T) {
 			partial, state := dst+".ringcp-partial", copier.StatePath(dst)
 			killedAfter(t, state, 8<<20, "--engine", eng, src, dst)
 			was := inode(t, partial)
+			waitUnlocked(t, partial) // the killed ring's files close after it dies
 			if err := os.Remove(partial); err != nil {
 				t.Fatal(err)
 			}
@@ -142,20 +145,48 @@ func TestResumeInodeReused(t *testing.T) {
 // takeLowerInodes fills dir with empty files until the next new file
 // there gets inode number ino: XFS gives a new file the lowest free
 // number, and the state file's rewrites freed some below the partial
-// file's.
+// file's. A removed inode is free once XFS has inactivated it, in the
+// background: syncfs waits for that.
 func takeLowerInodes(t *testing.T, dir string, ino uint64) {
 	t.Helper()
-	for i := range 1000 {
+	d, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for i := range 2000 {
+		if i%20 == 0 {
+			unix.Syncfs(int(d.Fd()))
+		}
 		filler := filepath.Join(dir, "filler-"+strconv.Itoa(i))
 		if err := os.WriteFile(filler, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if inode(t, filler) == ino {
 			os.Remove(filler)
+			unix.Syncfs(int(d.Fd()))
 			return
 		}
 	}
 	t.Fatalf("no new file in %s got inode %d", dir, ino)
+}
+
+// waitUnlocked waits until nothing holds path's flock: a killed ringcp's
+// io_uring closes its files only after the process is gone.
+func waitUnlocked(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for range 500 {
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s is still locked 5 s after its ringcp was killed", path)
 }
 
 func inode(t *testing.T, path string) uint64 {
