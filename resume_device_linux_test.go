@@ -212,3 +212,34 @@ func TestResumeLoopSource(t *testing.T) {
 	blocktest.Run(t, "dd", "if=/dev/zero", "of="+backing, "bs=1M", "seek=40", "count=1", "conv=notrunc,fsync", "status=none")
 	cli(t, "--resume", src, dst).want(t, 2, src+": changed since the copy that the resume state records: it was modified (mtime")
 }
+
+// TestResumeLoopDeviceCached: with --direct never, the part already
+// copied is read through the loop device's page cache, which (the device
+// held open meanwhile) still holds what the earlier run wrote; its
+// backing file written directly since is found all the same: the range
+// is dropped from the cache first.
+func TestResumeLoopDeviceCached(t *testing.T) {
+	blocktest.NeedRoot(t)
+	dir := t.TempDir()
+	src, backing := filepath.Join(dir, "src.img"), filepath.Join(dir, "backing.img")
+	randomFile(t, src, resumeSize, 66)
+	randomFile(t, backing, resumeSize+1<<20, 67)
+	dev := loopOf(t, backing)
+	// A device's page cache goes with its last close: held open, it
+	// keeps what the copy wrote until the rerun reads it.
+	holder, err := os.Open(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	state := filepath.Join(t.TempDir(), "state")
+	r := startResumableWith(t, state, slowFlags(1, "never"), "--max-rate", "8M", "--state", state, src, dev) // buffered, it would be done at once
+	waitRecorded(t, r, state, 8<<20)
+	r.cmd.Process.Signal(syscall.SIGINT)
+	<-r.exited
+	if _, err := holder.ReadAt(make([]byte, 8<<20), 0); err != nil { // cached, if not already
+		t.Fatal(err)
+	}
+	blocktest.Run(t, "dd", "if=/dev/zero", "of="+backing, "bs=1M", "seek=2", "count=1", "conv=notrunc", "oflag=direct", "status=none")
+	cli(t, "--resume", "--direct", "never", "--state", state, src, dev).want(t, 2, "it differs from SRC at offset 2097152,")
+}

@@ -81,14 +81,25 @@ var progressBytes = regexp.MustCompile(`\r\x1b\[K[a-z]* +([0-9.]+) ([KMGT]?i?B) 
 
 func startResumable(t *testing.T, state string, args ...string) *resumable {
 	t.Helper()
-	return startResumableQ(t, state, 1, args...)
+	return startResumableWith(t, state, slowFlags(1, "always"), args...)
 }
 
 // startResumableQ is startResumable with depth requests of 4 KiB at a
 // time: a batch runs that many jobs at once.
 func startResumableQ(t *testing.T, state string, depth int, args ...string) *resumable {
 	t.Helper()
-	flags := []string{"--resume", "--sync-every", resumeEvery.String(), "-q", strconv.Itoa(depth), "-b", "4k", "--direct", "always", "--sparse", "never", "--progress", "always"}
+	return startResumableWith(t, state, slowFlags(depth, "always"), args...)
+}
+
+// slowFlags make a resumable copy slow enough for a kill to land
+// anywhere: depth requests of 4 KiB, every byte written.
+func slowFlags(depth int, direct string) []string {
+	return []string{"--resume", "--sync-every", resumeEvery.String(), "-q", strconv.Itoa(depth), "-b", "4k", "--direct", direct, "--sparse", "never", "--progress", "always"}
+}
+
+// startResumableWith starts ringcp with flags, then args.
+func startResumableWith(t *testing.T, state string, flags []string, args ...string) *resumable {
+	t.Helper()
 	r := &resumable{cmd: exec.Command(binary(t), append(flags, args...)...), exited: make(chan struct{})}
 	pipe, err := r.cmd.StderrPipe()
 	if err != nil {

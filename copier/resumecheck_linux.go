@@ -99,6 +99,12 @@ func (p *Plan) compareDone(ctx context.Context, a *acquired) error {
 		progress.Verified.Store(0) // a --verify pass counts from 0
 		progress.SetPhase(engine.PhaseCopy)
 	}()
+	// From the device, as --verify reads: a page cache of DST that
+	// predates a write beneath it (a loop device's backing file written
+	// directly) would show the old bytes.
+	if _, err := p.readBack(a.dst); err != nil {
+		return err
+	}
 	cmp := &firstDiffer{cmp: newComparer(0, progress), later: map[int64]int64{}}
 	err := p.comparePass(ctx, a, r.from, cmp.check)
 	again := fmt.Sprintf("; remove %s to start over", r.statePath)
