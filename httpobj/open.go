@@ -37,6 +37,9 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Object, error) {
 	o := &Object{origin: u, user: u.User, size: -1}
 	u.User = nil
 	o.name = Redact(u)
+	if opts.Name != "" {
+		o.name = opts.Name
+	}
 	o.location.Store(u)
 	if o.s, err = opts.settle(); err != nil {
 		return nil, &Error{Op: "open", URL: o.name, Kind: ErrBadOption, Err: err}
@@ -46,7 +49,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Object, error) {
 	}
 	o.ctx, o.cancel = context.WithCancel(ctx)
 	for tries := 1; ; tries++ {
-		f := o.probe()
+		f := o.probe(false)
 		if f == nil {
 			break
 		}
@@ -61,12 +64,17 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Object, error) {
 	return o, nil
 }
 
-// probe asks for the first byte and learns the object from the answer.
-// Without ranges (200), the answer's body is kept: it is the stream.
-func (o *Object) probe() *failure {
+// probe asks for the first byte (whole: for all of it, no Range) and
+// learns the object from the answer. Without ranges (200), the answer's
+// body is kept: it is the stream.
+func (o *Object) probe(whole bool) *failure {
 	ctx, cancel := context.WithCancelCause(o.ctx)
 	dog := newWatchdog(cancel, o.s.StallTimeout)
-	req, err := o.request(ctx, o.origin, 0, 1, false)
+	n := int64(1)
+	if whole {
+		n = -1
+	}
+	req, err := o.request(ctx, o.origin, 0, n, false)
 	if err != nil {
 		dog.stop()
 		cancel(nil)
@@ -107,11 +115,15 @@ func (o *Object) probe() *failure {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 2))
 		return nil
 	case http.StatusRequestedRangeNotSatisfiable:
-		// The first byte of an empty object: nginx answers "bytes */0".
+		// The first byte of an empty object does not exist: nginx says
+		// "bytes */0"; S3 says only InvalidRange, so ask for it whole.
 		first, _, total, ok := contentRange(resp.Header.Get("Content-Range"))
 		if ok && first < 0 && total == 0 {
 			o.size, o.ranges = 0, true
 			return nil
+		}
+		if !whole {
+			return o.probe(true)
 		}
 	}
 	return o.refusal(resp)

@@ -63,6 +63,10 @@ type Options struct {
 	// (HTTP_PROXY, HTTPS_PROXY, NO_PROXY).
 	Proxy func(*http.Request) (*url.URL, error)
 
+	// Name names the object in errors and logs instead of its URL
+	// (redacted): S3 says s3://bucket/key.
+	Name string
+
 	// Sign is called on every request just before it is sent (S3's
 	// signature); a signed request follows no redirect.
 	Sign func(*http.Request) error

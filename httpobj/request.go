@@ -131,6 +131,9 @@ func (o *Object) refusal(resp *http.Response) *failure {
 		if kind != nil {
 			f.kind = kind
 		}
+		if f.kind == ErrRetries && f.cause == nil {
+			f.cause = ErrStatus
+		}
 	}
 	return f
 }
