@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 )
 
 // unit is a piece of a compressed stream that decodes on its own (an xz
@@ -33,10 +34,11 @@ type pipeline struct {
 	stop  chan struct{}
 	wg    sync.WaitGroup
 
-	cur  *unit  // the stream unit being read, or nil
-	left []byte // what is left of the buffered unit being read
-	err  error
-	once sync.Once
+	cur    *unit  // the stream unit being read, or nil
+	left   []byte // what is left of the buffered unit being read
+	err    error
+	once   sync.Once
+	closed atomic.Bool
 }
 
 // errStopped ends a splitter whose reader closed the pipeline.
@@ -108,6 +110,9 @@ func (p *pipeline) worker() {
 
 // Read gives the decoded bytes in order.
 func (p *pipeline) Read(b []byte) (int, error) {
+	if p.closed.Load() {
+		return 0, errStopped
+	}
 	for len(p.left) == 0 {
 		if p.err != nil {
 			return 0, p.err
@@ -155,6 +160,7 @@ func (p *pipeline) Read(b []byte) (int, error) {
 // Close stops the splitter and the workers and waits for them (a worker
 // finishes the unit it decodes).
 func (p *pipeline) Close() error {
+	p.closed.Store(true)
 	p.once.Do(func() { close(p.stop) })
 	// Let a worker blocked on nothing and the splitter blocked on a full
 	// queue go: drain what they queued.

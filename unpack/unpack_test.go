@@ -148,3 +148,27 @@ func TestRawPassThrough(t *testing.T) {
 		t.Fatalf("got %q, %v", got, err)
 	}
 }
+
+// TestXzSize: the size read from the indexes is the decompressed size,
+// for one stream, many blocks, several streams with padding; a cut file
+// is refused.
+func TestXzSize(t *testing.T) {
+	for _, pk := range packers {
+		if pk.format != Xz {
+			continue
+		}
+		need(t, pk.tools...)
+		for _, n := range sizes {
+			packed := compress(t, image(n, 3), pk.cmd)
+			got, err := XzSize(bytes.NewReader(packed), int64(len(packed)))
+			if err != nil || got != int64(n) {
+				t.Fatalf("%s, %d bytes: XzSize %d, %v", pk.name, n, got, err)
+			}
+			if n > 0 {
+				if _, err := XzSize(bytes.NewReader(packed), int64(len(packed)-4)); err == nil {
+					t.Fatalf("%s: a cut file has a size", pk.name)
+				}
+			}
+		}
+	}
+}

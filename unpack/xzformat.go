@@ -141,43 +141,60 @@ func padding4(n int64) int64 { return (4 - n%4) % 4 }
 // readXzIndex reads an index (its indicator byte already read) and
 // compares its records with the blocks decoded; it returns its size.
 func readXzIndex(r io.Reader, blocks []xzRecord) (int64, error) {
+	records, size, err := parseXzIndex(r)
+	if err != nil {
+		return 0, err
+	}
+	if len(records) != len(blocks) {
+		return 0, corrupt("xz index lists %d blocks, the stream has %d", len(records), len(blocks))
+	}
+	for i, rec := range records {
+		if rec != blocks[i] {
+			return 0, corrupt("xz index record %d %+v differs from its block %+v", i, rec, blocks[i])
+		}
+	}
+	return size, nil
+}
+
+// parseXzIndex reads an index's records (its indicator byte already
+// read), its padding and its CRC32; it returns its size, indicator
+// included.
+func parseXzIndex(r io.Reader) ([]xzRecord, int64, error) {
 	h := crc32.NewIEEE()
 	h.Write([]byte{0})
 	br := &byteCounter{r: io.TeeReader(r, h), n: 1}
 	count, err := readVLI(br)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
-	if count != uint64(len(blocks)) {
-		return 0, corrupt("xz index lists %d blocks, the stream has %d", count, len(blocks))
-	}
-	for i, b := range blocks {
+	var records []xzRecord
+	for i := uint64(0); i < count; i++ {
 		unpadded, err := readVLI(br)
 		if err != nil {
-			return 0, err
+			return nil, 0, err
 		}
 		uncompressed, err := readVLI(br)
 		if err != nil {
-			return 0, err
+			return nil, 0, err
 		}
-		if int64(unpadded) != b.unpadded || int64(uncompressed) != b.uncompressed {
-			return 0, corrupt("xz index record %d (%d, %d) differs from its block (%d, %d)",
-				i, unpadded, uncompressed, b.unpadded, b.uncompressed)
+		if unpadded == 0 || unpadded > 1<<62 || uncompressed > 1<<62 {
+			return nil, 0, corrupt("xz index record %d", i)
 		}
+		records = append(records, xzRecord{int64(unpadded), int64(uncompressed)})
 	}
 	for pad := padding4(br.n); pad > 0; pad-- {
 		if b, err := br.ReadByte(); err != nil || b != 0 {
-			return 0, corrupt("xz index padding")
+			return nil, 0, corrupt("xz index padding")
 		}
 	}
 	var sum [4]byte
 	if _, err := io.ReadFull(r, sum[:]); err != nil {
-		return 0, unexpected(err)
+		return nil, 0, unexpected(err)
 	}
 	if binary.LittleEndian.Uint32(sum[:]) != h.Sum32() {
-		return 0, corrupt("xz index CRC32")
+		return nil, 0, corrupt("xz index CRC32")
 	}
-	return br.n + 4, nil
+	return records, br.n + 4, nil
 }
 
 // byteCounter reads single bytes from r, counting them.

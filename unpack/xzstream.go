@@ -54,15 +54,12 @@ func (s *xzBlockStream) Read(p []byte) (int, error) {
 	if s.h.uncompressed >= 0 && s.out > s.h.uncompressed {
 		return n, corrupt("xz block longer than its header says")
 	}
-	switch {
-	case err == io.EOF:
+	if err == io.EOF {
 		return n, s.finish()
-	case err == io.ErrUnexpectedEOF:
-		return n, err
-	case err != nil:
-		return n, corrupt("xz block: %v", err)
 	}
-	return n, nil
+	// The source's own failure or the decoder's: Reader.failure tells
+	// them apart.
+	return n, err
 }
 
 // finish checks the block once its data ended and reads its tail.

@@ -130,10 +130,9 @@ type zstdStream struct{ dec *zstd.Decoder }
 func (s *zstdStream) Read(p []byte) (int, error) {
 	n, err := s.dec.Read(p)
 	if err != nil {
+		// The source's own failure or the decoder's: Reader.failure
+		// tells them apart.
 		s.dec.Close()
-		if err != io.EOF && err != io.ErrUnexpectedEOF {
-			err = corrupt("zstd: %v", err)
-		}
 	}
 	return n, err
 }
