@@ -36,6 +36,7 @@ type pipeline struct {
 
 	cur    *unit  // the stream unit being read, or nil
 	left   []byte // what is left of the buffered unit being read
+	spent  []byte // that unit's buffer, recycled once read
 	err    error
 	once   sync.Once
 	closed atomic.Bool
@@ -102,6 +103,7 @@ func (p *pipeline) worker() {
 	for u := range p.work {
 		u.out, u.err = u.decode(u.in)
 		if u.err != errInPlace {
+			putBuf(u.in)
 			u.in = nil
 		}
 		close(u.done)
@@ -114,6 +116,10 @@ func (p *pipeline) Read(b []byte) (int, error) {
 		return 0, errStopped
 	}
 	for len(p.left) == 0 {
+		if p.spent != nil {
+			putBuf(p.spent)
+			p.spent = nil
+		}
 		if p.err != nil {
 			return 0, p.err
 		}
@@ -150,7 +156,7 @@ func (p *pipeline) Read(b []byte) (int, error) {
 			p.err = u.err
 			continue
 		}
-		p.left = u.out
+		p.left, p.spent = u.out, u.out
 	}
 	n := copy(b, p.left)
 	p.left = p.left[n:]

@@ -2,6 +2,8 @@ package unpack
 
 import (
 	"bytes"
+	"encoding/binary"
+	"hash/crc32"
 	"errors"
 	"io"
 	"testing"
@@ -106,5 +108,30 @@ func TestCloseMidway(t *testing.T) {
 	}
 	if _, err := r.Read(make([]byte, 10)); err == nil {
 		t.Fatal("Read after Close succeeded")
+	}
+}
+
+// TestHugeDictionary: a block header that asks for a 4 GiB dictionary
+// (valid CRC32) is refused, not allocated.
+func TestHugeDictionary(t *testing.T) {
+	need(t, "xz")
+	packed := compress(t, image(5000, 13), `xz -T1 -6 -c "$IN" > "$OUT"`)
+	// The first block header follows the 12-byte stream header: size
+	// byte, flags, the LZMA2 filter (id 0x21, 1 byte of properties).
+	h := packed[12:]
+	size := (int(h[0]) + 1) * 4
+	flags := h[1]
+	i := 2
+	if flags&0x40 != 0 || flags&0x80 != 0 {
+		t.Skip("xz -T1 wrote sizes in the block header; this test wants the plain header")
+	}
+	if h[i] != 0x21 || h[i+1] != 1 {
+		t.Fatalf("unexpected filter flags %x", h[:size])
+	}
+	h[i+2] = 40 // 4 GiB - 1
+	binary.LittleEndian.PutUint32(h[size-4:], crc32.ChecksumIEEE(h[:size-4]))
+	_, _, err := unpackAll(packed, Options{Threads: 1})
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("got %v, want a refusal of the dictionary", err)
 	}
 }

@@ -104,13 +104,23 @@ func (h *xzBlockHeader) record(compressed, uncompressed int64, checkSize int) xz
 	return xzRecord{unpadded: h.size + compressed + int64(checkSize), uncompressed: uncompressed}
 }
 
+// maxDict is the largest dictionary accepted: xz's own tools write at
+// most 1.5 GiB. The decoder allocates the dictionary at once, so a
+// header that asks for more is refused rather than obeyed.
+const maxDict = 1536 << 20
+
 // newLZMA2 is a decoder for a block's data. It reads no byte past the
-// data's end-of-stream chunk.
+// data's end-of-stream chunk. The dictionary never needs to be larger than
+// the block's data: a small block of a -9 file does not get 64 MiB.
 func (h *xzBlockHeader) newLZMA2(r io.Reader) (*lzma.Reader2, error) {
-	cfg := lzma.Reader2Config{DictCap: max(h.dictCap, lzma.MinDictCap)}
-	if cfg.DictCap > lzma.MaxDictCap {
-		cfg.DictCap = lzma.MaxDictCap
+	dict := int64(h.dictCap)
+	if dict > maxDict {
+		return nil, corrupt("xz dictionary of %d bytes, more than the %d xz writes", dict, maxDict)
 	}
+	if h.uncompressed >= 0 {
+		dict = min(dict, h.uncompressed)
+	}
+	cfg := lzma.Reader2Config{DictCap: int(max(dict, lzma.MinDictCap))}
 	return cfg.NewReader2(r)
 }
 
@@ -136,7 +146,7 @@ func decodeXzBlock(h *xzBlockHeader, checkID byte, in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, corrupt("xz block: %v", err)
 	}
-	out := make([]byte, h.uncompressed)
+	out := getBuf(int(h.uncompressed))
 	n, err := io.ReadFull(lz, out)
 	if err != nil {
 		return nil, corrupt("xz block: %d of %d bytes: %v", n, h.uncompressed, err)

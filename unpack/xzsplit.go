@@ -75,7 +75,7 @@ func (x *xzSplitter) block(check byte, rec *xzRecord, emit func(*unit) error) er
 		u := &unit{stream: newXzBlockStream(x.in, h, check, rec), release: make(chan struct{})}
 		return emit(u)
 	}
-	in := make([]byte, h.compressed+h.tail(h.compressed, checkSize))
+	in := getBuf(int(h.compressed + h.tail(h.compressed, checkSize)))
 	if _, err := io.ReadFull(x.in, in); err != nil {
 		return unexpected(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"slices"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -54,7 +55,7 @@ func (z *zstdSplitter) split(emit func(*unit) error) error {
 		if magic != zstdMagic {
 			return corrupt("not a zstd frame (magic %#08x)", magic)
 		}
-		f := &zstdFrame{in: z.in, buf: m[:]}
+		f := &zstdFrame{in: z.in, buf: append(getBuf(0), m[:]...)}
 		if err := z.frame(f, emit); err != nil {
 			return err
 		}
@@ -94,15 +95,18 @@ func (z *zstdSplitter) frame(f *zstdFrame, emit func(*unit) error) error {
 	if err := f.readChecksum(); err != nil {
 		return err
 	}
-	return emit(&unit{in: f.buf, done: make(chan struct{}), decode: z.decodeAll,
+	bound := f.bound
+	decode := func(in []byte) ([]byte, error) { return z.decodeAll(in, bound) }
+	return emit(&unit{in: f.buf, done: make(chan struct{}), decode: decode,
 		fallback: func(in []byte) io.Reader { return z.inPlace(bytes.NewReader(in)).stream }})
 }
 
 // errInPlace: a frame decodes to more than maxUnit; decode it in place.
 var errInPlace = errors.New("unit too large to decode in memory")
 
-func (z *zstdSplitter) decodeAll(in []byte) ([]byte, error) {
-	out, err := z.dec.DecodeAll(in, nil)
+// decodeAll decodes a frame whose blocks decode to at most bound bytes.
+func (z *zstdSplitter) decodeAll(in []byte, bound int64) ([]byte, error) {
+	out, err := z.dec.DecodeAll(in, getBuf(int(bound))[:0])
 	if errors.Is(err, zstd.ErrDecoderSizeExceeded) {
 		return nil, errInPlace
 	}
@@ -240,7 +244,7 @@ func (f *zstdFrame) block() error {
 	f.last = last
 	f.bound += blockBound(f.buf[start:])
 	start = len(f.buf)
-	f.buf = append(f.buf, make([]byte, payload)...)
+	f.buf = slices.Grow(f.buf, int(payload))[:start+int(payload)]
 	if _, err := io.ReadFull(f.in, f.buf[start:]); err != nil {
 		return unexpected(err)
 	}
