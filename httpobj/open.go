@@ -26,11 +26,10 @@ import (
 func Open(ctx context.Context, rawURL string, opts Options) (*Object, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		name := rawURL
+		// An unparsable URL is not printed: it may hold a password.
+		name := "(unparsable URL)"
 		if err == nil {
 			name = Redact(u)
-		} else {
-			name = "(unparsable URL)"
 		}
 		return nil, &Error{Op: "open", URL: name, Kind: ErrBadURL}
 	}
