@@ -29,8 +29,9 @@
 //   - gzip: no. pigz writes one member, one deflate stream whose blocks
 //     depend on the 32 KiB before them; member boundaries are not marked
 //     (except in BGZF's extra field), so finding them means inflating.
-//     gzip decodes on one core (klauspost's inflater).
-//   - bzip2: one core (the standard library's).
+//     gzip decodes on one core (klauspost's inflater), on a goroutine
+//     of its own that overlaps the reader's work with Threads > 1.
+//   - bzip2: one core (the standard library's), likewise.
 //
 // A piece larger than Options.MaxUnit, or whose size is not known
 // before it is decoded, is decoded in place, in order, on one core.

@@ -91,6 +91,10 @@ func NewReader(src io.Reader, opts Options) (*Reader, error) {
 	if err != nil {
 		return nil, r.failure(err)
 	}
+	if (r.format == Gzip || r.format == Bzip2) && opts.Threads > 1 {
+		p := decodeAhead(r.dec, 4)
+		r.dec, r.close = p, p.Close
+	}
 	return r, nil
 }
 
