@@ -31,14 +31,20 @@ func (u *source) receive() error {
 				return protoErrorf("digests from granule %d where granule %d was due", first, expect)
 			case int64(len(ds)) > u.s.granules-expect:
 				return protoErrorf("digests past SRC's %d granules", u.s.granules)
+			case expect+int64(len(ds))-u.acked.Load() > maxAhead:
+				// Bounds what the source holds: a target may not flood it.
+				return protoErrorf("the target ran more than %d granules ahead of the acknowledgements", maxAhead)
 			}
 			expect += int64(len(ds))
 			select {
 			case u.batches <- ds:
-			default:
-				return protoErrorf("the target ran more than %d granules ahead of the acknowledgements", maxAhead)
+			default: // one batch per digest at most: cannot fill while the bound above holds
+				return protoErrorf("the target sent more digest frames than it may")
 			}
 		case tDone:
+			if !u.ended.Load() {
+				return protoErrorf("done before the end frame was sent")
+			}
 			d, err := parseDone(p)
 			if err != nil {
 				return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	"github.com/ringcp/ringcp/blocksync"
 )
@@ -26,6 +27,8 @@ type source struct {
 	batches chan []blocksync.Digest // from the receiver, in order
 	cur     []blocksync.Digest      // the batch being used
 	done    chan done               // the target's done, once
+	acked   atomic.Int64            // granules acknowledged to the target
+	ended   atomic.Bool             // the end frame went out
 	stats   blocksync.Stats
 }
 
@@ -157,6 +160,7 @@ func (u *source) send(ctx context.Context) error {
 		return err
 	}
 	u.stats.SrcRead = s.size
+	u.ended.Store(true)
 	return s.fw.write(tEnd, end{whole: u.whole.Sum(), granules: s.granules}.encode())
 }
 
@@ -205,7 +209,9 @@ func (u *source) window(ctx context.Context, off int64, w srcWindow) error {
 	if p := u.s.opt.Progress; p != nil {
 		p.Compared.Add(int64(len(w.buf)))
 	}
-	return u.s.fw.write(tAck, encodeCount(min((off+int64(len(w.buf))+g-1)/g, u.s.granules)))
+	through := min((off+int64(len(w.buf))+g-1)/g, u.s.granules)
+	u.acked.Store(through) // before the target can act on it
+	return u.s.fw.write(tAck, encodeCount(through))
 }
 
 // flush sends a run of differing granules, if any: a zero frame, or data
