@@ -8,10 +8,11 @@ import (
 	"github.com/ringcp/ringcp/internal/blocktest"
 )
 
-// devDevice is a loop device of size bytes over a sparse file.
-func devDevice(t *testing.T, size int64) (dev, backing string) {
+// devDevice is a loop device of size bytes over a sparse file, with
+// more losetup options.
+func devDevice(t *testing.T, size int64, opts ...string) (dev, backing string) {
 	t.Helper()
-	return blocktest.Device(t, size)
+	return blocktest.Device(t, size, opts...)
 }
 
 // writeDevice writes b at the device's start and makes it durable, so
