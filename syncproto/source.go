@@ -29,6 +29,7 @@ type source struct {
 	done    chan done               // the target's done, once
 	acked   atomic.Int64            // granules acknowledged to the target
 	ended   atomic.Bool             // the end frame went out
+	read    atomic.Int64            // bytes of SRC read, by the workers
 	stats   blocksync.Stats
 }
 
@@ -80,6 +81,7 @@ func runSource(ctx context.Context, s *session, src blocksync.Source) (blocksync
 		}
 		s.stop() // ends the receiver's read
 		<-recvDone
+		u.stats.SrcRead = u.read.Load()
 		// A stop by the caller is the story, whatever the peer says of
 		// it; else a write that failed because the peer hung up loses
 		// to what the peer said before it did.
@@ -89,6 +91,7 @@ func runSource(ctx context.Context, s *session, src blocksync.Source) (blocksync
 		return u.stats, preferPeer(context.Cause(ctx), recvErr)
 	}
 	<-recvDone
+	u.stats.SrcRead = u.read.Load()
 	return u.stats, nil
 }
 
@@ -146,6 +149,7 @@ func (u *source) send(ctx context.Context) error {
 			if err := readFull(u.src, w.buf, off); err != nil {
 				return w, err
 			}
+			u.read.Add(n)
 			for i := int64(0); i < n; i += int64(s.opt.Granule) {
 				w.ds = append(w.ds, dig.Sum(w.buf[i:min(i+int64(s.opt.Granule), n)]))
 			}
@@ -159,7 +163,6 @@ func (u *source) send(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	u.stats.SrcRead = s.size
 	u.ended.Store(true)
 	return s.fw.write(tEnd, end{whole: u.whole.Sum(), granules: s.granules}.encode())
 }
