@@ -40,6 +40,7 @@ const (
 	KindLocked       Kind = "locked"        // QEMU's or another program's locks on DST, or SRC being written
 	KindOverlap      Kind = "overlap"       // SRC and DST are the same bytes
 	KindTooSmall     Kind = "too_small"     // a block device DST smaller than SRC
+	KindChanged      Kind = "changed"       // DST was replaced between its checks and its open
 )
 
 // RefusedError is a sync refused before anything was written.

@@ -75,23 +75,37 @@ type TargetOptions struct {
 
 // OpenTarget opens DST for reading and writing (never truncating it),
 // after checking it, and takes DST's locks as a copy does (guard.LockDst,
-// held until Close). It refuses, with nothing written: what is neither a
-// regular file nor a block device, a DST that is (or shares bytes with)
-// something mounted or swap, one in use (unless Force), one another
-// program holds locked, the same bytes as Src, and a missing DST unless
-// Create.
+// held until Close); a block device is opened with O_EXCL, so that
+// nothing mounts or claims it while the sync writes. It refuses, with
+// nothing written: what is neither a regular file nor a block device, a
+// DST that is (or shares bytes with) something mounted or swap, one in
+// use (unless Force), one another program holds locked, the same bytes
+// as Src, and a missing DST unless Create.
 func OpenTarget(path string, opt TargetOptions) (*File, error) {
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) && opt.Create {
-		return createTarget(path)
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|unix.O_CLOEXEC, 0)
-	if err != nil {
+	e := &File{path: path}
+	if err := unix.Stat(path, &e.st); err != nil {
+		if errors.Is(err, unix.ENOENT) && opt.Create {
+			return createTarget(path)
+		}
 		return nil, openRefusal(path, "DST", err)
 	}
-	e := &File{f: f, path: path}
+	// Checked before the open: guard's probe opens a block device with
+	// O_EXCL for a moment, which ours would make fail.
+	if err := e.checkTarget(opt); err != nil {
+		return nil, err
+	}
+	checked := guard.ObjectOf(&e.st)
+	f, err := e.openTarget(opt)
+	if err != nil {
+		return nil, err
+	}
+	e.f = f
 	err = e.measure()
+	if err == nil && guard.ObjectOf(&e.st) != checked {
+		err = refuse(KindChanged, path, "DST was replaced while it was checked", nil)
+	}
 	if err == nil {
-		err = e.checkTarget(opt)
+		err = e.lockTarget()
 	}
 	if err != nil {
 		f.Close()
@@ -100,8 +114,39 @@ func OpenTarget(path string, opt TargetOptions) (*File, error) {
 	return e, nil
 }
 
-// checkTarget refuses a DST that must not be written, and locks it.
+// openTarget opens DST: a block device with O_EXCL, which fails while
+// anything holds it exclusively (a mount, LVM, md, a VM, another
+// ringcp); Force opens a held one without, its mounts having been
+// refused already.
+func (e *File) openTarget(opt TargetOptions) (*os.File, error) {
+	flag := os.O_RDWR | unix.O_CLOEXEC
+	if e.st.Mode&unix.S_IFMT == unix.S_IFBLK {
+		f, err := os.OpenFile(e.path, flag|os.O_EXCL, 0)
+		switch {
+		case err == nil:
+			return f, nil
+		case !errors.Is(err, unix.EBUSY):
+			return nil, openRefusal(e.path, "DST", err)
+		case !opt.Force:
+			return nil, refuse(KindInUse, e.path, "the block device is held open exclusively (Force lifts this)", err)
+		}
+	}
+	f, err := os.OpenFile(e.path, flag, 0)
+	if err != nil {
+		return nil, openRefusal(e.path, "DST", err)
+	}
+	return f, nil
+}
+
+// checkTarget refuses a DST that must not be written, from its stat.
 func (e *File) checkTarget(opt TargetOptions) error {
+	switch e.st.Mode & unix.S_IFMT {
+	case unix.S_IFREG, unix.S_IFBLK:
+	case unix.S_IFDIR:
+		return refuse(KindNotSupported, e.path, "DST is a folder; want a regular file or a block device", nil)
+	default:
+		return refuse(KindNotSupported, e.path, "neither a regular file nor a block device", nil)
+	}
 	span := guard.Span{Obj: guard.ObjectOf(&e.st), Off: 0, End: -1, Label: e.path}
 	var srcSpan guard.Span
 	if opt.Src != nil {
@@ -122,6 +167,11 @@ func (e *File) checkTarget(opt TargetOptions) error {
 			return refuse(KindInUse, e.path, b.What+" (Force lifts this)", nil)
 		}
 	}
+	return nil
+}
+
+// lockTarget takes DST's locks, refusing one someone else holds.
+func (e *File) lockTarget() error {
 	c, err := guard.LockDst(e.f)
 	if err != nil && !guard.LockUnsupported(err) {
 		return &OpError{Op: "lock", Path: e.path, Err: err}

@@ -73,6 +73,22 @@ func TestOpenTargetRefuses(t *testing.T) {
 		_, err := OpenTarget(dev, TargetOptions{Force: true})
 		wantRefused(t, err, KindMounted, "mounted")
 	})
+	t.Run("held while open", func(t *testing.T) {
+		// An open block device DST is held (O_EXCL): nothing mounts it
+		// under the sync, nor opens it exclusively.
+		dev, _ := blocktest.Device(t, 64<<20)
+		blocktest.Mkfs(t, dev, "ext4")
+		dst, err := OpenTarget(dev, TargetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer dst.Close()
+		if err := unix.Mount(dev, t.TempDir(), "ext4", 0, ""); !errors.Is(err, unix.EBUSY) {
+			t.Fatalf("mount of a DST being synced: %v, want EBUSY", err)
+		}
+		_, err = OpenTarget(dev, TargetOptions{})
+		wantRefused(t, err, KindInUse, "")
+	})
 	t.Run("in use", func(t *testing.T) {
 		dev, _ := blocktest.Device(t, 1<<20)
 		blocktest.HoldExclusive(t, dev)
