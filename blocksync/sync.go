@@ -202,13 +202,18 @@ func readSrc(src Source, p []byte, off int64) error {
 	return err
 }
 
-// readDst reads DST's side of a window; what lies past DST's end is
-// taken for zeros.
+// readDst reads DST's side of a window; what lies past DST's size when
+// the sync began reads as zeros, unread (other workers may be writing
+// there already: a file grows as windows past its old end are written).
 func (w *window) readDst(p []byte, off int64) error {
-	n, err := w.run.dst.ReadAt(p, off)
-	w.run.dstRead.Add(int64(n))
-	if err != nil && err != io.EOF {
-		return err
+	n := 0
+	if off < w.run.old {
+		var err error
+		n, err = w.run.dst.ReadAt(p[:min(int64(len(p)), w.run.old-off)], off)
+		w.run.dstRead.Add(int64(n))
+		if err != nil && err != io.EOF {
+			return err
+		}
 	}
 	clear(p[n:])
 	return nil
