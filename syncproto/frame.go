@@ -59,7 +59,7 @@ const (
 
 // maxPayload is each type's largest payload.
 var maxPayload = [numTypes]int{
-	tHello:   64 + KeyLen + 256 + maxPath,
+	tHello:   64 + keyLen + 256 + maxPath,
 	tWelcome: 512,
 	tStart:   8,
 	tDigests: 8 + maxDigests*digestLen,

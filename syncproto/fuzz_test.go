@@ -74,7 +74,7 @@ func roundTrip(typ frameType, p []byte) error {
 		if err != nil {
 			return err
 		}
-		if h.version == Version && len(h.speeds) == int(p[len(magic)+8+KeyLen]) {
+		if h.version == Version && len(h.speeds) == int(p[len(magic)+8+keyLen]) {
 			again = h.encode()
 		}
 	case tWelcome:

@@ -19,7 +19,7 @@ const Version = 1
 const magic = "RINGSYNC"
 
 const (
-	KeyLen    = blocksync.KeySize
+	keyLen    = blocksync.KeySize
 	digestLen = len(blocksync.Digest{})
 )
 
@@ -38,7 +38,7 @@ type hello struct {
 	create  bool // roleTarget: a missing DST may be made
 	force   bool // roleTarget: lift the in-use refusal
 	granule uint32
-	key     [KeyLen]byte
+	key     [keyLen]byte
 	speeds  map[blocksync.Algorithm]float64 // bytes a second, on the client
 	path    string
 }
@@ -71,7 +71,7 @@ func parseHello(p []byte) (hello, error) {
 	flags := d.u8()
 	h.create, h.force = flags&1 != 0, flags&2 != 0
 	h.granule = d.u32()
-	copy(h.key[:], d.bytes(KeyLen))
+	copy(h.key[:], d.bytes(keyLen))
 	h.speeds = d.speeds()
 	h.path = d.str(2, maxPath)
 	if err := d.done(); err != nil {
