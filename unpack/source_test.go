@@ -3,8 +3,8 @@ package unpack
 import (
 	"bytes"
 	"encoding/binary"
-	"hash/crc32"
 	"errors"
+	"hash/crc32"
 	"io"
 	"testing"
 	"time"
