@@ -18,11 +18,15 @@
 // Where the format cuts its data into pieces that decode on their own,
 // the pieces are decoded on all cores (Options.Threads) and given in
 // order:
-//   - xz: blocks. xz -T0 (and xz -T1 --block-size) writes several, each
-//     with its compressed and uncompressed size in its header, so one
-//     sequential pass finds them without the index at the end; the index
-//     is then checked against what was decoded. xz without -T (one block,
-//     sizes unknown) decodes on one core.
+//   - xz: blocks. xz -T0 (any -T but 1) writes several (three
+//     dictionaries each: 24 MiB at -6), each with its compressed and
+//     uncompressed size in its header, so one sequential pass finds them
+//     without the index at the end; the index is then checked against
+//     what was decoded. xz -T1 (one block, or --block-size blocks) gives
+//     no sizes in its headers: those blocks decode in place, on one core.
+//     With random access the index would give their bounds too (XzSize
+//     reads it); not done, since xz -T0, the usual maker of multi-block
+//     files, needs no index.
 //   - zstd: frames. pzstd writes many independent frames; zstd -T0 writes
 //     one frame (its threads share history), which klauspost's decoder
 //     decodes with its block pipeline (about two cores' worth at most).
