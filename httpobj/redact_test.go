@@ -48,3 +48,18 @@ func TestBadInput(t *testing.T) {
 		wantKind(t, err, ErrBadOption)
 	}
 }
+
+func TestBodyLine(t *testing.T) {
+	for _, tc := range []struct{ ctype, body, want string }{
+		{"text/html", "<html><head><title>400 No required SSL certificate was sent</title></head>", "No required SSL certificate was sent"},
+		{"text/plain; charset=utf-8", "quota exceeded\nmore", "quota exceeded"},
+		{"text/plain", "404 page not found\n", "page not found"},
+		{"application/xml", "<Error><Code>X</Code></Error>", ""},
+		{"text/html", "<html>no title", ""},
+		{"text/plain", "bell\x07 and\r escapes\x1b[31m", "bell and escapes[31m"},
+	} {
+		if got := bodyLine(tc.ctype, []byte(tc.body)); got != tc.want {
+			t.Errorf("bodyLine(%q, %q) = %q, want %q", tc.ctype, tc.body, got, tc.want)
+		}
+	}
+}

@@ -122,8 +122,9 @@ func (o *Object) refusal(resp *http.Response) *failure {
 	default:
 		f.kind = ErrRefused
 	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	f.detail = firstOf(f.detail, bodyLine(resp.Header.Get("Content-Type"), body))
 	if o.s.Explain != nil {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 		detail, kind := o.s.Explain(resp.StatusCode, body)
 		if detail != "" {
 			f.detail = detail
@@ -136,6 +137,48 @@ func (o *Object) refusal(resp *http.Response) *failure {
 		}
 	}
 	return f
+}
+
+// bodyLine is what an error page says in one line: a text/plain body's
+// first line, an HTML page's title (nginx: "400 No required SSL
+// certificate was sent"), without the status code it repeats; "" for
+// anything else. At most 200 bytes, printable only.
+func bodyLine(contentType string, body []byte) string {
+	text := string(body)
+	switch {
+	case strings.HasPrefix(contentType, "text/plain"):
+		text, _, _ = strings.Cut(text, "\n")
+	case strings.HasPrefix(contentType, "text/html"):
+		_, after, ok := strings.Cut(text, "<title>")
+		title, _, closed := strings.Cut(after, "</title>")
+		if !ok || !closed {
+			return ""
+		}
+		text = title
+	default:
+		return ""
+	}
+	text = strings.TrimSpace(text)
+	if code, rest, ok := strings.Cut(text, " "); ok && len(code) == 3 && strings.Trim(code, "0123456789") == "" {
+		text = rest
+	}
+	text = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return -1
+		}
+		return r
+	}, text)
+	if len(text) > 200 {
+		text = text[:200]
+	}
+	return text
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // retryAfter reads a Retry-After header: seconds, or an HTTP date.
