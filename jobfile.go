@@ -13,7 +13,8 @@ import (
 )
 
 // The --jobs list: one job a line, "SRC DST", with the range flags
-// --src-offset, --dst-offset and --length where a job needs them. Words
+// --src-offset, --dst-offset and --length, and --state (the job's resume
+// state file), where a job needs them. Words
 // are split as a POSIX shell splits them, without any expansion:
 //
 //   - blanks (spaces, tabs) separate words; a blank line is no job;
@@ -40,6 +41,7 @@ type jobLine struct {
 	srcOff   sizeFlag
 	dstOff   sizeFlag
 	length   sizeFlag
+	state    string // --state: this job's resume state file
 }
 
 // readJobList reads the list from the file named, or stdin for "-".
@@ -89,12 +91,16 @@ func parseJobWords(words []string) (jobLine, error) {
 	fs.Var(&j.srcOff, "src-offset", "")
 	fs.Var(&j.dstOff, "dst-offset", "")
 	fs.Var(&j.length, "length", "")
+	fs.StringVar(&j.state, "state", "", "")
 	onlyOnce(fs)
 	if err := fs.Parse(words); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			err = errors.New("unknown flag: --help")
 		}
-		return j, fmt.Errorf("%v (a job line takes SRC DST and --src-offset, --dst-offset, --length; other flags go on the command line)", err)
+		return j, fmt.Errorf("%v (a job line takes SRC DST and --src-offset, --dst-offset, --length, --state; other flags go on the command line)", err)
+	}
+	if fs.Changed("state") && j.state == "" {
+		return j, errors.New("--state needs a PATH")
 	}
 	if fs.NArg() != 2 {
 		return j, fmt.Errorf("want SRC DST, got %d word(s) besides flags (quote paths with blanks: 'my disk.img')", fs.NArg())
@@ -105,12 +111,21 @@ func parseJobWords(words []string) (jobLine, error) {
 
 // options are the command line's options with this job's ends and range.
 // As on the command line, --dst-offset or --length keeps the rest of DST.
-func (j jobLine) options(common copier.Options) copier.Options {
+// A resumable job keeps its state in the file its line names, else in
+// the folder --state names (stateDir; copier.StateIn names it after
+// DST), else beside DST.
+func (j jobLine) options(common copier.Options, stateDir string) copier.Options {
 	o := common
 	o.Src, o.Dst = j.src, j.dst
 	o.SrcOffset, o.DstOffset, o.Length, o.LengthSet = j.srcOff.v, j.dstOff.v, j.length.v, j.length.set
 	if j.dstOff.set || j.length.set {
 		o.DstSize = copier.SizeKeep
+	}
+	switch {
+	case j.state != "":
+		o.StatePath = j.state
+	case stateDir != "":
+		o.StatePath = copier.StateIn(stateDir, j.dst)
 	}
 	return o
 }

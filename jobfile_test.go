@@ -89,11 +89,32 @@ func TestParseJobList(t *testing.T) {
 	}
 	for i, w := range want {
 		j := jobs[i]
-		o := j.options(copier.Options{BlockSize: 4096})
+		o := j.options(copier.Options{BlockSize: 4096}, "")
 		if j.line != w.line || o.Src != w.src || o.Dst != w.dst || o.SrcOffset != w.srcOff || o.DstOffset != w.dstOff ||
 			o.Length != w.length || o.LengthSet != w.lengthSet || (o.DstSize == copier.SizeKeep) != w.keepsDstSize || o.BlockSize != 4096 {
 			t.Errorf("job %d: line %d %+v; want %+v", i+1, j.line, o, w)
 		}
+	}
+}
+
+// TestJobStates: a line's --state is its job's state file; without one,
+// a folder given with --jobs holds one named after the job's DST.
+func TestJobStates(t *testing.T) {
+	jobs, err := parseJobList(strings.NewReader("a /img/b --state '/s/my b.state'\nc /img/d\n"), "list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := jobs[0].options(copier.Options{}, "/states").StatePath; got != "/s/my b.state" {
+		t.Errorf("job 1's state %q, want its line's", got)
+	}
+	if got, want := jobs[1].options(copier.Options{}, "/states").StatePath, copier.StateIn("/states", "/img/d"); got != want {
+		t.Errorf("job 2's state %q, want %q", got, want)
+	}
+	if got := jobs[1].options(copier.Options{}, "").StatePath; got != "" {
+		t.Errorf("job 2's state %q without a folder, want the default", got)
+	}
+	if _, err := parseJobList(strings.NewReader("a b --state ''\n"), "list"); err == nil || !strings.Contains(err.Error(), "--state needs a PATH") {
+		t.Errorf("an empty --state: %v", err)
 	}
 }
 
@@ -105,7 +126,7 @@ func TestParseJobListErrors(t *testing.T) {
 		{"\n\n'a b\n", "line 3: a ' quote is not closed"},
 		{"a \"b\n", "line 1: a \" quote is not closed"},
 		{"a b\\\n", "line 1: a backslash ends the line"},
-		{"a b --bs 4k\n", "line 1: unknown flag: --bs (a job line takes SRC DST and --src-offset, --dst-offset, --length"},
+		{"a b --bs 4k\n", "line 1: unknown flag: --bs (a job line takes SRC DST and --src-offset, --dst-offset, --length, --state"},
 		{"a b -q 4\n", "line 1: unknown shorthand flag: 'q'"},
 		{"a b --help\n", "line 1: unknown flag: --help"},
 		{"x y\na b --length 1x\n", "line 2: invalid argument \"1x\" for \"--length\""},

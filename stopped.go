@@ -27,7 +27,9 @@ func stoppedCopy(stderr io.Writer, opts copier.Options, rep copier.Report, err e
 	}
 	err = &reported{err}
 	if sig != 0 {
-		printSummary(stderr, rep, "interrupted")
+		if rep.Engine != "" { // else it stopped before its engine ran (a resumed copy's check)
+			printSummary(stderr, rep, "interrupted")
+		}
 		return &interruptedError{sig: sig, err: err}
 	}
 	return err

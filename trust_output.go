@@ -70,6 +70,12 @@ func resumableLine(r copier.Report) string {
 	if r.PartialPath != "" {
 		holder = r.PartialPath
 	}
+	if r.ResumeFrom == 0 {
+		// Less than one 4 MiB block was recorded: a rerun starts over,
+		// and says so.
+		return fmt.Sprintf("is kept for --resume, with %s: not a whole 4 MiB block of the copy was recorded as synced yet; run the same command again to copy it",
+			r.StatePath)
+	}
 	return fmt.Sprintf("is kept for --resume: %s holds the first %s of the copy, synced, as %s records; run the same command again to copy the rest",
 		holder, byteCount(r.ResumeFrom), r.StatePath)
 }

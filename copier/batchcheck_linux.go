@@ -2,7 +2,6 @@ package copier
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/ringcp/ringcp/guard"
 )
@@ -17,7 +16,10 @@ import (
 //     and reports its DST as a whole copy of its own;
 //   - a job's DST is another job's SRC, or shares bytes with it through
 //     partitions and loop devices: the reader would copy a mix of old
-//     and new blocks. The writing job is refused.
+//     and new blocks. The writing job is refused;
+//   - two resumable jobs keep one state file: each would record its
+//     copy over the other's (ringcp --jobs --state FOLDER gives each job
+//     its own).
 
 // crossCheck returns one refusal per job that conflicts with another, in
 // job order. Jobs Prepare refused (nil plans) are left out.
@@ -43,6 +45,9 @@ func (b *Batch) crossJob(i int, p *Plan) error {
 		}
 		if j < i {
 			if err := sameDst(p, q, j); err != nil {
+				return err
+			}
+			if err := sameState(p, q, j); err != nil {
 				return err
 			}
 		}
@@ -100,19 +105,10 @@ func dstOnSrc(p, q *Plan, j int) error {
 	return nil
 }
 
-// newFileKey names the file a new DST will be: its folder resolved
-// (symbolic links, "..", relative paths) and its name. Two paths with one
-// key create one file.
-func newFileKey(path string) string {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
+// sameState refuses p when it keeps its resume state in q's (job j).
+func sameState(p, q *Plan, j int) error {
+	if p.resume == nil || q.resume == nil || newFileKey(p.resume.statePath) != newFileKey(q.resume.statePath) {
+		return nil
 	}
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
-	}
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
-	}
-	return filepath.Join(dir, base)
+	return refuse(KindBadInput, p.dst.path, fmt.Sprintf("keeps its resume state in %s, as job %d does: each job needs a state file of its own (Options.StatePath)", p.resume.statePath, j+1)).on("StatePath")
 }

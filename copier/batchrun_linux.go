@@ -130,7 +130,7 @@ func (b *Batch) runJob(ctx context.Context, i int, s *shared, g *gate, out *JobR
 	defer g.finished.Done()
 	defer b.state[i].Store(int32(JobDone))
 	p := b.Plans[i]
-	a, err := p.acquire(&out.Report, s)
+	a, err := p.acquire(ctx, &out.Report, s)
 	g.errs[i] = err
 	g.acquired.Done()
 	if err != nil {

@@ -154,13 +154,15 @@ func checkSame(f *os.File, ep *endpoint) error {
 }
 
 // cut gives an existing file DST that the copy replaces from DstOffset on
-// (SizeTruncate) that size, once nothing is left to acquire.
+// (SizeTruncate) that size, once nothing is left to acquire; a resumed
+// copy that owns DST's size cuts it where it starts (Plan.cutAt).
 func (d *dest) cut(p *Plan) error {
 	if !p.truncate || !p.dst.exists {
 		return nil
 	}
-	if err := unix.Ftruncate(int(d.f.Fd()), p.opts.DstOffset); err != nil {
-		return fmt.Errorf("truncate %s to %d: %w", p.dst.path, p.opts.DstOffset, err)
+	at := p.cutAt()
+	if err := unix.Ftruncate(int(d.f.Fd()), at); err != nil {
+		return fmt.Errorf("truncate %s to %d: %w", p.dst.path, at, err)
 	}
 	return nil
 }

@@ -126,8 +126,11 @@
 // program that does not ask for it). With
 // Options.Resume a state file records, after each periodic barrier, the
 // prefix of the range that is on DST and flushed; Run with the same
-// options continues from it, after checking that SRC, DST and the range
-// are the ones it records (a *RefusedError otherwise). Compare and
+// options continues from it, after checking that SRC, DST, the range and
+// the size policy are the ones it records, and that the prefix is still
+// what the earlier run wrote: DST's marks unchanged, or the prefix
+// compared with SRC (a *RefusedError otherwise, before any write).
+// StateIn names one state per DST in a folder, for a batch. Compare and
 // Checksum read existing files or devices and write nothing.
 //
 // # NBD ends

@@ -92,10 +92,6 @@ type resumePlan struct{}
 func (p *Plan) inspectTarget() (endpoint, error) { return inspectDest(p.opts.Dst) }
 func (p *Plan) checkResume() error               { return nil }
 
-// StatePath is where a resumable copy to dst keeps its state by default:
-// next to it, as DST.ringcp-state.
-func StatePath(dst string) string { return dst + ".ringcp-state" }
-
 // Compare refuses: it reads files on Linux only.
 func Compare(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	return ReadReport{}, linuxOnly(o.Src)

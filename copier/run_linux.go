@@ -15,7 +15,7 @@ import (
 // run is Run (progress.go) without the progress reports.
 func (p *Plan) run(ctx context.Context) (Report, error) {
 	rep := p.newReport()
-	a, err := p.acquire(&rep, nil)
+	a, err := p.acquire(ctx, &rep, nil)
 	if err != nil {
 		return rep, err
 	}
@@ -90,6 +90,7 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 // tried before the cut: refused, it changed nothing, and a refusal for
 // too little room (roomShort) can still leave DST untouched.
 func (p *Plan) move(ctx context.Context, a *acquired, rep *Report) (engine.Stats, error) {
+	p.voidState(rep)
 	if p.offloadMode == OffloadReflink {
 		if st, done, err := p.tryOffload(ctx, a, rep); done {
 			return st, err
@@ -152,9 +153,9 @@ type acquired struct {
 // that order, without changing DST. Whatever fails is a refusal; what was
 // acquired is released again, and a new DST's temporary file removed.
 // With s (a batch), the buffers and the rate cap are the batch's.
-func (p *Plan) acquire(rep *Report, s *shared) (*acquired, error) {
+func (p *Plan) acquire(ctx context.Context, rep *Report, s *shared) (*acquired, error) {
 	a := &acquired{}
-	err := p.acquireAll(a, rep, s)
+	err := p.acquireAll(ctx, a, rep, s)
 	if err == nil {
 		return a, nil
 	}
@@ -169,7 +170,7 @@ func (p *Plan) acquire(rep *Report, s *shared) (*acquired, error) {
 	return nil, err
 }
 
-func (p *Plan) acquireAll(a *acquired, rep *Report, s *shared) error {
+func (p *Plan) acquireAll(ctx context.Context, a *acquired, rep *Report, s *shared) error {
 	var err error
 	if a.ends, err = p.openExports(rep); err != nil {
 		return err
@@ -197,6 +198,9 @@ func (p *Plan) acquireAll(a *acquired, rep *Report, s *shared) error {
 	job := p.job(a.files, a.dst)
 	job.Ends = a.ends
 	if err := a.buffers(p, &job, s); err != nil {
+		return err
+	}
+	if err := p.proveDone(ctx, a, rep); err != nil {
 		return err
 	}
 	a.trust = p.newTrust(&job)

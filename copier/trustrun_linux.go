@@ -64,25 +64,29 @@ func (o sumObserver) Hole(rel, n int64)           { o.s.Zero(rel, n) }
 func (o sumObserver) Durable(int64)               {}
 
 // begin is the last step of acquiring: a resumable copy that starts
-// records SRC, DST (its partial file, for a new one) and the range in its
-// state file before anything is written, so that a run after a kill knows
-// DST is this copy's.
+// records SRC, DST (its partial file, for a new one), the range and the
+// size policy in its state file before anything is written, so that a run
+// after a kill knows DST is this copy's.
 func (t *trustRun) begin(p *Plan, d *dest) error {
 	if t == nil || t.state == nil {
 		return nil
 	}
 	r := p.resume
+	if r.dst.Kind == "" { // a new DST: its identity is its new inode's
+		id, err := identityOf(d.f, p.dst.path, 0, false)
+		if err != nil {
+			return refuseErr(KindCheckFailed, p.dst.path, "cannot stat DST", err)
+		}
+		r.dst = id
+	}
+	t.state.marks = func() *marks { return dstMarks(d.f, r.dst) }
 	st := r.state
 	if st == nil {
-		dstID, err := p.startedIdentity(d)
-		if err != nil {
-			return err
-		}
-		st = &resumeState{Format: stateFormat, Src: p.src.identity(true),
-			Dst: dstID, SrcOffset: p.opts.SrcOffset,
-			DstOffset: p.opts.DstOffset, Length: p.Length, BlockSize: p.BlockSize}
+		st = &resumeState{Format: stateFormat, Src: r.src, Dst: r.dst, SrcOffset: p.opts.SrcOffset,
+			DstOffset: p.opts.DstOffset, Length: p.Length, OwnsSize: r.owns, BlockSize: p.BlockSize,
+			DstMarks: t.state.marksNow()}
 		if r.newDst {
-			st.Partial, st.Dst.Path = r.partial, p.opts.Dst
+			st.Partial, st.Dst.Path = newFileKey(r.partial), p.opts.Dst
 		}
 		if err := writeState(r.statePath, st); err != nil {
 			return refuseErr(KindResources, r.statePath, "cannot record the copy's progress", err)
@@ -91,19 +95,6 @@ func (t *trustRun) begin(p *Plan, d *dest) error {
 	d.keep = true
 	t.state.start(*st)
 	return nil
-}
-
-// startedIdentity is DST's identity once acquired: a new file's is its
-// inode, known only now; an export's, what Prepare saw.
-func (p *Plan) startedIdentity(d *dest) (identity, error) {
-	if !p.dst.local() {
-		return p.dst.identity(false), nil
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(int(d.f.Fd()), &st); err != nil {
-		return identity{}, refuseErr(KindCheckFailed, p.dst.path, "cannot stat DST", err)
-	}
-	return identityOf(p.dst.path, &st, p.dst.geo.Size, false), nil
 }
 
 // close stops what runs beside the copy; after a failure, the state file
@@ -198,6 +189,11 @@ func (p *Plan) endTrust(a *acquired, rep *Report, err error) {
 	}
 	rep.StatePath = p.resume.statePath
 	if err != nil {
+		if !a.undrained && a.dst.f != nil {
+			// Nothing writes DST any more: its marks now let a rerun
+			// trust the prefix without reading it.
+			t.state.settle(func() error { return unix.Fsync(int(a.dst.f.Fd())) })
+		}
 		rep.ResumeFrom = resumePoint(t.state.recorded(), p.Length)
 		if p.resume.newDst {
 			rep.PartialPath = p.resume.partial

@@ -38,9 +38,10 @@ import (
 // server's to keep honest, as for any NBD client. An NBD SRC is read again
 // only to find the first differing byte.
 
-// dstAccess is how DST is opened: read-write when it is read back.
+// dstAccess is how DST is opened: read-write when it is read back, or
+// when a resumed copy may compare what an earlier run copied.
 func (p *Plan) dstAccess() int {
-	if p.opts.Verify {
+	if p.opts.Verify || p.opts.Resume {
 		return os.O_RDWR
 	}
 	return os.O_WRONLY
@@ -82,7 +83,7 @@ func (p *Plan) verify(ctx context.Context, a *acquired, want *digests, from int6
 	cmp := newComparer(0, progress)
 	cmp.bad = bad
 	if from > 0 {
-		if err := p.comparePass(ctx, a, from, cmp); err != nil {
+		if err := p.comparePass(ctx, a, from, cmp.check); err != nil {
 			return err
 		}
 	}
@@ -100,9 +101,9 @@ func (p *Plan) verify(ctx context.Context, a *acquired, want *digests, from int6
 }
 
 // comparePass compares the first n bytes of the range, SRC and DST read
-// side by side.
-func (p *Plan) comparePass(ctx context.Context, a *acquired, n int64, cmp *comparer) error {
-	job := a.passJob(p, n, cmp.check)
+// side by side, with check.
+func (p *Plan) comparePass(ctx context.Context, a *acquired, n int64, check engine.CheckFunc) error {
+	job := a.passJob(p, n, check)
 	job.Files[engine.FileSrc], job.Files[engine.FileDst] = a.files[engine.FileSrc], a.dst.f
 	job.Ends[engine.FileDst] = a.ends[engine.FileDst] // an export DST
 	job.SrcOff, job.DstOff = p.opts.SrcOffset, p.opts.DstOffset
