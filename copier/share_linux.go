@@ -1,7 +1,6 @@
 package copier
 
 import (
-	"github.com/ringcp/ringcp/align"
 	"strings"
 
 	"github.com/ringcp/ringcp/internal/blkcg"
@@ -20,7 +19,7 @@ func (p *Plan) fitShare() error {
 	if len(p.IOLimits) > 0 {
 		p.note("%s", blockingWhy)
 	}
-	p.fitSizes(f, align.LCM(int64(p.src.geo.DirectAlign()), int64(p.dst.geo.DirectAlign())))
+	p.fitSizes(f, int64(p.unit()))
 	if p.opts.Yield {
 		p.note("yield: depth and rate are cut while others wait on SRC's or DST's disk, and raised again when they no longer do")
 	}
