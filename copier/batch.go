@@ -179,7 +179,7 @@ func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
 		return nil, refuse(KindBadInput, "", fmt.Sprintf("the rate cap's burst of %d bytes is smaller than a block (%d)", bo.Rate.Burst(), b.BlockSize))
 	}
 	if bo.Rate == nil {
-		b.gov = newGovernor(bo.MaxRate, b.BlockSize, b.unit(), b.Slots)
+		b.gov = newGovernor(bo.MaxRate, b.BlockSize, b.unit(), b.Slots, false)
 		b.rate = b.gov.lim
 	}
 	return b, nil

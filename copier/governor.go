@@ -3,6 +3,7 @@ package copier
 import (
 	"math"
 	"sync"
+	"time"
 
 	"github.com/ringcp/ringcp/engine"
 	"golang.org/x/time/rate"
@@ -48,20 +49,14 @@ type governor struct {
 }
 
 // newGovernor governs a copy (or a batch) of blocks of block bytes,
-// aligned to unit, over depth buffers.
-func newGovernor(capBPS int64, block, unit, depth int) *governor {
-	g := &governor{lim: rate.NewLimiter(rate.Inf, block), block: block, unit: max(unit, 1), depth: depth, cap: capBPS}
+// aligned to unit, over depth buffers. keep: the caller chose the block
+// size, and requests are not cut to the rate (a note says so when the
+// block is over the fit).
+func newGovernor(capBPS int64, block, unit, depth int, keep bool) *governor {
+	g := &governor{lim: rate.NewLimiter(rate.Inf, block), block: block, unit: max(unit, 1), depth: depth, cap: capBPS, keep: keep}
+	g.applied.limit, g.applied.burst = rate.Inf, block
 	g.apply()
 	return g
-}
-
-// keepBlock: the caller chose the block size; requests are not cut to the
-// rate (a note says so when the block is over the fit).
-func (g *governor) keepBlock() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.keep = true
-	g.apply()
 }
 
 // attach gives the governor the budget the copy's slots come from, and
@@ -166,10 +161,7 @@ func (g *governor) apply() {
 			burst = max(request, g.unit)                             // no more passes at once after a pause
 		}
 	}
-	// The burst first: lowered before the limit, the tokens a copy
-	// gathered without a cap are cut to it when the cap comes.
-	g.lim.SetBurst(burst)
-	g.lim.SetLimit(limit)
+	changed := g.setLimiter(limit, burst)
 	if g.budget == nil {
 		return
 	}
@@ -181,10 +173,35 @@ func (g *governor) apply() {
 		depth = min(depth, g.yDepth)
 	}
 	g.budget.SetWindow(engine.Window{Depth: depth, Request: request})
-	if limit != g.applied.limit || burst != g.applied.burst {
-		g.applied.limit, g.applied.burst = limit, burst
+	if changed {
 		g.budget.Wake() // a copy waiting for the old rate looks again now
 	}
+}
+
+// setLimiter gives the limiter a new limit and burst, when they changed,
+// and says whether they did. x/time/rate counts the tokens gathered
+// since its last change at the limit it had: at rate.Inf, over no time
+// at all, that is 0*Inf, NaN, after which the limiter never limits again.
+// So the burst only changes while the limit is finite: after a finite
+// limit is set (the tokens gathered without a cap are then cut to the
+// new burst at the next request), before rate.Inf is. Called with mu
+// held.
+func (g *governor) setLimiter(limit rate.Limit, burst int) bool {
+	if limit == g.applied.limit && burst == g.applied.burst {
+		return false
+	}
+	now := time.Now()
+	if limit == rate.Inf {
+		if g.applied.limit != rate.Inf {
+			g.lim.SetBurstAt(now, burst)
+		}
+		g.lim.SetLimitAt(now, limit)
+	} else {
+		g.lim.SetLimitAt(now, limit)
+		g.lim.SetBurstAt(now, burst)
+	}
+	g.applied.limit, g.applied.burst = limit, burst
+	return true
 }
 
 // capDepth is how many slots keep up with rate r in requests of request
@@ -218,9 +235,6 @@ func (p *Plan) MaxRate() int64 { return p.gov.capNow() }
 // the block size is final (chooseTrust may round it up after fitShare):
 // the limiter's burst is one block.
 func (p *Plan) startGovernor() error {
-	p.gov = newGovernor(p.opts.MaxRate, p.BlockSize, p.unit(), p.QueueDepth)
-	if p.opts.BlockSize > 0 {
-		p.gov.keepBlock()
-	}
+	p.gov = newGovernor(p.opts.MaxRate, p.BlockSize, p.unit(), p.QueueDepth, p.opts.BlockSize > 0)
 	return nil
 }

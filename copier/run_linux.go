@@ -10,6 +10,7 @@ import (
 	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
 	"golang.org/x/sys/unix"
+	"golang.org/x/time/rate"
 )
 
 // run is Run (progress.go) without the progress reports.
@@ -132,11 +133,12 @@ type acquired struct {
 	dst   *dest
 	bufs  *align.Buffers
 	// shared is the batch's budget, which a batch job's read passes
-	// (verification, a resumed checksum) take their buffers from; nil for
-	// a single copy, whose passes reuse bufs.
-	shared *engine.Budget
-	copy   *engine.Copy
-	trust  *trustRun // verification, checksum, resume state (trustrun_linux.go)
+	// (verification, a resumed checksum) take their buffers from, and
+	// sharedRate its cap; nil for a single copy, whose passes reuse bufs.
+	shared     *engine.Budget
+	sharedRate *rate.Limiter
+	copy       *engine.Copy
+	trust      *trustRun // verification, checksum, resume state (trustrun_linux.go)
 	// undrained: the engine's backend failed with requests in flight that
 	// it could not reap (engine.ErrUndrained). The kernel may still read
 	// into the buffers and write through the descriptors, so both are
@@ -210,7 +212,7 @@ func (p *Plan) acquireAll(a *acquired, rep *Report, s *shared) error {
 func (a *acquired) buffers(p *Plan, job *engine.Job, s *shared) error {
 	if s != nil {
 		s.join(p, job)
-		a.shared = s.budget
+		a.shared, a.sharedRate = s.budget, s.rate
 		return nil
 	}
 	var err error
@@ -224,14 +226,22 @@ func (a *acquired) buffers(p *Plan, job *engine.Job, s *shared) error {
 }
 
 // passJob is a read pass over n bytes on the copy's buffers: its own, or
-// a batch job's shared budget.
+// a batch job's shared budget. It runs under the copy's caps: its reads
+// are the copy's I/O too, and the governor (which SetMaxRate changes)
+// sizes its window.
 func (a *acquired) passJob(p *Plan, n int64, check engine.CheckFunc) engine.Job {
+	var job engine.Job
 	if a.shared != nil {
-		job := p.passJob(nil, n, check)
-		job.Budget = a.shared
-		return job
+		job = p.passJob(nil, n, check)
+		job.Budget, job.SharedRate = a.shared, a.sharedRate
+	} else {
+		bufs := a.bufs.Slots
+		job = p.passJob(bufs, n, check)
+		job.Budget = engine.NewBudget(bufs)
+		p.gov.attach(job.Budget)
 	}
-	return p.passJob(a.bufs.Slots, n, check)
+	job.Rate = p.gov.lim
+	return job
 }
 
 // release closes what acquire got, last first.
