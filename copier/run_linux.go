@@ -225,10 +225,10 @@ func (a *acquired) buffers(p *Plan, job *engine.Job, s *shared) error {
 	return nil
 }
 
-// passJob is a read pass over n bytes on the copy's buffers: its own, or
-// a batch job's shared budget. It runs under the copy's caps: its reads
-// are the copy's I/O too, and the governor (which SetMaxRate changes)
-// sizes its window.
+// passJob is a read pass over n bytes on the copy's buffers: its own, as
+// many as the pass's fit allows, or a batch job's shared budget. It runs
+// under the copy's caps: its reads are the copy's I/O too, and the
+// governor (which SetMaxRate changes) sizes its window.
 func (a *acquired) passJob(p *Plan, n int64, check engine.CheckFunc) engine.Job {
 	var job engine.Job
 	if a.shared != nil {
@@ -236,6 +236,9 @@ func (a *acquired) passJob(p *Plan, n int64, check engine.CheckFunc) engine.Job 
 		job.Budget, job.SharedRate = a.shared, a.sharedRate
 	} else {
 		bufs := a.bufs.Slots
+		if d := p.passFit.depth; d > 0 && d < len(bufs) {
+			bufs = bufs[:d]
+		}
 		job = p.passJob(bufs, n, check)
 		job.Budget = engine.NewBudget(bufs)
 		p.gov.attach(job.Budget)
