@@ -157,7 +157,9 @@ func (g *governor) apply() {
 	if !math.IsInf(r, 1) {
 		limit = rate.Limit(r)
 		if !g.keep {
-			request = max(1, int(min(r/capSteps, float64(g.block)))) // 0 would mean no cut
+			// At least one unit (a sector): a buffered copy could
+			// otherwise move a byte per request under a tiny cap.
+			request = max(g.unit, int(min(r/capSteps, float64(g.block))))
 			burst = max(request, g.unit)                             // no more passes at once after a pause
 		}
 	}
@@ -226,6 +228,9 @@ func (g *governor) capDepth(r float64, request int) int {
 // cap (unless Options.BlockSize was given) and the depth follows it;
 // requests already in flight finish. A read pass after the copy
 // (Options.Verify, a resumed Options.Checksum) runs under the cap too.
+// Requests never grow past the block size Prepare fitted to the first
+// cap: a copy started under a tiny cap that is lifted later goes on in
+// small blocks.
 func (p *Plan) SetMaxRate(bytesPerSecond int64) { p.gov.setCap(bytesPerSecond) }
 
 // MaxRate is the rate cap now, in bytes per second; 0 for none.

@@ -55,7 +55,7 @@ func TestGovernor(t *testing.T) {
 	g.setCap(100 << 30)
 	check("huge cap", 100<<30, 8, block)
 	g.setCap(1)
-	check("1 byte per second", 1, 1, 1) // the engine rounds a request up to one unit; the burst holds one
+	check("1 byte per second", 1, 1, unit) // a request and the burst are one unit
 }
 
 // TestGovernorLatency: the depth under a cap follows the latency the
