@@ -208,17 +208,15 @@ func (m *member) leave() error {
 	return nil
 }
 
-// changes is a channel closed at the budget's next change (a slot given
-// back, the window changed, Wake): taken before a copy looks at what it
-// waits for, it cannot miss a change that comes in between.
-func (m *member) changes() <-chan struct{} {
+// look is the budget's window now, and a channel closed at its next
+// change (a slot given back, the window changed, Wake): taken before a
+// copy looks at what it waits for, it cannot miss a change that comes in
+// between.
+func (m *member) look() (Window, <-chan struct{}) {
 	m.b.mu.Lock()
 	defer m.b.mu.Unlock()
-	return m.b.changed
+	return m.b.window, m.b.changed
 }
-
-// window is the budget's window now.
-func (m *member) window() Window { return m.b.Window() }
 
 // report hands what the member's copy measured to the budget, and the
 // sample to the controller when one is due.

@@ -147,15 +147,11 @@ func (r *run) unpaid(idx int) int {
 func (r *run) admit() {
 	p := &r.pace
 	now := time.Now()
-	if r.stopping() {
-		p.giveBack(now)
-		for _, idx := range p.line {
-			r.release(idx) // nothing of it was sent: a read, or a hole's next zeros
-		}
-		p.line = p.line[:0]
-		return
-	}
 	for len(p.line) > 0 {
+		if r.stopping() {
+			r.dropLine(now)
+			return
+		}
 		idx := p.line[0]
 		if p.holds() && (p.stale() || r.unpaid(idx) != p.heldN) {
 			// A cap changed, or the request was cut smaller (or may now be
@@ -181,6 +177,16 @@ func (r *run) admit() {
 		p.spent()
 		r.queue(idx)
 	}
+}
+
+// dropLine gives the line up: nothing in it was sent (a read, or a
+// hole's next zeros), and none of it will be.
+func (r *run) dropLine(now time.Time) {
+	r.pace.giveBack(now)
+	for _, idx := range r.pace.line {
+		r.release(idx)
+	}
+	r.pace.line = r.pace.line[:0]
 }
 
 // fitFirst cuts the first in line to the request size now, when it is a

@@ -156,9 +156,8 @@ func (r *run) pump(work bool) error {
 // request size it allows, and the channel that says the budget changed
 // after this.
 func (r *run) look() {
-	r.changes = r.member.changes()
+	r.window, r.changes = r.member.look()
 	r.checkStop()
-	r.window = r.member.window()
 	r.most = r.requestMost()
 }
 
