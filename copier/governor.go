@@ -160,7 +160,7 @@ func (g *governor) apply() {
 			// At least one unit (a sector): a buffered copy could
 			// otherwise move a byte per request under a tiny cap.
 			request = max(g.unit, int(min(r/capSteps, float64(g.block))))
-			burst = max(request, g.unit)                             // no more passes at once after a pause
+			burst = max(request, g.unit) // no more passes at once after a pause
 		}
 	}
 	changed := g.setLimiter(limit, burst)
