@@ -145,3 +145,31 @@ func TestRateZeroWakes(t *testing.T) {
 		}
 	}
 }
+
+// TestJobsCapSignal: --jobs under a shared --max-rate 1, then SIGINT:
+// every job stops within capWithin, exit 130, each saying what it wrote.
+// Both engines.
+func TestJobsCapSignal(t *testing.T) {
+	uringtest.NeedOn(t)
+	for _, eng := range capEngines("file") {
+		t.Run(eng, func(t *testing.T) {
+			dir := t.TempDir()
+			var lines []string
+			for i := range 3 {
+				src := filepath.Join(dir, fmt.Sprint("src", i))
+				randomFile(t, src, 1<<20, uint64(90+i))
+				lines = append(lines, src+" "+filepath.Join(dir, fmt.Sprint("dst", i)))
+			}
+			list := writeList(t, dir, lines...)
+			s := startArgv(t, []string{binary(t), "--jobs", list, "--max-rate", "1", "-b", "4k", "--engine", eng, "--progress", "always"})
+			time.Sleep(300 * time.Millisecond)
+			start := time.Now()
+			s.signal(t, syscall.SIGINT)
+			r := s.wait(t)
+			if took := time.Since(start); took > capWithin {
+				t.Errorf("SIGINT under a shared cap: ringcp ended %v later", took)
+			}
+			r.want(t, 130, "interrupted by SIGINT: stopped submitting and waited for the I/O in flight", "3 interrupted")
+		})
+	}
+}
