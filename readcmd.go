@@ -101,6 +101,7 @@ func (f *readFlags) explain(stderr io.Writer, rep copier.ReadReport) {
 	if !f.verbose {
 		return
 	}
+	printNotes(stderr, rep.Notes)
 	fmt.Fprintf(stderr, "ringcp: engine %s%s, block size %d, queue depth %d, O_DIRECT SRC %v DST %v\n",
 		rep.Engine, fallbackNote(copier.Report{FallbackReason: rep.FallbackReason}), rep.BlockSize, rep.QueueDepth, rep.DirectSrc, rep.DirectDst)
 }

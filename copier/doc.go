@@ -76,10 +76,12 @@
 // # Sharing a busy host
 //
 // A copy fits a rate cap (Options.MaxRate, changed while it runs with
-// Plan.SetMaxRate) and the cgroup I/O limits it finds on SRC's and DST's
-// disks, and uses all of them (share.go); Options.IOPrio gives its I/O a
-// priority; Options.Yield backs it off while others wait on the disk
-// (yield.go).
+// Plan.SetMaxRate, at once) and the cgroup I/O limits it finds on SRC's
+// and DST's disks, and uses all of them (share.go); its read passes fit
+// the read limits of the disks they read (readfit.go); Options.IOPrio
+// gives its I/O a priority; Options.Yield backs it off while others wait
+// on the disk (yield.go). A cancelled context ends a copy waiting on any
+// of them at once.
 //
 // # What may be called concurrently
 //

@@ -35,6 +35,7 @@ type Plan struct {
 	// IOLimits are the cgroup I/O limits on the disks the copy reads and
 	// writes; the block size and depth were fitted to them.
 	IOLimits []IOLimit
+	passFit  readFit // the read passes' fit to the cgroup read limits (readfit.go)
 	// IOPrio is the I/O priority the copy's reads and writes will have
 	// ("idle", "be:4"...), "" for the kernel's default.
 	IOPrio string

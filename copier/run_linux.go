@@ -10,6 +10,7 @@ import (
 	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
 	"golang.org/x/sys/unix"
+	"golang.org/x/time/rate"
 )
 
 // run is Run (progress.go) without the progress reports.
@@ -133,11 +134,12 @@ type acquired struct {
 	dst   *dest
 	bufs  *align.Buffers
 	// shared is the batch's budget, which a batch job's read passes
-	// (verification, a resumed checksum) take their buffers from; nil for
-	// a single copy, whose passes reuse bufs.
-	shared *engine.Budget
-	copy   *engine.Copy
-	trust  *trustRun // verification, checksum, resume state (trustrun_linux.go)
+	// (verification, a resumed checksum) take their buffers from, and
+	// sharedRate its cap; nil for a single copy, whose passes reuse bufs.
+	shared     *engine.Budget
+	sharedRate *rate.Limiter
+	copy       *engine.Copy
+	trust      *trustRun // verification, checksum, resume state (trustrun_linux.go)
 	// undrained: the engine's backend failed with requests in flight that
 	// it could not reap (engine.ErrUndrained). The kernel may still read
 	// into the buffers and write through the descriptors, so both are
@@ -214,7 +216,7 @@ func (p *Plan) acquireAll(ctx context.Context, a *acquired, rep *Report, s *shar
 func (a *acquired) buffers(p *Plan, job *engine.Job, s *shared) error {
 	if s != nil {
 		s.join(p, job)
-		a.shared = s.budget
+		a.shared, a.sharedRate = s.budget, s.rate
 		return nil
 	}
 	var err error
@@ -227,15 +229,26 @@ func (a *acquired) buffers(p *Plan, job *engine.Job, s *shared) error {
 	return nil
 }
 
-// passJob is a read pass over n bytes on the copy's buffers: its own, or
-// a batch job's shared budget.
+// passJob is a read pass over n bytes on the copy's buffers: its own, as
+// many as the pass's fit allows, or a batch job's shared budget. It runs
+// under the copy's caps: its reads are the copy's I/O too, and the
+// governor (which SetMaxRate changes) sizes its window.
 func (a *acquired) passJob(p *Plan, n int64, check engine.CheckFunc) engine.Job {
+	var job engine.Job
 	if a.shared != nil {
-		job := p.passJob(nil, n, check)
-		job.Budget = a.shared
-		return job
+		job = p.passJob(nil, n, check)
+		job.Budget, job.SharedRate = a.shared, a.sharedRate
+	} else {
+		bufs := a.bufs.Slots
+		if d := p.passFit.depth; d > 0 && d < len(bufs) {
+			bufs = bufs[:d]
+		}
+		job = p.passJob(bufs, n, check)
+		job.Budget = engine.NewBudget(bufs)
+		p.gov.attach(job.Budget)
 	}
-	return p.passJob(a.bufs.Slots, n, check)
+	job.Rate = p.gov.lim
+	return job
 }
 
 // release closes what acquire got, last first.
