@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -135,11 +134,26 @@ func listen(t testing.TB, sock, export string) (*os.File, string) {
 	}
 	ln.Close() // f is a dup that keeps listening
 	t.Cleanup(func() { f.Close() })
-	exp := url.PathEscape(export)
 	if sock != "" {
-		return f, fmt.Sprintf("nbd+unix:///%s?socket=%s", exp, url.QueryEscape(ln.Addr().String()))
+		return f, "nbd+unix:///" + escape(export) + "?socket=" + escape(ln.Addr().String())
 	}
-	return f, fmt.Sprintf("nbd://%s/%s", ln.Addr().String(), exp)
+	return f, "nbd://" + ln.Addr().String() + "/" + escape(export)
+}
+
+// escape percent-encodes every byte of a URI part but letters, digits,
+// "-._~" and "/", as nbd.UnixURI does (package nbd's own tests use this
+// kit, so it cannot import nbd): a "+" or a space in a socket's folder
+// reaches the server's socket only when written %2B and %20.
+func escape(s string) string {
+	var b strings.Builder
+	for _, c := range []byte(s) {
+		if c == '/' || c == '-' || c == '.' || c == '_' || c == '~' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }
 
 // QemuNBD serves image in format (raw, qcow2...) with qemu-nbd as export
