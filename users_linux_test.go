@@ -97,7 +97,7 @@ func makeSharedTree(t *testing.T, victim testUser) sharedTree {
 	}
 	t.Cleanup(func() { os.RemoveAll(base) })
 	s := sharedTree{base: base, tmp: filepath.Join(base, "tmp"), bin: filepath.Join(base, "bin", "ringcp"), victim: filepath.Join(base, "victim")}
-	for dir, mode := range map[string]os.FileMode{base: 0o755, s.tmp: 0o1777, filepath.Dir(s.bin): 0o755, s.victim: 0o700} {
+	for dir, mode := range map[string]os.FileMode{base: 0o755, s.tmp: os.ModeSticky | 0o777, filepath.Dir(s.bin): 0o755, s.victim: 0o700} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}

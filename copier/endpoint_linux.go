@@ -175,8 +175,12 @@ const inspectFlags = os.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK
 // refuseKind refuses what stat(2) already shows is not a regular file or a
 // block device, before opening it: opening a FIFO blocks until someone
 // writes to it, and opening some character devices acts (a tape rewinds
-// on close, a serial line hangs up).
+// on close, a serial line hangs up). A symlink another user planted in a
+// shared sticky folder is refused first (refusePlanted).
 func refuseKind(path string) *RefusedError {
+	if err := refusePlanted(path); err != nil {
+		return err
+	}
 	var st unix.Stat_t
 	if unix.Stat(path, &st) != nil {
 		return nil // the open that follows says what is wrong

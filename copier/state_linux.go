@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/ringcp/ringcp/internal/safedir"
 	"golang.org/x/sys/unix"
 )
 
@@ -109,13 +111,24 @@ func (rec identity) differs(now identity) string {
 
 func stamp(ns int64) string { return time.Unix(0, ns).Format("2006-01-02 15:04:05.000000000") }
 
-// loadState reads the state file at path: nil when there is none.
+// loadState reads the state file at path: nil when there is none. Only
+// a state file of this user's own is trusted (safedir.ReadOwn): one that
+// another user who can write to its folder put there could say that
+// anything is done, and the copy would skip it.
 func loadState(path string) (*resumeState, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+	dir, err := safedir.Open(dirOf(path))
+	var b []byte
+	if err == nil {
+		b, err = dir.ReadOwn(filepath.Base(path))
+		dir.Close()
 	}
-	if err != nil {
+	var owner *safedir.OwnerError
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, nil
+	case errors.As(err, &owner):
+		return nil, refuse(KindPermission, path, "the resume state "+owner.Why+"; it is not trusted (remove it to start the copy over)")
+	case err != nil:
 		return nil, refuseErr(KindCheckFailed, path, "cannot read the resume state", err)
 	}
 	var st resumeState
@@ -125,42 +138,49 @@ func loadState(path string) (*resumeState, error) {
 	return &st, nil
 }
 
-// writeState replaces the state file atomically and durably.
+// writeState replaces the state file atomically and durably, through its
+// folder's descriptor: STATE.tmp made with O_EXCL|O_NOFOLLOW (never a
+// file planted under that name), fsync'ed, renamed over STATE, the folder
+// fsync'ed.
 func writeState(path string, st *resumeState) error {
 	st.Updated = time.Now().UTC().Format(time.RFC3339)
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(append(b, '\n'))
+	dir, err := safedir.Open(dirOf(path))
 	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+		defer dir.Close()
+		name := filepath.Base(path)
+		err = dir.Replace(name, name+".tmp", append(b, '\n'), 0o644, true)
 	}
 	if err == nil {
-		err = os.Rename(tmp, path)
+		err = syncDir(dir.File())
 	}
 	if err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("write the resume state %s: %w", path, err)
 	}
-	return syncDirOf(path)
+	return nil
 }
 
 // removeState removes the state file once the copy it records is
 // complete, and makes that durable.
 func removeState(path string) error {
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+	dir, err := safedir.Open(dirOf(path))
+	if err == nil {
+		defer dir.Close()
+		err = dir.Remove(filepath.Base(path))
+		if errors.Is(err, os.ErrNotExist) {
+			err = nil
+		}
+	}
+	if err == nil {
+		err = syncDir(dir.File())
+	}
+	if err != nil {
 		return fmt.Errorf("remove the resume state %s: %w", path, err)
 	}
-	return syncDirOf(path)
+	return nil
 }
 
 // stateWriter records each barrier's durable prefix (engine.Observer's

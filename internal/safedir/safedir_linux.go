@@ -158,30 +158,78 @@ func (d *Dir) Named(f *os.File, name string) bool {
 // crash.
 func (d *Dir) Sync() error { return d.f.Sync() }
 
-// ReadOwn reads name, which must be a regular file owned by this
-// process's user and writable by nobody else: what another user planted
-// there is not trusted (an *OwnerError). A missing file is an error
-// matching fs.ErrNotExist.
+// ReadOwn reads name, which OpenOwn must accept. A missing file is an
+// error matching fs.ErrNotExist.
 func (d *Dir) ReadOwn(name string) ([]byte, error) {
-	f, err := d.OpenFile(name, d.Join(name), unix.O_RDONLY|unix.O_NONBLOCK)
+	f, err := d.OpenOwn(name, d.Join(name), unix.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// OpenOwn opens name (never through a symlink, and without blocking on a
+// FIFO put there), which must be a regular file owned by this process's
+// user and writable by nobody else: what another user planted there is
+// not trusted (an *OwnerError). The check is made on the opened
+// descriptor, so nothing can be swapped in after it.
+func (d *Dir) OpenOwn(name, path string, flag int) (*os.File, error) {
+	f, err := d.OpenFile(name, path, flag|unix.O_NONBLOCK)
+	if err != nil {
+		return nil, err
+	}
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
 		return nil, &os.PathError{Op: "fstat", Path: d.Join(name), Err: err}
 	}
 	if err := checkOwn(d.Join(name), &st, unix.S_IFREG); err != nil {
+		f.Close()
 		return nil, err
 	}
-	return io.ReadAll(f)
+	if flag&unix.O_NONBLOCK == 0 {
+		if err := setNonblock(f, false); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// LstatOwn says whether the file at path (not what a symlink there points
+// at) is one OpenOwn would accept; nil when it is.
+func LstatOwn(path string) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return &os.PathError{Op: "lstat", Path: path, Err: err}
+	}
+	return checkOwn(path, &st, unix.S_IFREG)
+}
+
+// setNonblock clears (or sets) O_NONBLOCK on f's open file description:
+// io_uring treats an O_NONBLOCK regular file as "never block".
+func setNonblock(f *os.File, on bool) error {
+	flags, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
+	if err == nil {
+		if on {
+			flags |= unix.O_NONBLOCK
+		} else {
+			flags &^= unix.O_NONBLOCK
+		}
+		_, err = unix.FcntlInt(f.Fd(), unix.F_SETFL, flags)
+	}
+	if err != nil {
+		return os.NewSyscallError("fcntl", err)
+	}
+	return nil
 }
 
 // Replace writes data as name, whole or not at all: into tmp, made with
 // Create (a leftover tmp is removed first: the caller's own, from a run
-// that was killed; one it may not remove fails the write), synced, then
-// renamed over name. With sync the folder is synced too.
+// that was killed; one it may not remove fails the write), with sync
+// fsync'ed, then renamed over name. Syncing the folder, to make the new
+// name durable, is the caller's: some filesystems cannot (FUSE).
 func (d *Dir) Replace(name, tmp string, data []byte, perm uint32, sync bool) error {
 	if err := d.Remove(tmp); err != nil && !errors.Is(err, unix.ENOENT) {
 		return err
@@ -202,10 +250,6 @@ func (d *Dir) Replace(name, tmp string, data []byte, perm uint32, sync bool) err
 	}
 	if err != nil {
 		d.Remove(tmp)
-		return err
 	}
-	if sync {
-		return d.Sync()
-	}
-	return nil
+	return err
 }
