@@ -226,18 +226,28 @@ func unwrapErrno(err error) error {
 }
 
 // sameObject says SRC and DST are one file or one block device (two device
-// nodes for one disk have different inodes but the same rdev).
+// nodes of one device count as one), or may be one NBD export.
 func sameObject(a, b *endpoint) bool {
+	same, _ := sameObjectWhy(a, b)
+	return same
+}
+
+// sameObjectWhy is sameObject, with what a and b are for people.
+func sameObjectWhy(a, b *endpoint) (bool, string) {
 	if a.export != nil || b.export != nil {
-		return a.export != nil && b.export != nil && a.export.same(b.export)
+		if a.export == nil || b.export == nil {
+			return false, ""
+		}
+		return a.export.sameWhy(b.export)
 	}
+	what := "the same " + a.kind()
 	if !a.exists || !b.exists {
-		return false
+		return false, ""
 	}
 	if a.st.Dev == b.st.Dev && a.st.Ino == b.st.Ino {
-		return true
+		return true, what
 	}
-	return a.isBlock && b.isBlock && a.st.Rdev == b.st.Rdev
+	return a.isBlock && b.isBlock && a.st.Rdev == b.st.Rdev, what
 }
 
 // tryDirect opens the endpoint with O_DIRECT to learn whether the
