@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/ringcp/ringcp/guard"
+	"golang.org/x/sys/unix"
 )
 
 // The refusals across the jobs of a batch. Each job has passed Prepare
@@ -100,13 +101,19 @@ func dstOnSrc(p, q *Plan, j int) error {
 	return nil
 }
 
-// newFileKey names the file a new DST will be: its folder resolved
-// (symbolic links, "..", relative paths) and its name. Two paths with one
-// key create one file.
+// newFileKey names the file a new DST will be: its folder by device and
+// inode, which every spelling of it shares (symbolic links, "..",
+// relative paths, a bind mount of it elsewhere), and its name. Two paths
+// with one key create one file. A folder that cannot be looked at is
+// named by its resolved path.
 func newFileKey(path string) string {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
+	}
+	var st unix.Stat_t
+	if unix.Stat(dir, &st) == nil {
+		return fmt.Sprintf("folder %d:%d, %s", st.Dev, st.Ino, base)
 	}
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs

@@ -15,6 +15,9 @@ type trustRun struct {
 	digests *digests
 	sum     BlockSum
 	state   *stateWriter
+	// made: this run wrote the state file first (begin), which no
+	// earlier run had; a run that never starts removes it (forget).
+	made bool
 }
 
 // newTrust makes the observers the options ask for and shapes the job:
@@ -87,6 +90,7 @@ func (t *trustRun) begin(p *Plan, d *dest) error {
 		if err := writeState(r.statePath, st); err != nil {
 			return refuseErr(KindResources, r.statePath, "cannot record the copy's progress", err)
 		}
+		t.made = true
 	}
 	d.keep = true
 	t.state.start(*st)
@@ -118,6 +122,22 @@ func (t *trustRun) close() {
 	if t.state != nil {
 		t.state.stop()
 	}
+}
+
+// forget undoes begin for a copy that acquired and then never ran (a
+// batch another job's refusal stopped): a state file this run made is
+// removed, and with it the reason to keep a new DST's partial file, which
+// holds nothing. A state an earlier run made is kept, with what it
+// records.
+func (t *trustRun) forget(p *Plan, d *dest) error {
+	if t == nil || !t.made {
+		return nil
+	}
+	t.close() // no barrier write may recreate the file
+	if d != nil {
+		d.keep = false
+	}
+	return removeState(p.resume.statePath)
 }
 
 // finishTrust runs once the copy is complete and synced, before a new DST
