@@ -184,6 +184,7 @@ func (p *Plan) acquireAll(a *acquired, rep *Report, s *shared) error {
 		return err
 	}
 	a.files[engine.FileDst] = a.dst.f
+	a.files[engine.FileDstTail] = p.openTail(a.dst)
 	if a.dst.fresh != newNone {
 		rep.note("new DST is %s", a.dst.fresh)
 	}
