@@ -10,6 +10,7 @@ import (
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/engine"
 	"github.com/ringcp/ringcp/internal/units"
+	"github.com/ringcp/ringcp/nbd"
 )
 
 // stoppedCopy reports a copy that did not complete, by a fault or a
@@ -18,7 +19,7 @@ import (
 func stoppedCopy(stderr io.Writer, opts copier.Options, rep copier.Report, err error, sig syscall.Signal) error {
 	var canceled *engine.CanceledError
 	if sig != 0 && errors.As(err, &canceled) {
-		fmt.Fprintln(stderr, "ringcp: "+interruptedText(sig, opts, rep))
+		fmt.Fprintln(stderr, "ringcp: "+stopText(sig, opts, rep, err))
 	} else {
 		fmt.Fprintf(stderr, "ringcp: %s\n", message(err))
 	}
@@ -41,6 +42,11 @@ func dstState(opts copier.Options, rep copier.Report) string {
 	case copier.DstPrefix:
 		return fmt.Sprintf("kept: it holds the first %s of the copy and ends there; it is not a complete copy", byteCount(rep.Contiguous))
 	case copier.DstPartial:
+		if rep.Length > 0 && rep.Contiguous >= rep.Length {
+			// Stopped after the copy: while checking it.
+			return fmt.Sprintf("holds the whole copy, %s from offset %d, but %s was stopped: it is not known to read back as SRC",
+				byteCount(rep.Contiguous), opts.DstOffset, checkName(opts))
+		}
 		return fmt.Sprintf("holds the first %s of the copy from offset %d; the rest of the range was not completely copied",
 			byteCount(rep.Contiguous), opts.DstOffset)
 	case copier.DstComplete:
@@ -58,14 +64,32 @@ func dstState(opts copier.Options, rep copier.Report) string {
 	return "" // untouched: nothing to say
 }
 
+// syncState says whether what was written is durable: an export's by the
+// server's FLUSH, a file's or device's by fdatasync.
 func syncState(opts copier.Options, rep copier.Report) string {
+	export := nbd.IsURI(opts.Dst)
 	switch {
+	case rep.Synced && export:
+		return "flushed to DST (NBD FLUSH)"
 	case rep.Synced:
 		return "synced to DST (fdatasync)"
 	case opts.NoSync:
 		return "not synced (--sync none)"
+	case export:
+		return "NOT flushed"
 	}
 	return "NOT synced"
+}
+
+// checkName names the read passes after a copy that a stop can cut short.
+func checkName(opts copier.Options) string {
+	switch {
+	case opts.Verify && opts.Checksum != nil:
+		return "checking it (--checksum, --verify)"
+	case opts.Verify:
+		return "the verification"
+	}
+	return "completing SRC's checksum"
 }
 
 // byteCount: "12582912 bytes (12.0 MiB)", exact for scripts and readable.
@@ -84,8 +108,20 @@ func oneLine(s string) string {
 	return strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(s)
 }
 
-// interruptedText says what a signal stopped and what was written, for a
-// single copy's line and a batch job's.
+// stopText says what a signal stopped, for a single copy's line and a
+// batch job's: the copy, or a read pass after it (--verify, a resumed
+// --checksum), which writes nothing and reads what is counted.
+func stopText(sig syscall.Signal, opts copier.Options, rep copier.Report, err error) string {
+	var canceled *engine.CanceledError
+	if !errors.As(err, &canceled) || !canceled.Pass {
+		return interruptedText(sig, opts, rep)
+	}
+	return fmt.Sprintf("%s after the copy: all %s written, %s; %s was stopped after %s checked of %s",
+		stoppedBy(sig, "interrupted"), byteCount(rep.Bytes), syncState(opts, rep), checkName(opts),
+		byteCount(canceled.Contiguous), units.Format(rep.Length))
+}
+
+// interruptedText says what a signal stopped and what was written.
 func interruptedText(sig syscall.Signal, opts copier.Options, rep copier.Report) string {
 	return fmt.Sprintf("%s: stopped submitting and waited for the I/O in flight; %s written, %s",
 		stoppedBy(sig, "interrupted"), byteCount(rep.Bytes), syncState(opts, rep))
