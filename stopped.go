@@ -97,11 +97,35 @@ func byteCount(n int64) string {
 	return fmt.Sprintf("%d bytes (%s)", n, units.Format(n))
 }
 
-// message renders err on one line, as the command says it: a path or an
-// argument may hold a newline, and errors.Join puts one between its
-// errors.
+// message renders err on one line, as the command says it: the errors
+// that errors.Join put together are set apart by "; " (it puts a newline
+// between them), and a newline left, in a path or an argument, is
+// written \n.
 func message(err error) string {
-	return oneLine(flagWords.Replace(err.Error()))
+	return oneLine(flagWords.Replace(joinedText(err)))
+}
+
+// joinedText is err's text with the parts of an errors.Join in it, at its
+// end as a wrapper leaves them, separated by "; " instead of a newline.
+func joinedText(err error) string {
+	s := err.Error()
+	var j interface{ Unwrap() []error }
+	if !errors.As(err, &j) {
+		return s
+	}
+	var raw, shown []string
+	for _, e := range j.Unwrap() {
+		if e != nil {
+			raw, shown = append(raw, e.Error()), append(shown, joinedText(e))
+		}
+	}
+	joined := strings.Join(raw, "\n")
+	// Only errors.Join's text is its parts' with newlines between (an
+	// fmt.Errorf with two %w also has several parts, in its own words).
+	if je, ok := j.(error); !ok || je.Error() != joined || !strings.HasSuffix(s, joined) {
+		return s
+	}
+	return s[:len(s)-len(joined)] + strings.Join(shown, "; ")
 }
 
 func oneLine(s string) string {
