@@ -18,6 +18,9 @@ type trustRun struct {
 	// made: this run wrote the state file first (begin), which no
 	// earlier run had; a run that never starts removes it (forget).
 	made bool
+	// zeros: what an NBD SRC's map called zeros, which --verify reads
+	// from SRC to check (srczeros_linux.go).
+	zeros *zeroRanges
 }
 
 // newTrust makes the observers the options ask for and shapes the job:
@@ -33,6 +36,10 @@ func (p *Plan) newTrust(job *engine.Job) *trustRun {
 	if o.Verify {
 		t.digests = newDigests(p.Length)
 		obs = append(obs, t.digests)
+		if p.src.export != nil && p.sparse.MapHoles {
+			t.zeros = &zeroRanges{}
+			obs = append(obs, t.zeros)
+		}
 	}
 	if o.Checksum != nil {
 		t.sum = o.Checksum(p.Length)
@@ -167,7 +174,7 @@ func (p *Plan) finishTrust(ctx context.Context, a *acquired, rep *Report) error 
 	if t.digests == nil {
 		return nil
 	}
-	err := p.verify(ctx, a, t.digests, t.from, rep)
+	err := p.verify(ctx, a, t, rep)
 	var mm *MismatchError
 	if errors.As(err, &mm) && t.state != nil {
 		if rerr := t.state.rewind(resumePoint(mm.RangeOff, p.Length)); rerr != nil {
