@@ -13,8 +13,9 @@ import (
 // of a new DST) in a folder that another user may write to, as /tmp, with
 // two real users. The attacker plants what it can there; the victim's
 // copy must refuse before writing anything, and every file must keep its
-// bytes. A DST that is the attacker's symlink is refused as the kernel's
-// fs.protected_symlinks would refuse to follow it (off on this machine).
+// bytes. A DST that is the attacker's symlink, or a file the attacker
+// made first, is refused as the kernel's fs.protected_symlinks and
+// fs.protected_regular would refuse it (both off on this machine).
 // Before the fix a state file the attacker wrote was trusted: the
 // victim's --resume exited 0 without copying anything (DST kept its old
 // bytes), or copied SRC into a partial file the attacker owned and could
@@ -47,6 +48,9 @@ func TestBesideDstOfAnotherUser(t *testing.T) {
 		{"DST is the attacker's symlink to a file of the victim's", "e.img", "is a symlink that uid", func(dst string) {
 			attacker.sh(t, `ln -s "$1" "$2"`, precious, dst)
 		}, nil},
+		{"DST is a file the attacker made first, open to all", "f.img", "is a file that uid", func(dst string) {
+			attacker.sh(t, `: > "$1" && chmod 0666 "$1"`, dst)
+		}, []string{"f.img"}},
 		{"the state's temporary is the attacker's symlink", "d.img", "cannot record the copy's progress", func(dst string) {
 			victimFile(t, victim, dst, old)
 			attacker.sh(t, `ln -s "$1" "$2"`, precious, dst+".ringcp-state.tmp")
@@ -60,7 +64,7 @@ func TestBesideDstOfAnotherUser(t *testing.T) {
 				before = append(before, snap(t, filepath.Join(tree.tmp, name)))
 			}
 			args := []string{"--progress", "none", src, dst}
-			if tc.dst != "e.img" { // e.img: DST itself, in a plain copy
+			if tc.dst < "e" { // e.img, f.img: DST itself, in a plain copy
 				args = append([]string{"--resume"}, args...)
 			}
 			victim.run(t, nil, tree.bin, args...).want(t, 2, tc.says)

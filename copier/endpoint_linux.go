@@ -79,6 +79,9 @@ func inspectDest(path string) (endpoint, error) {
 	if err := refuseKind(path); err != nil {
 		return ep, err.on("Dst")
 	}
+	if err := refuseForeignDst(path); err != nil {
+		return ep, err.on("Dst")
+	}
 	f, err := os.OpenFile(path, inspectFlags, 0)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
