@@ -61,9 +61,6 @@ func runDir() string {
 // controlName is the name of pid's control file in RUNDIR.
 func controlName(pid int) string { return fmt.Sprintf("ringcp-%d.rate", pid) }
 
-// controlPath is where pid's control file is, for messages and tests.
-func controlPath(pid int) string { return filepath.Join(runDir(), controlName(pid)) }
-
 // openRunDir opens RUNDIR, making it where it is missing, and refuses it
 // unless it is this user's alone.
 func openRunDir() (*safedir.Dir, error) {

@@ -227,6 +227,9 @@ func TestControlName(t *testing.T) {
 	}
 }
 
+// controlPath is where pid's control file is.
+func controlPath(pid int) string { return filepath.Join(runDir(), controlName(pid)) }
+
 // openTestRunDir opens RUNDIR as the command does, for a test that
 // plants files there.
 func openTestRunDir(t *testing.T) *safedir.Dir {
