@@ -181,3 +181,31 @@ func TestUnixURIRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseURI: any string is read or refused without a panic; what is
+// read holds no NUL but an abstract socket's first, has no space the URI
+// did not encode (a "+" is never one), and reads back from UnixURI
+// unchanged.
+func FuzzParseURI(f *testing.F) {
+	for _, s := range []string{"nbd+unix:///a+b?socket=/x/a+b.sock", "nbd://[::1]:1/x", "nbds://h/?tls-hostname=a%20b", "nbd+unix:///?socket=%00x;x-a&b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := ParseURI(s)
+		if err != nil {
+			return
+		}
+		if strings.Contains(a.Export, "\x00") || strings.Contains(a.Addr, "\x00") {
+			t.Fatalf("%q: a NUL in %+v", s, a)
+		}
+		if a.Network == "unix" && !strings.Contains(s, "%") && strings.Contains(a.Addr, " ") {
+			t.Fatalf("%q: a space in the socket %q that the URI never encoded", s, a.Addr)
+		}
+		if a.Network == "unix" {
+			b, err := ParseURI(UnixURI(a.Export, a.Addr))
+			if err != nil || b.Addr != a.Addr || b.Export != a.Export {
+				t.Fatalf("%q: %+v reads back as %+v, %v", s, a, b, err)
+			}
+		}
+	})
+}
