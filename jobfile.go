@@ -23,7 +23,10 @@ import (
 //     or ` stands for that character;
 //   - outside quotes a backslash makes the next character plain;
 //   - # at the start of a word comments out the rest of the line;
-//   - no $VAR, ~, globs or command substitution: they are plain text.
+//   - no $VAR, ~, globs or command substitution: they are plain text;
+//   - lines may end in CRLF, and a UTF-8 byte order mark may start the
+//     list; any other control character in a word (a CR inside quotes,
+//     a tab) is refused.
 //
 // A path that starts with - follows --. Relative paths are relative to
 // ringcp's working folder, as on its command line. A line is one job: a
@@ -63,7 +66,15 @@ func parseJobList(r io.Reader, name string) ([]jobLine, error) {
 	sc.Buffer(make([]byte, 64<<10), maxJobLine)
 	var jobs []jobLine
 	for n := 1; sc.Scan(); n++ {
-		words, err := splitWords(strings.TrimSuffix(sc.Text(), "\r"))
+		line := strings.TrimSuffix(sc.Text(), "\r") // CRLF lines
+		if n == 1 {
+			// A UTF-8 byte order mark, as Windows editors write one.
+			line = strings.TrimPrefix(line, "\ufeff")
+		}
+		words, err := splitWords(line)
+		if err == nil {
+			err = controlIn(words)
+		}
 		if err == nil && len(words) > 0 {
 			var j jobLine
 			j, err = parseJobWords(words)
@@ -81,6 +92,21 @@ func parseJobList(r io.Reader, name string) ([]jobLine, error) {
 		return nil, fmt.Errorf("--jobs %s: no jobs (one \"SRC DST\" a line)", name)
 	}
 	return jobs, nil
+}
+
+// controlIn refuses a word that holds a control character: a CR left in
+// a quoted name by a list saved with CRLF line ends, a tab or an escape
+// sequence pasted in, or a byte order mark that does not start the list,
+// would name a file nobody meant.
+func controlIn(words []string) error {
+	for _, w := range words {
+		for i, r := range w {
+			if r < 0x20 || r == 0x7f || r == 0xfeff {
+				return fmt.Errorf("%s holds the control character %q at byte %d: not taken as a file name", quoteWord(w), r, i)
+			}
+		}
+	}
+	return nil
 }
 
 // parseJobWords reads one job's words: two operands and range flags.

@@ -63,7 +63,7 @@ func TestQuoteWordRoundTrip(t *testing.T) {
 // TestParseJobList: comments, blank lines, CRLF, range flags in either
 // form and place, and -- before a path that starts with -.
 func TestParseJobList(t *testing.T) {
-	list := "# VM 42's disks\r\n" +
+	list := "\ufeff# VM 42's disks\r\n" +
 		"\n" +
 		"/img/root.img /dev/vdb\n" +
 		"   'data disk.img' /dev/vdc --length 1M   # only the first MiB\r\n" +
@@ -133,6 +133,10 @@ func TestParseJobListErrors(t *testing.T) {
 		{"a b --length 1M --length 2M\n", "line 1: invalid argument \"2M\" for \"--length\" flag: given twice"},
 		{"# only comments\n\n", "--jobs list: no jobs"},
 		{"", "--jobs list: no jobs"},
+		{"'a\r' b\n", "line 1: 'a\r' holds the control character '\\r' at byte 1: not taken as a file name"},
+		{"x y\n\"a\tb\" c\r\n", "line 2: 'a\tb' holds the control character '\\t'"},
+		{"x y\n\ufeffa b\n", "line 2: '\ufeffa' holds the control character '\\ufeff' at byte 0"}, // a BOM only starts a list
+		{"a b\x1b[0m\n", "holds the control character '\\x1b'"},
 		{"a " + strings.Repeat("b", maxJobLine) + "\n", "line 1: bufio.Scanner: token too long"},
 	}
 	for _, c := range cases {

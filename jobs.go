@@ -32,13 +32,19 @@ func jobsCommand(cfg config, stdout, stderr io.Writer) error {
 			own[i] = err
 		}
 	}
-	batch, err := copier.PrepareAll(opts, copier.BatchOptions{Parallel: cfg.parallel, MaxRate: cfg.opts.MaxRate})
+	ctx, sig := withSignals()
+	defer sig.stop()
+	batch, err := unlessStopped(ctx, sig, func() (*copier.Batch, error) {
+		return copier.PrepareAll(opts, copier.BatchOptions{Parallel: cfg.parallel, MaxRate: cfg.opts.MaxRate})
+	})
+	var stopped *interruptedError
+	if errors.As(err, &stopped) {
+		return err
+	}
 	if err != nil || len(own) > 0 {
 		return refusedJobs(stderr, list, err, own)
 	}
 	explainBatch(stderr, cfg, list, batch)
-	ctx, sig := withSignals()
-	defer sig.stop()
 	defer startRateControl(batch, stderr)()
 	stopProgress := startJobsProgress(cfg.progress, batch, stdout, stderr)
 	rep, err := batch.Run(ctx)

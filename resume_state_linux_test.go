@@ -106,7 +106,7 @@ func TestResumeStateTrust(t *testing.T) {
 	refused("is a symbolic link")
 
 	os.Chown(state, 65534, 65534)
-	refused("belongs to user 65534")
+	refused("belongs to uid 65534")
 
 	os.Chmod(state, 0o666)
 	refused("may be written by others (mode 0666)")

@@ -39,6 +39,7 @@ type endpoint struct {
 func inspectSource(path string) (endpoint, error) { return endpoint{}, linuxOnly(path) }
 func inspectDest(path string) (endpoint, error)   { return endpoint{}, linuxOnly(path) }
 func sameObject(a, b *endpoint) bool              { return false }
+func sameObjectWhy(a, b *endpoint) (bool, string) { return false, "" }
 func (ep *endpoint) tryDirect() error             { return errUnsupported }
 
 // Prepare's steps, never reached: inspectSource has refused.

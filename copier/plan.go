@@ -116,13 +116,13 @@ func (p *Plan) cutsDst() bool {
 // checkSameObject refuses to copy a file or device onto itself where the
 // ranges overlap, or where truncating DST would destroy SRC.
 func (p *Plan) checkSameObject() error {
-	if !sameObject(&p.src, &p.dst) {
+	same, what := sameObjectWhy(&p.src, &p.dst)
+	if !same {
 		return nil
 	}
 	o := &p.opts
 	overlap := o.SrcOffset < o.DstOffset+p.Length && o.DstOffset < o.SrcOffset+p.Length
 	if p.truncate || overlap || p.Length == 0 {
-		what := "the same " + p.src.kind()
 		return refuse(KindOverlap, o.Dst, fmt.Sprintf("SRC and DST are %s and the ranges overlap", what)).on("Dst")
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ringcp/ringcp/align"
+	"github.com/ringcp/ringcp/internal/safedir"
 	"github.com/ringcp/ringcp/internal/units"
 	"golang.org/x/sys/unix"
 )
@@ -110,6 +111,11 @@ func (r *resumePlan) target(dst string) (string, error) {
 	case partialErr == nil && dstErr == nil:
 		return "", refuse(KindChanged, dst, fmt.Sprintf("exists now, but the resume state %s records a new DST being copied into %s: a DST that appeared meanwhile is never replaced; move it away to finish the copy, or remove %s and the state to keep it", r.statePath, r.partial, r.partial))
 	case partialErr == nil:
+		// Only a partial file of this user's own is resumed: one another
+		// user put there (or a symlink) would get SRC's bytes.
+		if err := safedir.LstatOwn(r.partial); err != nil {
+			return "", refuse(KindPermission, dst, err.Error()+"; it is not resumed: remove it and "+r.statePath+" to start over")
+		}
 		r.newDst = true
 		return r.partial, nil
 	case dstErr != nil:
@@ -300,7 +306,7 @@ func resumePoint(done, length int64) int64 {
 // and makes the name durable: a state will soon point at it.
 func (d *dest) createPartial(p *Plan, flag int) error {
 	d.tmp = p.resume.partial
-	f, err := createTemp(d.tmp, p.dst.path, flag&unix.O_ACCMODE)
+	f, err := createTemp(d.dir, d.tmp, p.dst.path, flag&unix.O_ACCMODE)
 	if err != nil {
 		return err
 	}
@@ -308,20 +314,24 @@ func (d *dest) createPartial(p *Plan, flag int) error {
 	if d.direct {
 		d.direct = setFlag(f, unix.O_DIRECT, true) == nil
 	}
-	if err := syncDirOf(d.tmp); err != nil {
-		return err
-	}
-	return nil
+	return syncDir(d.dir.File())
 }
 
-// resumeDest takes the partial file an earlier run began as the new DST
-// it still is, renamed to DST at the end. No other ringcp resumes it at
-// the same time: lockEnds holds DST's flock (and QEMU's locks) on it.
-func (p *Plan) resumeDest(d *dest) error {
+// openPartial opens the partial file an earlier run began as the new DST
+// it still is, renamed to DST at the end: through a descriptor of its
+// folder, never through a symlink. No other ringcp resumes it at the same
+// time: lockEnds holds DST's flock (and QEMU's locks) on it.
+func (d *dest) openPartial(p *Plan, flag int) error {
 	r := p.resume
-	if r == nil || !r.newDst || !p.dst.exists {
-		return nil
+	dir, err := safedir.Open(dirOf(r.partial))
+	if err != nil {
+		return err
 	}
-	d.fresh, d.tmp, d.keep = newPartial, r.partial, true
-	return nil
+	d.dir, d.fresh, d.tmp, d.keep = dir, newPartial, r.partial, true
+	d.f, err = dir.OpenOwn(filepath.Base(r.partial), p.dst.path, flag)
+	var owner *safedir.OwnerError
+	if errors.As(err, &owner) {
+		return refuse(KindPermission, p.opts.Dst, "the partial file "+owner.Error()+"; it is not resumed").on("Dst")
+	}
+	return err
 }

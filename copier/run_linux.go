@@ -187,6 +187,7 @@ func (p *Plan) acquireAll(ctx context.Context, a *acquired, rep *Report, s *shar
 		return err
 	}
 	a.files[engine.FileDst] = a.dst.f
+	a.files[engine.FileDstTail] = p.openTail(a.dst)
 	if a.dst.fresh != newNone {
 		rep.note("new DST is %s", a.dst.fresh)
 	}

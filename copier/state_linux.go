@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/ringcp/ringcp/internal/safedir"
 	"golang.org/x/sys/unix"
 )
 
@@ -121,14 +123,17 @@ func checkStateFile(f *os.File, path string) error {
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
 		return refuse(KindBadInput, path, "is not a regular file: it cannot be a resume state").on("StatePath")
 	case int(st.Uid) != os.Geteuid():
-		return refuse(KindPermission, path, fmt.Sprintf("belongs to user %d, not to this one (%d): a resume state is only believed from the user who runs the copy", st.Uid, os.Geteuid())).on("StatePath")
+		return refuse(KindPermission, path, fmt.Sprintf("belongs to uid %d, not to this user (uid %d): a resume state is only believed from the user who runs the copy", st.Uid, os.Geteuid())).on("StatePath")
 	case st.Mode&0o022 != 0:
 		return refuse(KindPermission, path, fmt.Sprintf("may be written by others (mode %#o): a resume state is only believed when only its owner can write it", st.Mode&0o777)).on("StatePath")
 	}
 	return nil
 }
 
-// writeState replaces the state file atomically and durably.
+// writeState replaces the state file atomically and durably, through its
+// folder's descriptor: STATE.tmp made with O_EXCL|O_NOFOLLOW, 0600 (never
+// a file planted under that name), fsync'ed, renamed over STATE, the
+// folder fsync'ed.
 func writeState(path string, st *resumeState) error {
 	st.Updated = time.Now().UTC().Format(time.RFC3339)
 	st.Sum = st.digest()
@@ -136,54 +141,39 @@ func writeState(path string, st *resumeState) error {
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	f, err := createStateTemp(tmp)
+	dir, err := safedir.Open(dirOf(path))
+	if err == nil {
+		defer dir.Close()
+		name := filepath.Base(path)
+		err = dir.Replace(name, name+".tmp", append(b, '\n'), 0o600, true)
+	}
+	if err == nil {
+		err = syncDir(dir.File())
+	}
 	if err != nil {
 		return fmt.Errorf("write the resume state %s: %w", path, err)
 	}
-	_, err = f.Write(append(b, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write the resume state %s: %w", path, err)
-	}
-	return syncDirOf(path)
-}
-
-// createStateTemp creates the state's temporary file, 0600, never through
-// a link and never opening a file that is there: one left by a killed run
-// of this user's is removed first; anything else is in the way.
-func createStateTemp(tmp string) (*os.File, error) {
-	const flag = os.O_WRONLY | os.O_CREATE | os.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
-	f, err := os.OpenFile(tmp, flag, 0o600)
-	if !errors.Is(err, os.ErrExist) {
-		return f, err
-	}
-	var st unix.Stat_t
-	if unix.Lstat(tmp, &st) == nil && (st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Geteuid()) {
-		return nil, fmt.Errorf("%s is in the way: not a regular file of this user's", tmp)
-	}
-	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	return os.OpenFile(tmp, flag, 0o600)
+	return nil
 }
 
 // removeState removes the state file once the copy it records is
 // complete, and makes that durable.
 func removeState(path string) error {
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+	dir, err := safedir.Open(dirOf(path))
+	if err == nil {
+		defer dir.Close()
+		err = dir.Remove(filepath.Base(path))
+		if errors.Is(err, os.ErrNotExist) {
+			err = nil
+		}
+	}
+	if err == nil {
+		err = syncDir(dir.File())
+	}
+	if err != nil {
 		return fmt.Errorf("remove the resume state %s: %w", path, err)
 	}
-	return syncDirOf(path)
+	return nil
 }
 
 func stamp(ns int64) string { return time.Unix(0, ns).Format("2006-01-02 15:04:05.000000000") }

@@ -15,6 +15,12 @@ type trustRun struct {
 	digests *digests
 	sum     BlockSum
 	state   *stateWriter
+	// made: this run wrote the state file first (begin), which no
+	// earlier run had; a run that never starts removes it (forget).
+	made bool
+	// zeros: what an NBD SRC's map called zeros, which --verify reads
+	// from SRC to check (srczeros_linux.go).
+	zeros *zeroRanges
 }
 
 // newTrust makes the observers the options ask for and shapes the job:
@@ -30,6 +36,10 @@ func (p *Plan) newTrust(job *engine.Job) *trustRun {
 	if o.Verify {
 		t.digests = newDigests(p.Length)
 		obs = append(obs, t.digests)
+		if p.src.export != nil && p.sparse.MapHoles {
+			t.zeros = &zeroRanges{}
+			obs = append(obs, t.zeros)
+		}
 	}
 	if o.Checksum != nil {
 		t.sum = o.Checksum(p.Length)
@@ -91,6 +101,7 @@ func (t *trustRun) begin(p *Plan, d *dest) error {
 		if err := writeState(r.statePath, st); err != nil {
 			return refuseErr(KindResources, r.statePath, "cannot record the copy's progress", err)
 		}
+		t.made = true
 	}
 	d.keep = true
 	t.state.start(*st)
@@ -109,6 +120,22 @@ func (t *trustRun) close() {
 	if t.state != nil {
 		t.state.stop()
 	}
+}
+
+// forget undoes begin for a copy that acquired and then never ran (a
+// batch another job's refusal stopped): a state file this run made is
+// removed, and with it the reason to keep a new DST's partial file, which
+// holds nothing. A state an earlier run made is kept, with what it
+// records.
+func (t *trustRun) forget(p *Plan, d *dest) error {
+	if t == nil || !t.made {
+		return nil
+	}
+	t.close() // no barrier write may recreate the file
+	if d != nil {
+		d.keep = false
+	}
+	return removeState(p.resume.statePath)
 }
 
 // finishTrust runs once the copy is complete and synced, before a new DST
@@ -138,7 +165,7 @@ func (p *Plan) finishTrust(ctx context.Context, a *acquired, rep *Report) error 
 	if t.digests == nil {
 		return nil
 	}
-	err := p.verify(ctx, a, t.digests, t.from, rep)
+	err := p.verify(ctx, a, t, rep)
 	var mm *MismatchError
 	if errors.As(err, &mm) && t.state != nil {
 		if rerr := t.state.rewind(resumePoint(mm.RangeOff, p.Length)); rerr != nil {
