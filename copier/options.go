@@ -229,9 +229,15 @@ func (o *Options) checkValues() error {
 		return bad("NBD.Timeout", fmt.Sprintf("Options.NBD.Timeout %v: must not be negative", o.NBD.Timeout))
 	case o.MaxRate < 0:
 		return bad("MaxRate", fmt.Sprintf("Options.MaxRate %d: must not be negative", o.MaxRate))
+	case o.SyncEvery < 0:
+		return bad("SyncEvery", fmt.Sprintf("Options.SyncEvery %v: must not be negative", o.SyncEvery))
+	case !o.Resume && o.StatePath != "":
+		return bad("StatePath", "Options.StatePath is for Options.Resume: give it too")
+	case !o.Resume && o.SyncEvery != 0:
+		return bad("SyncEvery", "Options.SyncEvery is for Options.Resume: give it too")
 	}
 	if _, err := engine.ParseIOPrio(o.IOPrio); err != nil {
-		return bad("IOPrio", err.Error())
+		return bad("IOPrio", "Options.IOPrio: "+err.Error())
 	}
 	return nil
 }
