@@ -23,14 +23,11 @@ func (b *Batch) roomCheck() []*JobError {
 		if p == nil || !p.takesRoom() {
 			continue
 		}
-		fs, ok := p.dst.fsDev()
-		if !ok {
-			continue
+		r, _ := p.dst.room(p)
+		if byFS[r.fs] == nil {
+			order = append(order, r.fs)
 		}
-		if byFS[fs] == nil {
-			order = append(order, fs)
-		}
-		byFS[fs] = append(byFS[fs], i)
+		byFS[r.fs] = append(byFS[r.fs], i)
 	}
 	var out []*JobError
 	for _, fs := range order {
@@ -42,10 +39,11 @@ func (b *Batch) roomCheck() []*JobError {
 	return out
 }
 
-// takesRoom: the job allocates blocks of a regular-file DST, and its room
+// takesRoom: the job allocates blocks on DST's filesystem, and its room
 // is checked (not Force).
 func (p *Plan) takesRoom() bool {
-	return !p.dst.fixedSize() && p.offloadMode != OffloadReflink && p.Length > 0 && !p.opts.Force
+	_, takes := p.dst.room(p)
+	return takes && p.offloadMode != OffloadReflink && p.Length > 0 && !p.opts.Force
 }
 
 // roomTogether refuses the jobs (of one filesystem) when what they
@@ -53,12 +51,14 @@ func (p *Plan) takesRoom() bool {
 // back. What SRC's data needs is counted first; only when that does not
 // fit are zeros counted too, which reads SRC (as checkRoom does).
 func (b *Batch) roomTogether(jobs []int) []*JobError {
-	free, err := guard.Free(b.Plans[jobs[0]].dst.fsPath(), 0)
+	first, _ := b.Plans[jobs[0]].dst.room(b.Plans[jobs[0]])
+	free, err := guard.Free(first.at, 0)
 	if err != nil {
 		return nil
 	}
 	for _, i := range jobs {
-		free += b.Plans[i].givenBack()
+		r, _ := b.Plans[i].dst.room(b.Plans[i])
+		free += r.givenBack
 	}
 	need, fits := b.needTogether(jobs, free, free)
 	if fits {

@@ -19,7 +19,7 @@ func (p *Plan) roundBlockSize() error {
 		return nil
 	}
 	unit := int64(1)
-	for _, ep := range []*endpoint{&p.src, &p.dst} {
+	for _, ep := range []*endpoint{p.src, p.dst} {
 		if ep.geo.DirectSupported {
 			unit = align.LCM(unit, int64(ep.geo.DirectAlign()))
 		}

@@ -38,9 +38,12 @@ func (p *Plan) chooseOffload() error {
 		return nil
 	}
 	forced := o.Offload != OffloadAuto
-	if p.src.fixedSize() || p.dst.fixedSize() {
+	for _, ep := range []*endpoint{p.src, p.dst} {
+		if ep.offloads {
+			continue
+		}
 		if forced {
-			return refuse(KindNotSupported, "", fmt.Sprintf("Options.Offload %s: block devices and NBD exports have no copy offload", o.Offload)).on("Offload")
+			return refuse(KindNotSupported, "", fmt.Sprintf("Options.Offload %s: %s %s (%s) has no copy offload: only files have one", o.Offload, ep.role.tag(), ep.path, ep.what)).on("Offload")
 		}
 		return nil
 	}

@@ -1,6 +1,7 @@
 package copier
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/ringcp/ringcp/align"
@@ -11,8 +12,10 @@ import (
 // Plan is a checked copy, ready to Run. Its fields say what was decided and
 // why, for `ringcp -v` and for callers that log.
 type Plan struct {
-	opts       Options
-	src, dst   endpoint
+	opts     Options
+	src, dst *endpoint
+	// readOnly: a plan of Compare or Checksum, whose ends are both read.
+	readOnly   bool
 	Length     int64 // bytes to copy
 	BlockSize  int
 	QueueDepth int
@@ -56,16 +59,10 @@ func Prepare(opts Options) (*Plan, error) {
 	return p, nil
 }
 
+// prepare runs Prepare's steps in order: look at both ends, check
+// everything, then decide.
 func (p *Plan) prepare() error {
-	var err error
-	if p.src, err = p.inspectEnd(p.opts.Src, "Src", inspectSource); err != nil {
-		return err
-	}
-	if p.dst, err = p.inspectEnd(p.opts.Dst, "Dst", func(string) (endpoint, error) { return p.inspectTarget() }); err != nil {
-		return err
-	}
-	steps := []func() error{p.checkPseudoFS, p.checkEmptyDevice, p.checkRange, p.checkExports, p.checkResume, p.checkSameObject, p.checkInUse, p.checkLocks, p.checkDestSize,
-		p.checkNewInDev, p.checkWritable, p.checkFileLimit, p.checkImageFormat,
+	steps := []func() error{p.inspectEnds, p.checkEndsAlone, p.checkRange, p.checkResume, p.checkSameObject, p.checkEnds, p.checkDestSize,
 		p.roundBlockSize, p.chooseDirect, p.chooseSizes, p.fitShare, p.chooseIOPrio, p.chooseSparse, p.chooseOffload, p.chooseTrust, p.startGovernor, p.checkRoom, p.chooseEngine}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -73,6 +70,87 @@ func (p *Plan) prepare() error {
 		}
 	}
 	return nil
+}
+
+// inspectEnds has each end's kind look at it: SRC, then DST. A kind that
+// set up no resume state for a resumable copy (as a file's does beside
+// it) has DST resumed in place, with a state of its own.
+func (p *Plan) inspectEnds() error {
+	var err error
+	if p.src, err = p.inspect(p.opts.Src, roleSrc); err != nil {
+		return err
+	}
+	if p.dst, err = p.inspect(p.opts.Dst, roleDst); err != nil {
+		return err
+	}
+	if p.opts.Resume && p.resume == nil {
+		return p.resumeInPlace("DST " + p.dst.path)
+	}
+	return nil
+}
+
+// inspect has the kind of operand look at it as end r.
+func (p *Plan) inspect(operand string, r role) (*endpoint, error) {
+	k, ok := kindOf(operand)
+	if !ok {
+		return nil, refuse(KindBadInput, "", "streams are not supported: SRC and DST are files or block devices (use ./- for a file named -)").on(r.field())
+	}
+	return k.inspect(p, operand, r)
+}
+
+// checkEndsAlone asks each end what is wrong with it whatever the range.
+func (p *Plan) checkEndsAlone() error {
+	if err := p.src.checkAlone(p); err != nil {
+		return err
+	}
+	return p.dst.checkAlone(p)
+}
+
+// checkEnds asks each end what the copy asks of it and it cannot give.
+func (p *Plan) checkEnds() error {
+	if err := p.src.check(p); err != nil {
+		return err
+	}
+	return p.dst.check(p)
+}
+
+// Close releases what a Plan holds open between Prepare and Run: the
+// connections to its NBD ends. Run takes them over and closes them when
+// it returns, so Close is for a plan that is not run; it is safe to call
+// in any case, and more than once.
+func (p *Plan) Close() error {
+	var errs []error
+	for _, ep := range []*endpoint{p.src, p.dst} {
+		if ep != nil && ep.end != nil {
+			errs = append(errs, ep.close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// forced records one more thing Options.Force overrode, for the line the
+// command prints and for callers that log.
+func (p *Plan) forced(why string) {
+	if p.Forced != "" {
+		p.Forced += "; "
+	}
+	p.Forced += why
+	p.note("Options.Force: writing %s although %s", p.opts.Dst, why)
+}
+
+// srcRange is what the copy reads of SRC; dstRange what it may change of
+// DST: with truncation, all of it from DstOffset on (cut there, then
+// sized).
+func (p *Plan) srcRange() byteRange {
+	return byteRange{off: p.opts.SrcOffset, end: p.opts.SrcOffset + p.Length}
+}
+
+func (p *Plan) dstRange() byteRange {
+	r := byteRange{off: p.opts.DstOffset, end: p.opts.DstOffset + p.Length}
+	if p.truncate {
+		r.end = -1
+	}
+	return r
 }
 
 func (p *Plan) note(format string, args ...any) {
@@ -95,7 +173,7 @@ func (p *Plan) checkRange() error {
 	if o.DstOffset+p.Length < 0 {
 		return refuse(KindBadInput, o.Dst, "Options.DstOffset plus length overflows").on("DstOffset")
 	}
-	p.truncate = !p.dst.fixedSize() && p.cutsDst()
+	p.truncate = !p.dst.fixedSize && p.cutsDst()
 	return nil
 }
 
@@ -115,26 +193,28 @@ func (p *Plan) cutsDst() bool {
 // checkSameObject refuses to copy a file or device onto itself where the
 // ranges overlap, or where truncating DST would destroy SRC.
 func (p *Plan) checkSameObject() error {
-	if !sameObject(&p.src, &p.dst) {
+	if !p.src.same(p.dst) {
 		return nil
 	}
 	o := &p.opts
 	overlap := o.SrcOffset < o.DstOffset+p.Length && o.DstOffset < o.SrcOffset+p.Length
 	if p.truncate || overlap || p.Length == 0 {
-		what := "the same " + p.src.kind()
+		what := "the same " + p.src.what
 		return refuse(KindOverlap, o.Dst, fmt.Sprintf("SRC and DST are %s and the ranges overlap", what)).on("Dst")
 	}
 	return nil
 }
 
+// checkDestSize refuses a DST of a fixed size (a device, an export)
+// smaller than the range's end.
 func (p *Plan) checkDestSize() error {
-	if !p.dst.fixedSize() {
+	if !p.dst.fixedSize {
 		return nil
 	}
 	need := p.opts.DstOffset + p.Length
 	if need > p.dst.geo.Size {
 		return refuse(KindTooSmall, p.opts.Dst, fmt.Sprintf("%s too small: %s (%d bytes), the copy needs %s (%d bytes)",
-			p.dst.kind(), units.Format(p.dst.geo.Size), p.dst.geo.Size, units.Format(need), need)).on("Dst")
+			p.dst.what, units.Format(p.dst.geo.Size), p.dst.geo.Size, units.Format(need), need)).on("Dst")
 	}
 	return nil
 }

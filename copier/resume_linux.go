@@ -54,9 +54,9 @@ func partialName(path string) string {
 	return filepath.Join(dir, name)
 }
 
-// inspectTarget inspects DST, or for a resumed copy to a new DST, the
-// partial file it is being copied into.
-func (p *Plan) inspectTarget() (endpoint, error) {
+// inspectTarget inspects a file or device DST, or for a resumed copy to
+// a new DST, the partial file it is being copied into.
+func (p *Plan) inspectTarget() (*endpoint, error) {
 	o := &p.opts
 	if !o.Resume {
 		return inspectDest(o.Dst)
@@ -68,11 +68,11 @@ func (p *Plan) inspectTarget() (endpoint, error) {
 	p.resume = r
 	var err error
 	if r.state, err = loadState(r.statePath); err != nil {
-		return endpoint{path: o.Dst}, err
+		return nil, err
 	}
 	target, err := r.target(o.Dst)
 	if err != nil {
-		return endpoint{path: o.Dst}, err
+		return nil, err
 	}
 	if r.state != nil {
 		waitReleased(target, releasePatience)
@@ -81,13 +81,25 @@ func (p *Plan) inspectTarget() (endpoint, error) {
 	if err != nil {
 		return ep, err
 	}
-	if ep.isBlock && o.StatePath == "" {
+	f := ep.end.(*fileEnd)
+	f.label = o.Dst
+	if f.isBlock && o.StatePath == "" {
 		return ep, refuse(KindBadInput, o.Dst, "a resumable copy to a block device needs a state file path (Options.StatePath): beside the device, in /dev, it would not survive a reboot")
 	}
 	if !ep.exists {
-		r.newDst, ep.fresh, ep.freshWhy = true, newPartial, "a resumable copy needs a name a kill cannot lose"
+		r.newDst, f.fresh, f.freshWhy = true, newPartial, "a resumable copy needs a name a kill cannot lose"
 	}
 	return ep, nil
+}
+
+// checkResumed refuses a file DST shorter than what the resume state
+// records as copied.
+func (f *fileEnd) checkResumed(p *Plan) error {
+	r, o := p.resume, &p.opts
+	if r == nil || r.state == nil || f.isBlock || f.st.Size >= o.DstOffset+r.from {
+		return nil
+	}
+	return refuse(KindChanged, f.ep.path, fmt.Sprintf("holds %d bytes, less than the %d the resume state records as copied; remove %s to start over", f.st.Size, o.DstOffset+r.from, r.statePath))
 }
 
 // target is the path the copy writes: DST, or the partial file of a new
@@ -116,11 +128,6 @@ func (r *resumePlan) target(dst string) (string, error) {
 // checkResume holds a found state against SRC, DST and the range, and
 // settles where the copy starts. A fresh start needs nothing.
 func (p *Plan) checkResume() error {
-	if p.opts.Resume && !p.dst.local() {
-		if err := p.planExportResume(); err != nil {
-			return err
-		}
-	}
 	r, o := p.resume, &p.opts
 	if r == nil {
 		return nil
@@ -131,10 +138,10 @@ func (p *Plan) checkResume() error {
 	}
 	p.truncate = false // what was copied stays
 	st, again := r.state, fmt.Sprintf("; remove %s to start over", r.statePath)
-	if why := st.Src.differs(p.src.identity(true)); why != "" {
+	if why := st.Src.differs(p.src.identity()); why != "" {
 		return refuse(KindChanged, o.Src, "changed since the copy that the resume state records: "+why+again)
 	}
-	if why := st.Dst.differs(p.dst.identity(false)); why != "" {
+	if why := st.Dst.differs(p.dst.identity()); why != "" {
 		return refuse(KindChanged, p.dst.path, "is not the DST the resume state records: "+why+again)
 	}
 	if st.SrcOffset != o.SrcOffset || st.DstOffset != o.DstOffset || st.Length != p.Length {
@@ -142,21 +149,18 @@ func (p *Plan) checkResume() error {
 			r.statePath, st.SrcOffset, st.Length, st.DstOffset, o.SrcOffset, p.Length, o.DstOffset, again))
 	}
 	r.from = resumePoint(st.Done, p.Length)
-	if p.dst.local() && !p.dst.isBlock && p.dst.st.Size < o.DstOffset+r.from {
-		return refuse(KindChanged, p.dst.path, fmt.Sprintf("holds %d bytes, less than the %d the resume state records as copied%s", p.dst.st.Size, o.DstOffset+r.from, again))
-	}
 	p.note("resume: %s of %s copied and synced by an earlier run; copying the rest", units.Format(r.from), units.Format(p.Length))
 	return nil
 }
 
-// planExportResume sets up a resumable copy into an NBD export. Its state
-// needs a path of its own (an export has no folder to keep it beside),
-// and is loaded from there; the export is its own target, written in
-// place.
-func (p *Plan) planExportResume() error {
+// resumeInPlace sets up a resumable copy into a DST that has no folder to
+// keep its state beside (an NBD export, what names it): its state needs
+// a path of its own, and is loaded from there; DST is its own target,
+// written in place.
+func (p *Plan) resumeInPlace(what string) error {
 	o := &p.opts
 	if o.StatePath == "" {
-		return refuse(KindBadInput, p.dst.path, "a resumable copy to an NBD export needs a state file path (Options.StatePath)").on("StatePath")
+		return refuse(KindBadInput, o.Dst, "a resumable copy to "+what+" needs a state file path (Options.StatePath)").on("StatePath")
 	}
 	r := &resumePlan{statePath: o.StatePath}
 	var err error
@@ -225,7 +229,7 @@ func resumePoint(done, length int64) int64 {
 // and makes the name durable: a state will soon point at it.
 func (d *dest) createPartial(p *Plan, flag int) error {
 	d.tmp = p.resume.partial
-	f, err := createTemp(d.tmp, p.dst.path, flag&unix.O_ACCMODE)
+	f, err := createTemp(d.tmp, d.end.ep.path, flag&unix.O_ACCMODE)
 	if err != nil {
 		return err
 	}
@@ -244,9 +248,9 @@ func (d *dest) createPartial(p *Plan, flag int) error {
 // the same time: lockEnds holds DST's flock (and QEMU's locks) on it.
 func (p *Plan) resumeDest(d *dest) error {
 	r := p.resume
-	if r == nil || !r.newDst || !p.dst.exists {
+	if r == nil || !r.newDst || !d.end.ep.exists {
 		return nil
 	}
-	d.fresh, d.tmp, d.keep = newPartial, r.partial, true
+	d.fresh, d.tmp, d.keepIt = newPartial, r.partial, true
 	return nil
 }

@@ -3,7 +3,6 @@ package copier
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/ringcp/ringcp/guard"
 	"github.com/ringcp/ringcp/internal/units"
@@ -20,22 +19,21 @@ import (
 // it read (guard.NonZero: whole, or in samples), and an estimate refuses
 // only beyond a margin.
 //
-// Available: free blocks (guard.Free), plus what DST gives back: all its
-// blocks when it is truncated, at most the range's length of them when it
-// is overwritten in place (preallocated blocks read as holes to
-// SEEK_DATA, so its block count is the honest bound).
+// Available: free blocks (guard.Free), plus what DST gives back (its
+// kind's room: a file's blocks when it is cut or overwritten).
 //
-// A block device has its size check. A reflink needs no room, but may be
-// refused by the filesystem (XFS made with reflink=0): then the refusal
-// is kept (roomShort) and Run gives it, before DST is cut, if the reflink
-// does not happen. A filesystem that compresses may fit more:
-// Options.Force tries anyway, and the runtime ENOSPC path stays for what
-// cannot be known here.
+// A block device or an export has its size check, and takes no room. A
+// reflink needs no room, but may be refused by the filesystem (XFS made
+// with reflink=0): then the refusal is kept (roomShort) and Run gives it,
+// before DST is cut, if the reflink does not happen. A filesystem that
+// compresses may fit more: Options.Force tries anyway, and the runtime
+// ENOSPC path stays for what cannot be known here.
 func (p *Plan) checkRoom() error {
-	if p.dst.fixedSize() || p.Length == 0 {
+	at, takes := p.dst.room(p)
+	if !takes || p.Length == 0 {
 		return nil
 	}
-	free, err := p.roomFree()
+	free, err := guard.Free(at.at, at.givenBack)
 	if err != nil {
 		return nil
 	}
@@ -71,31 +69,21 @@ type room struct {
 // roomNeeded says how much the copy allocates on DST, reading SRC only
 // when its data exceeds free.
 func (p *Plan) roomNeeded(free int64) (room, error) {
-	o := &p.opts
-	if o.Sparse == SparseNever {
+	if p.opts.Sparse == SparseNever {
 		return room{need: p.Length}, nil
 	}
-	if !p.src.local() {
-		return p.exportRoom(free)
-	}
-	f, err := os.OpenFile(o.Src, inspectFlags, 0)
+	d, err := p.src.srcData(p)
 	if err != nil {
 		return room{}, err
 	}
-	defer f.Close()
-	ext := guard.Extents{{Off: o.SrcOffset, N: p.Length}}
-	if !p.src.isBlock {
-		if ext, err = guard.DataExtents(int(f.Fd()), o.SrcOffset, o.SrcOffset+p.Length); err != nil {
-			// The filesystem cannot map holes (EINVAL on some FUSE and
-			// network filesystems): the engine reads it all as data too.
-			ext = guard.Extents{{Off: o.SrcOffset, N: p.Length}}
-		}
+	if d.close != nil {
+		defer d.close()
 	}
-	data := ext.Bytes()
-	if data <= free || p.sparse.ZeroBlock == 0 {
-		return room{need: data}, nil
+	data := d.ext.Bytes()
+	if data <= free || p.sparse.ZeroBlock == 0 || data == 0 || d.read == nil {
+		return room{need: data, how: d.how}, nil
 	}
-	return nonZeroRoom(f, ext, data, p.sparse.ZeroBlock)
+	return nonZeroRoom(d.read, d.ext, data, p.sparse.ZeroBlock)
 }
 
 // nonZeroRoom is the room SRC's data needs without its zero blocks,
@@ -110,24 +98,4 @@ func nonZeroRoom(src io.ReaderAt, ext guard.Extents, data int64, zeroBlock int) 
 		r.how += ", judged by a sample"
 	}
 	return r, nil
-}
-
-// givenBack is what DST hands back to its filesystem: all its
-// blocks when it is cut, at most the range's length of them when it is
-// overwritten in place (roomFree).
-func (p *Plan) givenBack() int64 {
-	if !p.dst.exists {
-		return 0
-	}
-	held := guard.Allocated(&p.dst.st)
-	if !p.truncate {
-		held = min(held, p.Length)
-	}
-	return held
-}
-
-// roomFree is what DST's filesystem can give the copy, counting what DST
-// itself gives back.
-func (p *Plan) roomFree() (int64, error) {
-	return guard.Free(p.dst.fsPath(), p.givenBack())
 }

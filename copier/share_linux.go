@@ -30,8 +30,8 @@ func (p *Plan) fitShare() error {
 // findIOLimits looks up the cgroup limits on the disks of both ends and
 // adds those the copy meets to f.
 func (p *Plan) findIOLimits(f *shareFit) {
-	srcDisk, srcOK := diskUnder(&p.src)
-	dstDisk, dstOK := diskUnder(&p.dst)
+	srcDisk, srcOK := p.src.disk, p.src.onDisk
+	dstDisk, dstOK := p.dst.disk, p.dst.onDisk
 	for _, side := range []struct {
 		name     string
 		disk     uint64
@@ -83,19 +83,4 @@ func (p *Plan) addLimit(f *shareFit, lim IOLimit) {
 // describe says the limits the copy meets: "write 100 MiB/s".
 func (l IOLimit) describe() string {
 	return blkcg.Limit{ReadBPS: l.ReadBPS, WriteBPS: l.WriteBPS, ReadIOPS: l.ReadIOPS, WriteIOPS: l.WriteIOPS}.String()
-}
-
-// diskUnder is the whole disk whose I/O the cgroups count for ep: the
-// device itself, or the disk of the file system holding the file (for a
-// new DST, its folder). A file system on no disk (tmpfs, NFS, FUSE;
-// btrfs's anonymous device) has none.
-func diskUnder(ep *endpoint) (uint64, bool) {
-	if ep.isBlock {
-		return blkcg.DiskOf(ep.st.Rdev)
-	}
-	dev, ok := ep.fsDev()
-	if !ok {
-		return 0, false
-	}
-	return blkcg.DiskOf(dev)
 }

@@ -48,7 +48,7 @@ type resumeState struct {
 // was written for.
 type identity struct {
 	Path string `json:"path"`
-	Kind string `json:"kind"` // "file", "block device" or "NBD export"
+	Kind string `json:"kind"` // the end's kind: "file", "block device", "NBD export"
 	// Size: a file SRC's size, a block device's. A file DST's size changes
 	// as it is written and is not compared.
 	Size  int64  `json:"size"`
@@ -73,17 +73,10 @@ func identityOf(path string, st *unix.Stat_t, size int64, isSrc bool) identity {
 	return id
 }
 
-// exportIdentity is an NBD export's identity kind: its URI and size are all
-// a client can know of it.
-const exportIdentity = "NBD export"
-
-// identity describes an endpoint as Prepare found it: an export by its
-// URI and size, a file or device as identityOf does.
-func (ep *endpoint) identity(isSrc bool) identity {
-	if ep.export != nil {
-		return identity{Path: ep.path, Kind: exportIdentity, Size: ep.export.info.Size}
-	}
-	return identityOf(ep.path, &ep.st, ep.geo.Size, isSrc)
+// byName: the end is known by its name (a URI) and size alone, as an NBD
+// export is: nothing else a client sees of it stays the same.
+func (rec identity) byName() bool {
+	return rec.Dev == 0 && rec.Ino == 0 && rec.Rdev == 0 && rec.Kind != "file"
 }
 
 // differs says what changed from the recorded identity rec to now, or "".
@@ -91,8 +84,8 @@ func (rec identity) differs(now identity) string {
 	switch {
 	case rec.Kind != now.Kind:
 		return fmt.Sprintf("it was a %s, it is a %s now", rec.Kind, now.Kind)
-	case rec.Kind == exportIdentity && rec.Path != now.Path:
-		return fmt.Sprintf("it was the export %s, this copy's is %s", rec.Path, now.Path)
+	case rec.byName() && rec.Path != now.Path:
+		return fmt.Sprintf("it was the %s %s, this copy's is %s", rec.Kind, rec.Path, now.Path)
 	case rec.Kind == "block device" && rec.Rdev != now.Rdev:
 		return fmt.Sprintf("it was device %d:%d, it is %d:%d now", unix.Major(rec.Rdev), unix.Minor(rec.Rdev), unix.Major(now.Rdev), unix.Minor(now.Rdev))
 	case rec.Dev != now.Dev || rec.Ino != now.Ino:

@@ -123,7 +123,7 @@ func (p *Plan) chooseTrust() error {
 	if !o.Verify && o.Checksum == nil {
 		return nil
 	}
-	for _, ep := range []*endpoint{&p.src, &p.dst} {
+	for _, ep := range []*endpoint{p.src, p.dst} {
 		if a := int64(ep.alignment()); CellSize%a != 0 {
 			return refuse(KindNotSupported, ep.path, fmt.Sprintf("its alignment %d does not divide the %d-byte blocks verification and checksums use", a, CellSize))
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/ringcp/ringcp/engine"
-	"golang.org/x/sys/unix"
 )
 
 // trustRun is what a verifying, checksumming or resumable copy keeps
@@ -67,18 +66,18 @@ func (o sumObserver) Durable(int64)               {}
 // records SRC, DST (its partial file, for a new one) and the range in its
 // state file before anything is written, so that a run after a kill knows
 // DST is this copy's.
-func (t *trustRun) begin(p *Plan, d *dest) error {
+func (t *trustRun) begin(p *Plan, d target) error {
 	if t == nil || t.state == nil {
 		return nil
 	}
 	r := p.resume
 	st := r.state
 	if st == nil {
-		dstID, err := p.startedIdentity(d)
+		dstID, err := d.identity(p)
 		if err != nil {
 			return err
 		}
-		st = &resumeState{Format: stateFormat, Src: p.src.identity(true),
+		st = &resumeState{Format: stateFormat, Src: p.src.identity(),
 			Dst: dstID, SrcOffset: p.opts.SrcOffset,
 			DstOffset: p.opts.DstOffset, Length: p.Length, BlockSize: p.BlockSize}
 		if r.newDst {
@@ -88,22 +87,9 @@ func (t *trustRun) begin(p *Plan, d *dest) error {
 			return refuseErr(KindResources, r.statePath, "cannot record the copy's progress", err)
 		}
 	}
-	d.keep = true
+	d.keep()
 	t.state.start(*st)
 	return nil
-}
-
-// startedIdentity is DST's identity once acquired: a new file's is its
-// inode, known only now; an export's, what Prepare saw.
-func (p *Plan) startedIdentity(d *dest) (identity, error) {
-	if !p.dst.local() {
-		return p.dst.identity(false), nil
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(int(d.f.Fd()), &st); err != nil {
-		return identity{}, refuseErr(KindCheckFailed, p.dst.path, "cannot stat DST", err)
-	}
-	return identityOf(p.dst.path, &st, p.dst.geo.Size, false), nil
 }
 
 // close stops what runs beside the copy; after a failure, the state file
@@ -163,8 +149,9 @@ func (p *Plan) finishChecksum(ctx context.Context, a *acquired, t *trustRun, rep
 	if t.from > 0 {
 		h := sumObserver{t.sum}
 		job := a.passJob(p, t.from, func(rel int64, src, _ []byte) error { h.Data(rel, src); return nil })
-		job.Files[engine.FileSrc], job.SrcOff, job.SrcAlign = a.files[engine.FileSrc], p.opts.SrcOffset, p.src.alignment()
-		job.MapHoles, job.Observer = !p.src.isBlock, holesOnly{h}
+		a.src.into(&job, engine.FileSrc)
+		job.SrcOff, job.SrcAlign = p.opts.SrcOffset, a.src.align
+		job.MapHoles, job.Observer = p.src.mapsHoles, holesOnly{h}
 		if _, err := p.readPass(ctx, job); err != nil {
 			return err
 		}
@@ -212,12 +199,12 @@ func (p *Plan) endTrust(a *acquired, rep *Report, err error) {
 // trustOutcome corrects what a stopped copy says of DST: a resumable one
 // is kept for the next run, and one that verification found different is
 // not to be used.
-func (p *Plan) trustOutcome(state DstState, d *dest, err error) DstState {
+func (p *Plan) trustOutcome(state DstState, d target, err error) DstState {
 	var mm *MismatchError
 	switch {
 	case state == DstComplete || state == DstChanging || state == DstUnknown || state == DstDiscarded || state == DstUntouched:
 		return state
-	case p.resume != nil && d.keep:
+	case p.resume != nil && d.kept():
 		return DstResumable
 	case errors.As(err, &mm):
 		return DstMismatch

@@ -59,18 +59,18 @@ var tmpfileFilesystems = map[int64]bool{
 
 // chooseNewMethod decides how a new DST is created, given the O_TMPFILE
 // probe of its folder (nil when that open worked).
-func (ep *endpoint) chooseNewMethod(tmp *os.File, tmpErr error) {
-	ep.fresh, ep.freshWhy = newTemp, ""
+func (f *fileEnd) chooseNewMethod(tmp *os.File, tmpErr error) {
+	f.fresh, f.freshWhy = newTemp, ""
 	var fs unix.Statfs_t
 	switch {
 	case tmpErr != nil:
-		ep.freshWhy = fmt.Sprintf("no O_TMPFILE here (%v)", tmpErr)
+		f.freshWhy = fmt.Sprintf("no O_TMPFILE here (%v)", tmpErr)
 	case unix.Fstatfs(int(tmp.Fd()), &fs) != nil || !tmpfileFilesystems[int64(fs.Type)]:
-		ep.freshWhy = "O_TMPFILE is only trusted on ext4, xfs, btrfs, tmpfs, f2fs and bcachefs"
+		f.freshWhy = "O_TMPFILE is only trusted on ext4, xfs, btrfs, tmpfs, f2fs and bcachefs"
 	case !canLinkUnnamed():
-		ep.freshWhy = "an unnamed inode can't be linked here: no /proc/self/fd and no CAP_DAC_READ_SEARCH"
+		f.freshWhy = "an unnamed inode can't be linked here: no /proc/self/fd and no CAP_DAC_READ_SEARCH"
 	default:
-		ep.fresh = newUnnamed
+		f.fresh = newUnnamed
 	}
 }
 
@@ -97,22 +97,23 @@ func hasCapability(c int) bool {
 
 // create makes the new DST, unnamed or under its temporary name.
 func (d *dest) create(p *Plan, flag int) error {
-	d.fresh = p.dst.fresh
-	dir, err := os.Open(dirOf(p.dst.path))
+	path := d.end.ep.path
+	d.fresh = d.end.fresh
+	dir, err := os.Open(dirOf(path))
 	if err != nil {
 		return err
 	}
 	d.dir = dir
 	if d.fresh == newUnnamed {
-		f, err := openAs(dirOf(p.dst.path), p.dst.path, flag|unix.O_TMPFILE, 0o644)
+		f, err := openAs(dirOf(path), path, flag|unix.O_TMPFILE, 0o644)
 		d.f = f
 		return err
 	}
 	if d.fresh == newPartial {
 		return d.createPartial(p, flag)
 	}
-	d.tmp = tempName(p.dst.path)
-	f, err := createTemp(d.tmp, p.dst.path, flag&unix.O_ACCMODE)
+	d.tmp = tempName(path)
+	f, err := createTemp(d.tmp, path, flag&unix.O_ACCMODE)
 	if err != nil {
 		return err
 	}
@@ -263,7 +264,7 @@ func (d *dest) discard() bool {
 	case newPartial:
 		// Kept for the next run once a state points at it; before
 		// that it holds nothing worth keeping.
-		return !d.keep && removeIfSame(d.f, d.tmp)
+		return !d.keepIt && removeIfSame(d.f, d.tmp)
 	}
 	return false
 }
