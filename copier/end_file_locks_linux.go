@@ -171,25 +171,25 @@ func refuseLockOpen(path string, err error) error {
 // the copy's own SRC descriptor and refuses if someone took theirs since
 // Prepare. When SRC and DST are one file, DST's locks cover both. What Run
 // learns goes to rep.
-func (f *fileEnd) lock(p *Plan, h *held, rep *Report) (heldLocks, error) {
+func (f *fileEnd) lock(p *Plan, h *held, rep *Report) error {
 	if f.same(p.dst) {
-		return nil, nil
+		return nil
 	}
 	c, err := guard.LockSrc(h.f)
 	if err != nil {
 		if !guard.LockUnsupported(err) {
-			return nil, &os.PathError{Op: "lock", Path: f.ep.path, Err: err}
+			return &os.PathError{Op: "lock", Path: f.ep.path, Err: err}
 		}
 		rep.note("locks: none on %s: %v", f.ep.path, err)
 	}
 	why, err := f.srcWriter(p, h.f, c, h.f)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if why != "" {
 		rep.note("Options.Force: copying although %s: the copy may not be consistent", why)
 	}
-	return nil, nil
+	return nil
 }
 
 // lockDst is Run's step on an existing DST before it is changed: it takes

@@ -105,7 +105,7 @@ func (m *memEnd) open(*Plan, *Report) (*held, error) {
 	return &held{io: &memIO{name: m.ep.path, store: m.buf, size: m.buf.size()}, align: 1}, nil
 }
 
-func (m *memEnd) lock(*Plan, *held, *Report) (heldLocks, error) { return nil, nil }
+func (m *memEnd) lock(*Plan, *held, *Report) error { return nil }
 
 func (m *memEnd) openDst(p *Plan, rep *Report) (target, error) {
 	h, err := m.open(p, rep)

@@ -334,7 +334,7 @@ func (e *exportEnd) open(p *Plan, rep *Report) (*held, error) {
 }
 
 // lock: an export's server holds the locks on what it serves.
-func (e *exportEnd) lock(*Plan, *held, *Report) (heldLocks, error) { return nil, nil }
+func (e *exportEnd) lock(*Plan, *held, *Report) error { return nil }
 
 // openDst takes the export over to be written.
 func (e *exportEnd) openDst(p *Plan, rep *Report) (target, error) {

@@ -25,21 +25,6 @@ import (
 // in DST's folder (partialName), flocked while a ringcp writes it, and
 // renamed to DST only when complete, synced (and verified, when asked).
 
-// resumePlan is what Prepare decided about a resumable copy.
-type resumePlan struct {
-	statePath string
-	state     *resumeState // the state found; nil: this run starts the copy
-	partial   string       // the partial name of a new DST
-	// newDst: DST is created under the partial name, or is that partial
-	// file, resumed.
-	newDst bool
-	from   int64 // where in the range this run starts
-}
-
-// StatePath is where a resumable copy to dst keeps its state by default:
-// next to it, as DST.ringcp-state.
-func StatePath(dst string) string { return dst + ".ringcp-state" }
-
 // partialName is the visible name a new DST is copied under:
 // "NAME.ringcp-partial" beside it, or with a hash of NAME where that would
 // be too long for a file name.

@@ -11,7 +11,24 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// run is Run (progress.go) without the progress reports.
+// Run performs the planned copy. It first acquires everything the copy
+// needs (descriptors, buffers, the engine's backend); a failure there is a
+// *RefusedError and DST is as it was. Only then is DST cut and written.
+// Run does not change the Plan: what it learns goes into the Report.
+// While it runs, Status may be called from other goroutines, and
+// Options.OnProgress is called every Options.ProgressInterval and once
+// more at the end, before Run returns.
+func (p *Plan) Run(ctx context.Context) (Report, error) {
+	if p.meter == nil {
+		return p.run(ctx)
+	}
+	end := p.meter.begin(&p.opts)
+	rep, err := p.run(ctx)
+	end(err == nil)
+	return rep, err
+}
+
+// run is Run without the progress reports.
 func (p *Plan) run(ctx context.Context) (Report, error) {
 	rep := p.newReport()
 	a, err := p.acquire(&rep, nil)
@@ -126,10 +143,9 @@ func (p *Plan) tryOffload(ctx context.Context, a *acquired, rep *Report) (st eng
 
 // acquired is everything a copy holds while it runs.
 type acquired struct {
-	src   *held
-	locks heldLocks // SRC's, beside its descriptor's
-	dst   target
-	bufs  *align.Buffers
+	src  *held // its descriptor holds SRC's locks
+	dst  target
+	bufs *align.Buffers
 	// shared is the batch's budget, which a batch job's read passes
 	// (verification, a resumed checksum) take their buffers from; nil for
 	// a single copy, whose passes reuse bufs.
@@ -173,7 +189,7 @@ func (p *Plan) acquireAll(a *acquired, rep *Report, s *shared) error {
 	if a.src, err = p.src.open(p, rep); err != nil {
 		return err
 	}
-	if a.locks, err = p.src.lock(p, a.src, rep); err != nil {
+	if err = p.src.lock(p, a.src, rep); err != nil {
 		return err
 	}
 	if a.dst, err = p.dst.openDst(p, rep); err != nil {
@@ -234,7 +250,6 @@ func (a *acquired) release() {
 	if a.dst != nil {
 		a.dst.release()
 	}
-	a.locks.release()
 }
 
 // job is the copy as the engine runs it, on the ends a holds.

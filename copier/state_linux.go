@@ -22,43 +22,6 @@ import (
 // ever records a prefix that a completed fdatasync of DST covers
 // (engine.Observer.Durable), so it may lag what DST holds, never lead.
 
-// stateFormat names the file's format; another is refused.
-const stateFormat = "ringcp-resume-1"
-
-// resumeState is the state file.
-type resumeState struct {
-	Format string   `json:"format"`
-	Src    identity `json:"src"`
-	Dst    identity `json:"dst"`
-	// Partial is the visible name a new DST is copied under until it is
-	// complete (partialName), "" for a DST that existed.
-	Partial   string `json:"partial,omitempty"`
-	SrcOffset int64  `json:"src_offset"`
-	DstOffset int64  `json:"dst_offset"`
-	Length    int64  `json:"length"`
-	// BlockSize is what the copy used; for people reading the file: a
-	// rerun may use another, the prefix is counted in bytes.
-	BlockSize int `json:"block_size"`
-	// Done: the first Done bytes of the range are on DST and flushed.
-	Done    int64  `json:"done"`
-	Updated string `json:"updated"` // RFC 3339, for people
-}
-
-// identity is what tells that a file or device is still the one the state
-// was written for.
-type identity struct {
-	Path string `json:"path"`
-	Kind string `json:"kind"` // the end's kind: "file", "block device", "NBD export"
-	// Size: a file SRC's size, a block device's. A file DST's size changes
-	// as it is written and is not compared.
-	Size  int64  `json:"size"`
-	Dev   uint64 `json:"dev,omitempty"`
-	Ino   uint64 `json:"ino,omitempty"`
-	Rdev  uint64 `json:"rdev,omitempty"`
-	Mtime int64  `json:"mtime_ns,omitempty"` // a file SRC's, in ns
-	Ctime int64  `json:"ctime_ns,omitempty"`
-}
-
 // identityOf describes an endpoint as Prepare found it (or, for a new
 // DST, as st says once it is created). A file SRC is pinned by its
 // timestamps too: a file rewritten in place keeps its inode.

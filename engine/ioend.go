@@ -62,3 +62,8 @@ type IOInfo struct {
 	// with ESPIPE. Writes to a sequential end fail with EBADF.
 	Sequential bool
 }
+
+// Punches says whether an OpFallocate request may leave a hole
+// (fallocate's PUNCH_HOLE: IOEnd.Zero's punch) rather than zero in place
+// (ZERO_RANGE).
+func (q Request) Punches() bool { return q.Mode&fallocPunchHole != 0 }

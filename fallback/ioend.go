@@ -6,7 +6,6 @@ import (
 	"syscall"
 
 	"github.com/ringcp/ringcp/engine"
-	"golang.org/x/sys/unix"
 )
 
 // doEnd performs one request on an end that moves its own bytes, on the
@@ -24,7 +23,9 @@ func doEnd(e engine.IOEnd, q engine.Request) engine.Completion {
 	case engine.OpSync:
 		err = e.Flush()
 	case engine.OpFallocate:
-		err = zero(e, q)
+		// Mode 0 (allocate) never comes as a request: the engine
+		// reserves through Endpoint.Reserve.
+		err = e.Zero(q.Off, q.Len, q.Punches())
 	default:
 		err = syscall.EINVAL
 	}
@@ -33,19 +34,6 @@ func doEnd(e engine.IOEnd, q engine.Request) engine.Completion {
 		c.N, c.Errno = 0, errnoOf(err)
 	}
 	return c
-}
-
-// zero turns fallocate's two zeroing modes into Zero. Mode 0 (allocate)
-// never comes as a request: the engine reserves through
-// Endpoint.Reserve.
-func zero(e engine.IOEnd, q engine.Request) error {
-	switch {
-	case q.Mode&unix.FALLOC_FL_PUNCH_HOLE != 0:
-		return e.Zero(q.Off, q.Len, true)
-	case q.Mode&unix.FALLOC_FL_ZERO_RANGE != 0:
-		return e.Zero(q.Off, q.Len, false)
-	}
-	return syscall.EINVAL
 }
 
 // doneRead reports a read: io.EOF is a short count, as pread's at the end

@@ -155,9 +155,10 @@ type end interface {
 	identity() identity
 	// open opens the end to be read, checked to be what Prepare saw.
 	open(p *Plan, rep *Report) (*held, error)
-	// lock takes the locks a SRC holds while it is read (h is its open
-	// descriptor), and refuses a SRC someone writes (unless Force).
-	lock(p *Plan, h *held, rep *Report) (heldLocks, error)
+	// lock takes the locks a SRC holds while it is read, on h, which
+	// drops them when closed; it refuses a SRC someone writes (unless
+	// Force).
+	lock(p *Plan, h *held, rep *Report) error
 	// openDst takes DST's locks and opens it to be written, without
 	// changing it.
 	openDst(p *Plan, rep *Report) (target, error)
