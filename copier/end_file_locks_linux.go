@@ -37,7 +37,7 @@ func (f *fileEnd) checkSrcLocks(p *Plan) error {
 	defer file.Close()
 	c, err := guard.CheckSrc(file)
 	if err != nil {
-		return p.noLocks(f.ep.path, err)
+		return f.noLocks(p, err)
 	}
 	if err := f.srcHeld(p, file, c); err != nil {
 		return err
@@ -64,7 +64,7 @@ func (f *fileEnd) checkDstLocks(p *Plan) error {
 	defer file.Close()
 	c, err := guard.CheckDst(file)
 	if err != nil {
-		return p.noLocks(f.ep.path, err)
+		return f.noLocks(p, err)
 	}
 	if err := f.dstHeld(file, c); err != nil {
 		return err
@@ -151,12 +151,12 @@ func (f *fileEnd) dstHeld(file *os.File, c *guard.Conflict, own ...*os.File) err
 
 // noLocks lets a copy go on without locks where the file system has none,
 // and says so; any other error refuses.
-func (p *Plan) noLocks(path string, err error) error {
+func (f *fileEnd) noLocks(p *Plan, err error) error {
 	if guard.LockUnsupported(err) {
-		p.note("locks: none on %s: %v", path, err)
+		p.note("locks: none on %s: %v", f.ep.path, err)
 		return nil
 	}
-	return refuseErr(KindCheckFailed, path, "cannot test its locks", err)
+	return refuseErr(KindCheckFailed, f.ep.path, "cannot test its locks", err)
 }
 
 func refuseLockOpen(path string, err error) error {

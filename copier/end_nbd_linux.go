@@ -64,7 +64,7 @@ func inspectExport(p *Plan, uri string, r role) (*endpoint, error) {
 		}
 		return ep, refuse(kind, "", err.Error()).on(r.field())
 	}
-	x, err := p.dialExport(uri)
+	x, err := dialExport(p.opts.NBD, uri)
 	if err != nil {
 		return ep, refuseErr(exportKind(err), uri, "cannot open the NBD export", err).on(r.field())
 	}
@@ -96,9 +96,9 @@ func exportKind(err error) Kind {
 	return KindCheckFailed
 }
 
-// dialExport connects to an export over up to Options.NBD.Connections.
-func (p *Plan) dialExport(uri string) (*nbdend.Export, error) {
-	t, conns := p.opts.NBD.Timeout, p.opts.NBD.Connections
+// dialExport connects to an export over up to o.Connections.
+func dialExport(o NBDOptions, uri string) (*nbdend.Export, error) {
+	t, conns := o.Timeout, o.Connections
 	if conns == 0 {
 		conns = DefaultNBDConnections
 	}
@@ -292,7 +292,7 @@ func (e *exportEnd) take(p *Plan, rep *Report) (*nbdend.Export, error) {
 	e.x = nil
 	if x == nil {
 		var err error
-		if x, err = p.dialExport(e.addr.URI); err != nil {
+		if x, err = dialExport(p.opts.NBD, e.addr.URI); err != nil {
 			return nil, refuseErr(exportKind(err), e.ep.path, "cannot open the NBD export", err)
 		}
 	}
