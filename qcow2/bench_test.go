@@ -1,0 +1,158 @@
+package qcow2
+
+import (
+	stdflate "compress/flate"
+	"io"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	kflate "github.com/klauspost/compress/flate"
+)
+
+// benchSource is a disk of 128 MiB that compresses about 3:1 (text with
+// random words, like a filesystem of logs and binaries).
+func benchSource(b *testing.B, path string) []byte {
+	b.Helper()
+	const size = 128 << 20
+	rng := rand.New(rand.NewSource(1))
+	words := []string{"qcow2 ", "cluster ", "the ", "guest ", "reads ", "4096 ", "io_uring ", "\n"}
+	buf := make([]byte, 0, size)
+	for len(buf) < size {
+		if rng.Intn(8) == 0 {
+			r := make([]byte, rng.Intn(64)+1)
+			rng.Read(r)
+			buf = append(buf, r...)
+		} else {
+			buf = append(buf, words[rng.Intn(len(words))]...)
+		}
+	}
+	buf = buf[:size]
+	if err := os.WriteFile(path, buf, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return buf
+}
+
+// BenchmarkReadAt reads a 128 MiB image in 8 MiB blocks, as the engine
+// does, from GOMAXPROCS goroutines at once: plain clusters (host reads
+// from the page cache), and compressed ones (decompression on every
+// core).
+func BenchmarkReadAt(b *testing.B) {
+	needQemu(b)
+	dir := b.TempDir()
+	src := filepath.Join(dir, "src.raw")
+	benchSource(b, src)
+	for _, c := range []struct{ name, opts string }{
+		{"plain", ""},
+		{"zlib", "-c -o compression_type=zlib"},
+		{"zstd", "-c -o compression_type=zstd"},
+	} {
+		img := filepath.Join(dir, c.name+".qcow2")
+		args := []string{"convert", "-O", "qcow2"}
+		if c.opts != "" {
+			args = append(args, strings.Fields(c.opts)...)
+		}
+		qemuImg(b, append(args, src, img)...)
+		b.Run(c.name, func(b *testing.B) {
+			im := openPath(b, img, Options{})
+			const block = 8 << 20
+			var next atomic.Int64
+			b.SetBytes(block)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				p := make([]byte, block)
+				for pb.Next() {
+					off := next.Add(block) % im.Size()
+					if _, err := im.ReadAt(p, off); err != nil && err != io.EOF {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkInflate decompresses 64 KiB clusters with the standard
+// library's deflate reader and with klauspost's: the choice of
+// newFlateReader.
+func BenchmarkInflate(b *testing.B) {
+	src := benchSource(b, filepath.Join(b.TempDir(), "src.raw"))[:16<<20]
+	var clusters [][]byte
+	for off := 0; off < len(src); off += 64 << 10 {
+		c, _ := deflater{}.compress(nil, src[off:off+64<<10])
+		clusters = append(clusters, c)
+	}
+	for _, lib := range []struct {
+		name string
+		new  func(io.Reader) io.ReadCloser
+	}{
+		{"std", func(r io.Reader) io.ReadCloser { return stdflate.NewReader(r) }},
+		{"klauspost", func(r io.Reader) io.ReadCloser { return kflate.NewReader(r) }},
+	} {
+		b.Run(lib.name, func(b *testing.B) {
+			var f flateReader
+			f.r = lib.new(&f.src)
+			dst := make([]byte, 64<<10)
+			b.SetBytes(64 << 10)
+			for i := range b.N {
+				f.src.Reset(clusters[i%len(clusters)])
+				f.r.(stdflate.Resetter).Reset(&f.src, nil)
+				if _, err := io.ReadFull(f.r, dst); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkWriter writes the 128 MiB source into a new image in 8 MiB
+// blocks from GOMAXPROCS goroutines: plain, zlib and zstd.
+func BenchmarkWriter(b *testing.B) {
+	dir := b.TempDir()
+	src := benchSource(b, filepath.Join(dir, "src.raw"))
+	for _, comp := range []Compression{CompressNone, CompressZlib, CompressZstd} {
+		b.Run(comp.String(), func(b *testing.B) {
+			b.SetBytes(int64(len(src)))
+			for range b.N {
+				f, err := os.Create(filepath.Join(dir, "new.qcow2"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				w, err := Create(f, WriterOptions{Size: int64(len(src)), Compression: comp})
+				if err != nil {
+					b.Fatal(err)
+				}
+				var next atomic.Int64
+				const block = 8 << 20
+				done := make(chan struct{})
+				for range 4 {
+					go func() {
+						defer func() { done <- struct{}{} }()
+						for {
+							off := next.Add(block) - block
+							if off >= int64(len(src)) {
+								return
+							}
+							if _, err := w.WriteAt(src[off:off+block], off); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					}()
+				}
+				for range 4 {
+					<-done
+				}
+				if err := w.Close(); err != nil {
+					b.Fatal(err)
+				}
+				f.Close()
+			}
+		})
+	}
+}
