@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/ringcp/ringcp/align"
 	"golang.org/x/time/rate"
 )
 
@@ -82,25 +81,11 @@ func (b *Batch) close() {
 	}
 }
 
-// sizeBudget gives the batch the buffers one copy of all its bytes
-// would get: blocks as large as the largest plan's (every job's requests
-// fit), as many as the queue depth asked for (align's default when
-// none), no more than the jobs have blocks, and within
-// align.MaxInFlightBytes unless one block is larger. The batch holds what
-// one copy would, whatever the number of jobs.
+// sizeBudget gives the batch its shared buffers (batchSizes).
 func (b *Batch) sizeBudget() {
-	want := 0
-	for _, p := range b.Plans {
-		b.BlockSize = max(b.BlockSize, p.BlockSize)
-		want = max(want, p.opts.QueueDepth)
+	jobs := make([]batchJob, len(b.Plans))
+	for i, p := range b.Plans {
+		jobs[i] = batchJob{block: p.BlockSize, length: p.Length, askDepth: p.opts.QueueDepth}
 	}
-	if want == 0 {
-		want = align.DefaultQueueDepth
-	}
-	bs, blocks := int64(b.BlockSize), int64(0)
-	for _, p := range b.Plans {
-		blocks += p.Length/bs + min(p.Length%bs, 1)
-	}
-	slots := min(int64(want), blocks, align.MaxInFlightBytes/bs, align.MaxQueueDepth)
-	b.Slots = int(max(slots, 1))
+	b.BlockSize, b.Slots = batchSizes(jobs)
 }

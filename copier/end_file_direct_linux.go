@@ -20,7 +20,9 @@ func (f *fileEnd) directObstacle(p *Plan, off int64) string {
 		return "the filesystem does not support O_DIRECT"
 	case !align.IsAligned(off, a):
 		return fmt.Sprintf("offset %d is not a multiple of the alignment %d", off, a)
-	case p.opts.BlockSize != 0 && !align.IsAligned(int64(p.opts.BlockSize), a):
+	case p.opts.Direct != DirectAuto && p.opts.BlockSize != 0 && !align.IsAligned(int64(p.opts.BlockSize), a):
+		// Direct auto rounds an asked block size to the alignment
+		// (sizing.askedBlock) instead.
 		return fmt.Sprintf("block size %d is not a multiple of the alignment %d", p.opts.BlockSize, a)
 	case off+p.Length > math.MaxInt64-(a-1):
 		// An O_DIRECT read of the unaligned last block is rounded up to

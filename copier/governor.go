@@ -127,7 +127,7 @@ func (g *governor) apply() {
 	}
 	depth := g.depth
 	if !math.IsInf(r, 1) {
-		depth = min(depth, max(1, int(r/capInFlight/float64(g.block))))
+		depth = capDepth(r, g.block, depth)
 	}
 	if g.yDepth > 0 {
 		depth = min(depth, g.yDepth)

@@ -30,6 +30,20 @@ const (
 // the server copy. On ext4 and the like copy_file_range copies through the
 // page cache, slower and costlier than the engine, so auto leaves it.
 func (p *Plan) chooseOffload() error {
+	err := p.chooseOffloadMode()
+	if err != nil || p.offloadMode == OffloadNever || !p.opts.needsData() {
+		return err
+	}
+	if p.opts.Offload != OffloadAuto {
+		return refuse(KindBadInput, "", fmt.Sprintf("offload %s: the data would not pass through ringcp, which verification, checksums and resuming need", p.opts.Offload))
+	}
+	p.offloadMode = OffloadNever
+	p.note("offload off: verification, checksums and resuming need the data to pass through ringcp")
+	return nil
+}
+
+// chooseOffloadMode is what the ends' filesystems allow.
+func (p *Plan) chooseOffloadMode() error {
 	o := &p.opts
 	p.offloadMode = OffloadNever
 	if o.Offload == OffloadNever || p.Length == 0 {

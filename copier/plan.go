@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
 	"github.com/ringcp/ringcp/internal/units"
 )
@@ -42,6 +41,9 @@ type Plan struct {
 	// ("idle", "be:4"...), "" for the kernel's default.
 	IOPrio string
 	gov    *governor // the rate cap and the depth while the copy runs
+	// sizing is what BlockSize and QueueDepth were decided from
+	// (sizes.go).
+	sizing sizing
 }
 
 // Close releases what a Plan holds open between Prepare and Run: the
@@ -149,9 +151,28 @@ func (p *Plan) checkDestSize() error {
 	return nil
 }
 
+// chooseSizes decides the block size and queue depth (sizes.go) from the
+// ends' geometry, the options, and the limits findLimits found: the one
+// place that writes them.
 func (p *Plan) chooseSizes() error {
-	c := align.Choose(p.src.geo, p.dst.geo, p.opts.BlockSize, p.opts.QueueDepth)
-	p.BlockSize, p.QueueDepth = c.BlockSize, c.QueueDepth
-	p.Notes = append(p.Notes, c.Why...)
+	o, in := &p.opts, &p.sizing
+	in.src, in.dst = p.src.geo, p.dst.geo
+	in.askBlock, in.askDepth, in.roundAsked = o.BlockSize, o.QueueDepth, o.Direct == DirectAuto
+	in.cap, in.yield = o.MaxRate, o.Yield
+	in.cells = p.readOnly || o.Verify || o.Checksum != nil
+	s := decideSizes(*in)
+	p.BlockSize, p.QueueDepth = s.block, s.depth
+	p.Notes = append(p.Notes, s.why...)
 	return nil
+}
+
+// sizesAt is what decideSizes says with the cap changed to bps: the block
+// size and depth a copy running under a new cap fits, within the buffers
+// it has.
+func (p *Plan) sizesAt(bps int64) sizes {
+	in := p.sizing
+	in.cap = bps
+	s := decideSizes(in)
+	s.block, s.depth = min(s.block, p.BlockSize), min(s.depth, p.QueueDepth)
+	return s
 }

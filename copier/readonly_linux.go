@@ -31,8 +31,6 @@ func prepareRead(o ReadOptions, checkRange func(p *Plan) error) (*Plan, error) {
 		p.Close()
 		return nil, err
 	}
-	// Whole cells per chunk, and halves of a block that O_DIRECT takes.
-	p.BlockSize = int(align.RoundUp(int64(p.BlockSize), CellSize))
 	return p, nil
 }
 

@@ -1,7 +1,6 @@
 package copier
 
 import (
-	"github.com/ringcp/ringcp/align"
 	"strings"
 
 	"github.com/ringcp/ringcp/internal/blkcg"
@@ -11,16 +10,14 @@ import (
 // blkcgSys is whose cgroups are read; tests replace it.
 var blkcgSys = blkcg.Self
 
-// fitShare fits the block size and depth to the rate cap and to the
-// cgroup limits of SRC's and DST's disks (share.go), and sets up what
-// lets the cap change while the copy runs.
-func (p *Plan) fitShare() error {
-	f := shareFit{cap: p.opts.MaxRate, yield: p.opts.Yield}
-	p.findIOLimits(&f)
+// findLimits finds what the copy's sizes are fitted to besides the rate
+// cap: the cgroup limits of SRC's and DST's disks (share.go), and says
+// how yield will cut them.
+func (p *Plan) findLimits() error {
+	p.findIOLimits()
 	if len(p.IOLimits) > 0 {
 		p.note("%s", blockingWhy)
 	}
-	p.fitSizes(f, align.LCM(int64(p.src.geo.DirectAlign()), int64(p.dst.geo.DirectAlign())))
 	if p.opts.Yield {
 		p.note("yield: depth and rate are cut while others wait on SRC's or DST's disk, and raised again when they no longer do")
 	}
@@ -28,8 +25,8 @@ func (p *Plan) fitShare() error {
 }
 
 // findIOLimits looks up the cgroup limits on the disks of both ends and
-// adds those the copy meets to f.
-func (p *Plan) findIOLimits(f *shareFit) {
+// adds those the copy meets to its sizing.
+func (p *Plan) findIOLimits() {
 	srcDisk, srcOK := p.src.disk, p.src.onDisk
 	dstDisk, dstOK := p.dst.disk, p.dst.onDisk
 	for _, side := range []struct {
@@ -61,12 +58,13 @@ func (p *Plan) findIOLimits(f *shareFit) {
 			continue
 		}
 		p.IOLimits = append(p.IOLimits, lim)
-		p.addLimit(f, lim)
+		p.addLimit(lim)
 	}
 }
 
-// addLimit tightens f to one disk's limit, with a note.
-func (p *Plan) addLimit(f *shareFit, lim IOLimit) {
+// addLimit tightens the sizing to one disk's limit, with a note.
+func (p *Plan) addLimit(lim IOLimit) {
+	f := &p.sizing
 	p.note("cgroup I/O limit on %s's disk %s: %s (%s)", lim.Side, lim.Disk, lim.describe(), strings.Join(lim.Files, ", "))
 	for _, bps := range []uint64{lim.ReadBPS, lim.WriteBPS} {
 		if bps > 0 && (f.limit == 0 || int64(bps) < f.limit) {
