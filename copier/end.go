@@ -58,6 +58,11 @@ type endFacts struct {
 	// must be a multiple of whatever O_DIRECT says (an export's minimum
 	// block size).
 	minAlign int
+	// maxRequest, when positive, is the most one request may move on
+	// this end, which the block size then keeps to (decideSizes); 0 for
+	// no limit of its own (an NBD client splits what is over its
+	// server's maximum).
+	maxRequest int
 	// mapsHoles: as SRC, the end says where its data is (SEEK_DATA, NBD
 	// block status), and the copy does not read its holes.
 	mapsHoles bool

@@ -157,9 +157,16 @@ func (p *Plan) checkDestSize() error {
 func (p *Plan) chooseSizes() error {
 	o, in := &p.opts, &p.sizing
 	in.src, in.dst = p.src.geo, p.dst.geo
+	in.maxRequest = p.src.maxRequest
+	if m := p.dst.maxRequest; m > 0 && (in.maxRequest == 0 || m < in.maxRequest) {
+		in.maxRequest = m
+	}
 	in.askBlock, in.askDepth, in.roundAsked = o.BlockSize, o.QueueDepth, o.Direct == DirectAuto
 	in.cap, in.yield = o.MaxRate, o.Yield
 	in.cells = p.readOnly || o.Verify || o.Checksum != nil
+	if in.cells && in.maxRequest > 0 && in.maxRequest < CellSize {
+		return refuse(KindNotSupported, "", fmt.Sprintf("an end takes at most %d bytes in one request, less than the %d-byte blocks verification and checksums read whole", in.maxRequest, CellSize))
+	}
 	s := decideSizes(*in)
 	p.BlockSize, p.QueueDepth = s.block, s.depth
 	p.Notes = append(p.Notes, s.why...)

@@ -22,6 +22,9 @@ type sizing struct {
 	// whether they take O_DIRECT at all, their optimal request size, and
 	// SRC's size (no more blocks than it has).
 	src, dst align.Geometry
+	// maxRequest is the most one request may move on either end (its
+	// kind's limit, endFacts.maxRequest); 0 for none.
+	maxRequest int
 	// askBlock and askDepth are what the caller asked for
 	// (Options.BlockSize, QueueDepth); 0 lets them be chosen.
 	askBlock, askDepth int
@@ -59,7 +62,8 @@ func (s *sizes) note(format string, args ...any) { s.why = append(s.why, fmt.Spr
 //     auto: roundAsked);
 //  2. align.Choose: the default block size rounded to both ends'
 //     alignments and optimal I/O sizes, no larger than SRC, and the depth,
-//     within align's bounds (an asked size or depth is kept);
+//     within align's bounds (an asked size or depth is kept), then no
+//     larger than an end's kind takes in one request, asked or not;
 //  3. the fit to the caps (fit): yield's small blocks, an eighth of a
 //     second of a cgroup limit, 50 ms of the rate cap over two blocks; the
 //     depth to what the limits let through (a size or depth the caller
@@ -71,6 +75,7 @@ func decideSizes(in sizing) sizes {
 	c := align.Choose(in.src, in.dst, asked, in.askDepth)
 	s.block, s.depth = c.BlockSize, c.QueueDepth
 	s.why = append(s.why, c.Why...)
+	s.keepTo(in)
 	s.fit(in, asked > 0, in.askDepth > 0)
 	if in.cells {
 		if bs := align.RoundUp(int64(s.block), CellSize); bs != int64(s.block) {
@@ -107,6 +112,16 @@ func (in sizing) askedBlock(s *sizes) int {
 	s.note("block size %d (%s) rounded to %d (%s), a multiple of the O_DIRECT alignment %d: otherwise O_DIRECT would be off",
 		bs, units.Format(bs), rounded, units.Format(rounded), unit)
 	return int(rounded)
+}
+
+// keepTo cuts the block to the most an end's kind takes in one request.
+func (s *sizes) keepTo(in sizing) {
+	if in.maxRequest <= 0 || s.block <= in.maxRequest {
+		return
+	}
+	bs := max(in.unit(), align.RoundDown(int64(in.maxRequest), in.unit()))
+	s.note("block size %s: the most an end takes in one request is %s", units.Format(bs), units.Format(int64(in.maxRequest)))
+	s.block = int(bs)
 }
 
 // unit is what a block stays a multiple of when it is fitted: both ends'

@@ -99,6 +99,8 @@ func TestDecideSizes(t *testing.T) {
 		{"cgroup", sizing{src: file, dst: file, limit: 32 * M, limitWhy: "cgroup"}, 4 * M, 8, "1/8 of 32.0 MiB/s (cgroup)"},
 		{"cgroup iops", sizing{src: file, dst: file, iops: 4}, 8 * M, 4, "4 requests"},
 		{"yield", sizing{src: file, dst: file, yield: true}, M, 8, "yield"},
+		{"an end's most", sizing{src: file, dst: file, maxRequest: 1 << 20}, M, 8, "the most an end takes in one request is 1.00 MiB"},
+		{"an end's most, asked over it", sizing{src: file, dst: file, maxRequest: 3 << 20, askBlock: 16 * M}, 3 * M, 8, "the most an end takes"},
 		{"cells", sizing{src: small, dst: file, cells: true}, CellSize, 1, "rounded up to 4194304"},
 		{"cells after a cap", sizing{src: file, dst: file, cap: 10 * M, cells: true}, CellSize, 2, "rounded up to 4194304"},
 	}
