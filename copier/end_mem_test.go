@@ -36,14 +36,18 @@ var memBuffers struct {
 	m map[string]*memBytes
 }
 
-// memBuffer makes mem://name hold b for the test's life.
-func memBuffer(t testing.TB, name string, b []byte) string {
+// memBuffer makes mem://name hold b for the test's life; a positive max
+// is the most one request may move on it.
+func memBuffer(t testing.TB, name string, b []byte, max ...int) string {
 	memBuffers.Lock()
 	defer memBuffers.Unlock()
 	if memBuffers.m == nil {
 		memBuffers.m = map[string]*memBytes{}
 	}
 	memBuffers.m[name] = &memBytes{b: b}
+	if len(max) > 0 {
+		memBuffers.m[name].max = max[0]
+	}
 	t.Cleanup(func() {
 		memBuffers.Lock()
 		delete(memBuffers.m, name)
@@ -68,7 +72,7 @@ func inspectMem(p *Plan, uri string, r role) (*endpoint, error) {
 	}
 	ep.end = &memEnd{ep: ep, buf: b}
 	ep.geo = align.Geometry{Path: uri, Size: b.size(), MemAlign: 1, OffsetAlign: 1, WriteZeroesMax: 1 << 30}
-	ep.endFacts = endFacts{what: "memory buffer", fixedSize: true, ownIO: true}
+	ep.endFacts = endFacts{what: "memory buffer", fixedSize: true, ownIO: true, maxRequest: b.max}
 	return ep, nil
 }
 
@@ -136,10 +140,12 @@ func (t *memTarget) left(p *Plan, rep *Report) DstState {
 	return DstPartial
 }
 
-// memBytes is a buffer of a fixed size, safe for concurrent use.
+// memBytes is a buffer of a fixed size, safe for concurrent use; max,
+// when positive, is the most one request may move (more is EINVAL).
 type memBytes struct {
-	mu sync.RWMutex
-	b  []byte
+	mu  sync.RWMutex
+	b   []byte
+	max int
 }
 
 func (m *memBytes) size() int64 {
@@ -149,6 +155,9 @@ func (m *memBytes) size() int64 {
 }
 
 func (m *memBytes) ReadAt(p []byte, off int64) (int, error) {
+	if m.max > 0 && len(p) > m.max {
+		return 0, syscall.EINVAL
+	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if off >= int64(len(m.b)) {
@@ -158,6 +167,9 @@ func (m *memBytes) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func (m *memBytes) WriteAt(p []byte, off int64) (int, error) {
+	if m.max > 0 && len(p) > m.max {
+		return 0, syscall.EINVAL
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if off+int64(len(p)) > int64(len(m.b)) {
@@ -348,6 +360,35 @@ func TestMemKindCopy(t *testing.T) {
 	var mm *MismatchError
 	if !errors.As(err, &mm) || mm.Offset != 5<<20+7 {
 		t.Fatalf("compare after a byte changed: %v, want a mismatch at %d", err, 5<<20+7)
+	}
+}
+
+// TestMemKindMaxRequest: a kind that takes at most so much in one
+// request gets blocks no larger, asked or not, and a verification that
+// needs larger ones is refused.
+func TestMemKindMaxRequest(t *testing.T) {
+	data := enginetest.RandomBytes(3<<20+5, 6)
+	src := memBuffer(t, "capped", slices.Clone(data), 256<<10)
+	file := filepath.Join(t.TempDir(), "file")
+	for _, bs := range []int{0, 4 << 20} {
+		p, err := Prepare(Options{Src: src, Dst: file, BlockSize: bs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.BlockSize > 256<<10 {
+			t.Fatalf("asked %d: block size %d over the end's most, 256 KiB", bs, p.BlockSize)
+		}
+		if _, err := p.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(file); err != nil || !slices.Equal(b, data) {
+			t.Fatalf("asked %d: %v, or the copy differs", bs, err)
+		}
+	}
+	_, err := Prepare(Options{Src: src, Dst: file, Verify: true})
+	var re *RefusedError
+	if !errors.As(err, &re) || re.Kind != KindNotSupported {
+		t.Fatalf("verify over an end of 256 KiB requests: %v; want a refusal", err)
 	}
 }
 
