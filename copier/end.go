@@ -136,9 +136,10 @@ type end interface {
 	// asks it once the range, the resume state and the ends' identities
 	// are settled, SRC first.
 	check(p *Plan) error
-	// same says the end and o are one object: one file or device, one
-	// export, or two new DSTs that would be one file.
-	same(o *endpoint) bool
+	// same says the end and o are one object (one file or device, one
+	// export, two new DSTs that would be one file), and what, for
+	// people: "the same file".
+	same(o *endpoint) (same bool, what string)
 	// overlap says where the end and o, not the same object, reach the
 	// same bytes all the same (through partitions and loop devices), or
 	// nil. mine and theirs are the byte ranges each is used in.

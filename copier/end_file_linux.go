@@ -286,17 +286,18 @@ func unwrapErrno(err error) error {
 // same says the end and o are one file or one block device (two device
 // nodes for one disk have different inodes but the same rdev), or two new
 // DSTs that would be one file (by name, their folders resolved).
-func (f *fileEnd) same(o *endpoint) bool {
+func (f *fileEnd) same(o *endpoint) (bool, string) {
 	g, ok := o.end.(*fileEnd)
+	what := "the same " + f.ep.what
 	switch {
 	case !ok:
-		return false
+		return false, ""
 	case !f.ep.exists && !o.exists:
-		return newFileKey(f.ep.path) == newFileKey(o.path)
+		return newFileKey(f.ep.path) == newFileKey(o.path), "the same new file"
 	case !f.ep.exists || !o.exists:
-		return false
+		return false, ""
 	}
-	return guard.ObjectOf(&f.st) == guard.ObjectOf(&g.st)
+	return guard.ObjectOf(&f.st) == guard.ObjectOf(&g.st), what
 }
 
 // overlap finds bytes the end and o, another existing file or device,

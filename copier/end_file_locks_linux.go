@@ -172,7 +172,7 @@ func refuseLockOpen(path string, err error) error {
 // Prepare. When SRC and DST are one file, DST's locks cover both. What Run
 // learns goes to rep.
 func (f *fileEnd) lock(p *Plan, h *held, rep *Report) error {
-	if f.same(p.dst) {
+	if same, _ := f.same(p.dst); same {
 		return nil
 	}
 	c, err := guard.LockSrc(h.f)

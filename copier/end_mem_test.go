@@ -86,9 +86,9 @@ func (m *memEnd) check(p *Plan) error {
 	return nil
 }
 
-func (m *memEnd) same(o *endpoint) bool {
+func (m *memEnd) same(o *endpoint) (bool, string) {
 	n, ok := o.end.(*memEnd)
-	return ok && n.buf == m.buf
+	return ok && n.buf == m.buf, "the same memory buffer"
 }
 
 func (m *memEnd) overlap(byteRange, *endpoint, byteRange) *overlap { return nil }

@@ -205,19 +205,19 @@ func (e *exportEnd) check(p *Plan) error {
 
 // same says two ends reach one export: the same export name at the same
 // Unix socket (one inode) or TCP address (the host resolved).
-func (e *exportEnd) same(o *endpoint) bool {
+func (e *exportEnd) same(o *endpoint) (bool, string) {
 	f, ok := o.end.(*exportEnd)
 	if !ok {
-		return false
+		return false, ""
 	}
 	a, b := e.addr, f.addr
 	if a.Export != b.Export || a.Network != b.Network {
-		return false
+		return false, ""
 	}
 	if a.Network == "unix" {
-		return sameSocket(a.Addr, b.Addr)
+		return sameSocket(a.Addr, b.Addr), "the same NBD export"
 	}
-	return sameHostPort(a.Addr, b.Addr)
+	return sameHostPort(a.Addr, b.Addr), "the same NBD export"
 }
 
 // overlap: bytes an export shares with a local file (the file its server

@@ -125,13 +125,13 @@ func (p *Plan) cutsDst() bool {
 // checkSameObject refuses to copy a file or device onto itself where the
 // ranges overlap, or where truncating DST would destroy SRC.
 func (p *Plan) checkSameObject() error {
-	if !p.src.same(p.dst) {
+	same, what := p.src.same(p.dst)
+	if !same {
 		return nil
 	}
 	o := &p.opts
 	overlap := o.SrcOffset < o.DstOffset+p.Length && o.DstOffset < o.SrcOffset+p.Length
 	if p.truncate || overlap || p.Length == 0 {
-		what := "the same " + p.src.what
 		return refuse(KindOverlap, o.Dst, fmt.Sprintf("SRC and DST are %s and the ranges overlap", what)).on("Dst")
 	}
 	return nil
