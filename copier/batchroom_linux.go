@@ -60,15 +60,15 @@ func (b *Batch) roomTogether(jobs []int) []*JobError {
 		r, _ := b.Plans[i].dst.room(b.Plans[i])
 		free += r.givenBack
 	}
-	need, fits := b.needTogether(jobs, free, free)
-	if fits {
+	if _, fits := b.needTogether(jobs, free, free); fits {
 		return nil
 	}
 	names := make([]string, len(jobs))
 	for k, i := range jobs {
 		names[k] = fmt.Sprint(i + 1)
 	}
-	if need, fits = b.needTogether(jobs, 0, free); fits {
+	need, fits := b.needTogether(jobs, 0, free)
+	if fits {
 		b.fitWithoutReserving(jobs, strings.Join(names, ", "))
 		return nil
 	}

@@ -64,10 +64,9 @@ type stream struct {
 	name string
 	data []byte
 
-	mu   sync.Mutex // held by a read: a second read at once fails the test
-	pos  int64
-	rng  *rand.Rand
-	late int // reads that found the stream elsewhere (must stay 0)
+	mu  sync.Mutex // held by a read: a second read at once fails the test
+	pos int64
+	rng *rand.Rand
 }
 
 func (s *stream) ReadAt(p []byte, off int64) (int, error) {
