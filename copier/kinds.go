@@ -70,3 +70,13 @@ func kindOf(operand string) (endKind, bool) {
 	k, ok := kinds.by[pathOperand]
 	return k, ok
 }
+
+// hasKind says some kind takes operand: any path does (the file kind's,
+// on Linux); "-" only once a kind of stream is registered.
+func hasKind(operand string) bool {
+	if operand != streamOperand {
+		return true
+	}
+	_, ok := kindOf(operand)
+	return ok
+}
