@@ -40,7 +40,7 @@ func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
 		}
 		b.Plans[i] = p
 	}
-	refused = mergeByIndex(mergeByIndex(refused, b.crossCheck()), b.roomCheck())
+	refused = mergeByIndex(mergeByIndex(refused, b.crossCheck()), b.spaceCheck())
 	if len(refused) > 0 {
 		b.close() // the prepared jobs' connections to NBD ends
 		return nil, &BatchError{Jobs: refused, Refused: true}

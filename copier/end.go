@@ -13,7 +13,7 @@ import (
 // by the kind's inspect from an operand, and everything about an end that
 // depends on its kind is that type's: how it is looked at, checked,
 // opened, locked and closed; its identity and what it shares with other
-// ends; the room it takes; what a failure leaves in it; how it is read
+// ends; the space it takes; what a failure leaves in it; how it is read
 // back. The Plan and the rest of copier ask, and never branch on what
 // kind an end is.
 //
@@ -150,12 +150,12 @@ type end interface {
 	// uringObstacle says why io_uring must not run a copy on this end,
 	// or "" (asked only of ends that are descriptors); tag names it.
 	uringObstacle(tag string) string
-	// srcData is where SRC's data lies in the range, for the room a copy
+	// srcData is where SRC's data lies in the range, for the space a copy
 	// needs, with a reader of it for counting zero blocks.
 	srcData(p *Plan) (srcData, error)
-	// room says where a DST takes room for the copy (ok false: it takes
+	// space says where a DST takes space for the copy (ok false: it takes
 	// none, as a block device or an export).
-	room(p *Plan) (r dstRoom, ok bool)
+	space(p *Plan) (s dstSpace, ok bool)
 	// identity is what a resume state records of the end, to know it
 	// again.
 	identity() identity
@@ -193,13 +193,13 @@ type srcData struct {
 	close func()
 }
 
-// dstRoom is where a DST takes room: a filesystem, the path to ask it
+// dstSpace is where a DST takes space: a filesystem, the path to ask it
 // for its free space, and what DST gives back to it (its own blocks, when
 // cut or overwritten).
-type dstRoom struct {
+type dstSpace struct {
 	fs        uint64
 	at        string
-	givenBack int64
+	reclaimed int64
 }
 
 // held is an end as Run holds it open: what the engine reads or writes

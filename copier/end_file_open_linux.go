@@ -43,24 +43,24 @@ func (f *fileEnd) srcData(p *Plan) (srcData, error) {
 	return srcData{ext: ext, read: file, close: func() { file.Close() }}, nil
 }
 
-// room: a file DST takes room on its filesystem, less what it gives back:
+// space: a file DST takes space on its filesystem, less what it gives back:
 // all its blocks when it is cut, at most the range's length of them when
 // it is overwritten in place (preallocated blocks read as holes to
 // SEEK_DATA, so its block count is the honest bound). A device takes
 // none.
-func (f *fileEnd) room(p *Plan) (dstRoom, bool) {
+func (f *fileEnd) space(p *Plan) (dstSpace, bool) {
 	if f.isBlock {
-		return dstRoom{}, false
+		return dstSpace{}, false
 	}
 	fs, ok := f.fsDev()
 	if !ok {
-		return dstRoom{}, false
+		return dstSpace{}, false
 	}
-	r := dstRoom{fs: fs, at: f.fsPath()}
+	r := dstSpace{fs: fs, at: f.fsPath()}
 	if f.ep.exists {
-		r.givenBack = guard.Allocated(&f.st)
+		r.reclaimed = guard.Allocated(&f.st)
 		if !p.truncate {
-			r.givenBack = min(r.givenBack, p.Length)
+			r.reclaimed = min(r.reclaimed, p.Length)
 		}
 	}
 	return r, true

@@ -94,7 +94,7 @@ func (m *memEnd) same(o *endpoint) (bool, string) {
 func (m *memEnd) overlap(byteRange, *endpoint, byteRange) *overlap { return nil }
 func (m *memEnd) directObstacle(*Plan, int64) string               { return "" }
 func (m *memEnd) uringObstacle(string) string                      { return "" }
-func (m *memEnd) room(*Plan) (dstRoom, bool)                       { return dstRoom{}, false }
+func (m *memEnd) space(*Plan) (dstSpace, bool)                     { return dstSpace{}, false }
 func (m *memEnd) close() error                                     { return nil }
 
 func (m *memEnd) identity() identity {

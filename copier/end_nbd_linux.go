@@ -259,8 +259,8 @@ func (e *exportEnd) identity() identity {
 	return identity{Path: e.ep.path, Kind: exportIdentity, Size: e.info.Size}
 }
 
-// room: an export takes no room on a filesystem of ours.
-func (e *exportEnd) room(*Plan) (dstRoom, bool) { return dstRoom{}, false }
+// space: an export takes none on a filesystem of ours.
+func (e *exportEnd) space(*Plan) (dstSpace, bool) { return dstSpace{}, false }
 
 // srcData is an NBD SRC's data: what block status does not call zeros,
 // read over NBD to count zero blocks in it, as for a file.

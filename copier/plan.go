@@ -18,12 +18,12 @@ type Plan struct {
 	Length     int64 // bytes to copy
 	BlockSize  int
 	QueueDepth int
-	// roomShort is the refusal for too little room, kept for Run when a
+	// spaceShort is the refusal for too little room, kept for Run when a
 	// reflink (which needs none) is planned: Run gives it if the reflink
 	// does not happen, before DST is cut.
-	roomShort error
-	Backend   EngineChoice // the backend Run will use (a registered name, never auto)
-	backend   engine.BackendInfo
+	spaceShort error
+	Backend    EngineChoice // the backend Run will use (a registered name, never auto)
+	backend    engine.BackendInfo
 	// FallbackReason is why the pool is used although io_uring was wanted
 	// (auto mode), or "".
 	FallbackReason string

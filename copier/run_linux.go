@@ -86,7 +86,7 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 	}
 	var refused *RefusedError
 	if errors.As(err, &refused) || a.cutFailed {
-		// Refused in Run before DST was changed (roomShort), or its first
+		// Refused in Run before DST was changed (spaceShort), or its first
 		// change, the cut, failed: nothing to keep of a new DST, nothing
 		// changed in an existing one.
 		a.dst.discard()
@@ -105,14 +105,14 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 // cuts DST, lets the filesystem copy where it can, and has the engine
 // copy otherwise. All end with the engine's size and barrier. A reflink is
 // tried before the cut: refused, it changed nothing, and a refusal for
-// too little room (roomShort) can still leave DST untouched.
+// too little room (spaceShort) can still leave DST untouched.
 func (p *Plan) move(ctx context.Context, a *acquired, rep *Report) (engine.Stats, error) {
 	if p.offloadMode == OffloadReflink {
 		if st, done, err := p.tryOffload(ctx, a, rep); done {
 			return st, err
 		}
-		if p.roomShort != nil {
-			return engine.Stats{}, p.roomShort
+		if p.spaceShort != nil {
+			return engine.Stats{}, p.spaceShort
 		}
 	}
 	if err := a.dst.cut(p); err != nil {

@@ -8,8 +8,9 @@ import (
 	"github.com/ringcp/ringcp/internal/units"
 )
 
-// checkRoom refuses a copy into a file when its filesystem clearly lacks
-// the room, instead of failing with ENOSPC after most of the data moved.
+// checkSpace refuses a copy into a file when its filesystem clearly lacks
+// the free space, instead of failing with ENOSPC after most of the data
+// moved.
 //
 // Needed: the whole range with --sparse never; else the data DST will
 // get, which is SRC's data extents in the range (SEEK_DATA/SEEK_HOLE; a
@@ -20,24 +21,24 @@ import (
 // only beyond a margin.
 //
 // Available: free blocks (guard.Free), plus what DST gives back (its
-// kind's room: a file's blocks when it is cut or overwritten).
+// kind's space: a file's blocks when it is cut or overwritten, reclaimed).
 //
-// A block device or an export has its size check, and takes no room. A
-// reflink needs no room, but may be refused by the filesystem (XFS made
-// with reflink=0): then the refusal is kept (roomShort) and Run gives it,
+// A block device or an export has its size check, and takes no space. A
+// reflink needs none, but may be refused by the filesystem (XFS made
+// with reflink=0): then the refusal is kept (spaceShort) and Run gives it,
 // before DST is cut, if the reflink does not happen. A filesystem that
 // compresses may fit more: Options.Force tries anyway, and the runtime
 // ENOSPC path stays for what cannot be known here.
-func (p *Plan) checkRoom() error {
-	at, takes := p.dst.room(p)
+func (p *Plan) checkSpace() error {
+	at, takes := p.dst.space(p)
 	if !takes || p.Length == 0 {
 		return nil
 	}
-	free, err := guard.Free(at.at, at.givenBack)
+	free, err := guard.Free(at.at, at.reclaimed)
 	if err != nil {
 		return nil
 	}
-	r, err := p.roomNeeded(free)
+	r, err := p.spaceNeeded(free)
 	if err != nil || r.need <= free+r.margin {
 		return nil
 	}
@@ -52,48 +53,48 @@ func (p *Plan) checkRoom() error {
 	}
 	err = refuse(KindNoRoom, p.opts.Dst, short+" (Options.Force tries anyway)").on("Dst")
 	if p.offloadMode == OffloadReflink {
-		p.roomShort = err
+		p.spaceShort = err
 		return nil
 	}
 	return err
 }
 
-// room is what the copy allocates on DST: exactly, or estimated within
+// spaceNeed is what the copy allocates on DST: exactly, or estimated within
 // margin, and how it was found, for the refusal.
-type room struct {
+type spaceNeed struct {
 	need, margin int64
 	how          string // what need counts, when not the plain range or extents
 	sampled      bool
 }
 
-// roomNeeded says how much the copy allocates on DST, reading SRC only
+// spaceNeeded says how much the copy allocates on DST, reading SRC only
 // when its data exceeds free.
-func (p *Plan) roomNeeded(free int64) (room, error) {
+func (p *Plan) spaceNeeded(free int64) (spaceNeed, error) {
 	if p.opts.Sparse == SparseNever {
-		return room{need: p.Length}, nil
+		return spaceNeed{need: p.Length}, nil
 	}
 	d, err := p.src.srcData(p)
 	if err != nil {
-		return room{}, err
+		return spaceNeed{}, err
 	}
 	if d.close != nil {
 		defer d.close()
 	}
 	data := d.ext.Bytes()
 	if data <= free || p.sparse.ZeroBlock == 0 || data == 0 || d.read == nil {
-		return room{need: data, how: d.how}, nil
+		return spaceNeed{need: data, how: d.how}, nil
 	}
-	return nonZeroRoom(d.read, d.ext, data, p.sparse.ZeroBlock)
+	return nonZeroSpace(d.read, d.ext, data, p.sparse.ZeroBlock)
 }
 
-// nonZeroRoom is the room SRC's data needs without its zero blocks,
+// nonZeroSpace is the space SRC's data needs without its zero blocks,
 // which guard.NonZero finds by reading it whole, or a sample of it.
-func nonZeroRoom(src io.ReaderAt, ext guard.Extents, data int64, zeroBlock int) (room, error) {
+func nonZeroSpace(src io.ReaderAt, ext guard.Extents, data int64, zeroBlock int) (spaceNeed, error) {
 	e, err := guard.NonZero(src, ext, data, zeroBlock)
 	if err != nil {
-		return room{}, err
+		return spaceNeed{}, err
 	}
-	r := room{need: e.Need, margin: e.Margin, sampled: e.Sampled, how: " of SRC's data that is not zeros"}
+	r := spaceNeed{need: e.Need, margin: e.Margin, sampled: e.Sampled, how: " of SRC's data that is not zeros"}
 	if e.Sampled {
 		r.how += ", judged by a sample"
 	}
