@@ -17,9 +17,9 @@ type dest struct {
 	// direct: f has O_DIRECT. Prepare decided it; a new DST created by
 	// name on a filesystem that refuses O_DIRECT stays buffered.
 	direct bool
-	// fresh says how a new DST was created (newUnnamed, newTemp), or
+	// creation says how a new DST was created (newUnnamed, newTemp), or
 	// is newNone for an existing one.
-	fresh newMethod
+	creation newMethod
 	// tmp is the hidden name of a newTemp DST until publish renames it.
 	tmp string
 	// published: a new DST, complete, has DST's name.
@@ -53,8 +53,8 @@ func (f *fileEnd) openDst(p *Plan, rep *Report) (target, error) {
 		return nil, err
 	}
 	d.locks = locks
-	if d.fresh != newNone {
-		rep.note("new DST is %s", d.fresh)
+	if d.creation != newNone {
+		rep.note("new DST is %s", d.creation)
 	}
 	if f.ep.direct && !d.direct {
 		if p.opts.Direct == DirectAlways {
@@ -238,7 +238,7 @@ func (d *dest) cut(p *Plan) error {
 // publish gives a new DST its name once the copy is complete and, with
 // sync, makes the name durable by syncing the folder.
 func (d *dest) publish(p *Plan, sync bool) error {
-	if d.fresh == newNone {
+	if d.creation == newNone {
 		return nil
 	}
 	// DST's own name: p.dst.path is a resumed copy's partial file.
@@ -303,7 +303,7 @@ func (d *dest) left(p *Plan, rep *Report) DstState {
 	switch {
 	case d.published:
 		return DstComplete // complete and named: only its folder's fsync failed
-	case d.fresh != newNone:
+	case d.creation != newNone:
 		if d.discard() {
 			return DstDiscarded
 		}

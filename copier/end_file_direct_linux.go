@@ -50,7 +50,7 @@ func (f *fileEnd) tryDirect() error {
 		}
 	} else {
 		file, err = os.OpenFile(filepath.Dir(ep.path), unix.O_TMPFILE|os.O_WRONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0o600)
-		if err != nil && f.fresh == newTemp {
+		if err != nil && f.creation == newTemp {
 			return nil // no O_TMPFILE to test with: DST is switched to O_DIRECT after its creation, where that works
 		}
 	}

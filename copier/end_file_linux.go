@@ -31,9 +31,10 @@ type fileEnd struct {
 	label   string
 	st      unix.Stat_t
 	isBlock bool
-	// fresh is how a new DST will be created; freshWhy why not unnamed.
-	fresh    newMethod
-	freshWhy string
+	// creation is how a new DST will be created; creationWhy why not
+	// unnamed.
+	creation    newMethod
+	creationWhy string
 }
 
 // newFileEnd is an endpoint of the file kind for path, yet to be

@@ -60,17 +60,17 @@ var tmpfileFilesystems = map[int64]bool{
 // chooseNewMethod decides how a new DST is created, given the O_TMPFILE
 // probe of its folder (nil when that open worked).
 func (f *fileEnd) chooseNewMethod(tmp *os.File, tmpErr error) {
-	f.fresh, f.freshWhy = newTemp, ""
+	f.creation, f.creationWhy = newTemp, ""
 	var fs unix.Statfs_t
 	switch {
 	case tmpErr != nil:
-		f.freshWhy = fmt.Sprintf("no O_TMPFILE here (%v)", tmpErr)
+		f.creationWhy = fmt.Sprintf("no O_TMPFILE here (%v)", tmpErr)
 	case unix.Fstatfs(int(tmp.Fd()), &fs) != nil || !tmpfileFilesystems[int64(fs.Type)]:
-		f.freshWhy = "O_TMPFILE is only trusted on ext4, xfs, btrfs, tmpfs, f2fs and bcachefs"
+		f.creationWhy = "O_TMPFILE is only trusted on ext4, xfs, btrfs, tmpfs, f2fs and bcachefs"
 	case !canLinkUnnamed():
-		f.freshWhy = "an unnamed inode can't be linked here: no /proc/self/fd and no CAP_DAC_READ_SEARCH"
+		f.creationWhy = "an unnamed inode can't be linked here: no /proc/self/fd and no CAP_DAC_READ_SEARCH"
 	default:
-		f.fresh = newUnnamed
+		f.creation = newUnnamed
 	}
 }
 
@@ -98,18 +98,18 @@ func hasCapability(c int) bool {
 // create makes the new DST, unnamed or under its temporary name.
 func (d *dest) create(p *Plan, flag int) error {
 	path := d.end.ep.path
-	d.fresh = d.end.fresh
+	d.creation = d.end.creation
 	dir, err := os.Open(dirOf(path))
 	if err != nil {
 		return err
 	}
 	d.dir = dir
-	if d.fresh == newUnnamed {
+	if d.creation == newUnnamed {
 		f, err := openAs(dirOf(path), path, flag|unix.O_TMPFILE, 0o644)
 		d.f = f
 		return err
 	}
-	if d.fresh == newPartial {
+	if d.creation == newPartial {
 		return d.createPartial(p, flag)
 	}
 	d.tmp = tempName(path)
@@ -193,7 +193,7 @@ func removeLeftover(tmp, dst string) error {
 // name gives the complete new DST its name. A DST that appeared meanwhile
 // is never replaced, and only this copy's own temporary file is renamed.
 func (d *dest) name(path string) error {
-	if d.fresh == newUnnamed {
+	if d.creation == newUnnamed {
 		return linkUnnamed(d.f, path)
 	}
 	if !stillNamed(d.f, d.tmp) {
@@ -256,7 +256,7 @@ func nameError(path string, err error) error {
 // nothing of it is left. An unnamed inode vanishes when closed; a
 // temporary file is removed if its name still points at it.
 func (d *dest) discard() bool {
-	switch d.fresh {
+	switch d.creation {
 	case newUnnamed:
 		return true
 	case newTemp:

@@ -72,7 +72,7 @@ func (p *Plan) inspectTarget() (*endpoint, error) {
 		return ep, refuse(KindBadInput, o.Dst, "a resumable copy to a block device needs a state file path (Options.StatePath): beside the device, in /dev, it would not survive a reboot")
 	}
 	if !ep.exists {
-		r.newDst, f.fresh, f.freshWhy = true, newPartial, "a resumable copy needs a name a kill cannot lose"
+		r.newDst, f.creation, f.creationWhy = true, newPartial, "a resumable copy needs a name a kill cannot lose"
 	}
 	return ep, nil
 }
@@ -236,6 +236,6 @@ func (p *Plan) resumeDest(d *dest) error {
 	if r == nil || !r.newDst || !d.end.ep.exists {
 		return nil
 	}
-	d.fresh, d.tmp, d.keepIt = newPartial, r.partial, true
+	d.creation, d.tmp, d.keepIt = newPartial, r.partial, true
 	return nil
 }
