@@ -161,7 +161,7 @@ type Options struct {
 	// call, never the copy.
 	OnProgress       func(Status)
 	ProgressInterval time.Duration
-	// NBD tunes the ends that are NBD URIs (export_linux.go).
+	// NBD tunes the ends that are NBD URIs (end_nbd_options.go).
 	NBD NBDOptions
 }
 
