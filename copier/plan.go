@@ -1,6 +1,7 @@
 package copier
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/ringcp/ringcp/align"
@@ -50,10 +51,20 @@ func Prepare(opts Options) (*Plan, error) {
 	p := &Plan{opts: opts}
 	if err := p.prepare(); err != nil {
 		p.Close() // the connections to NBD ends
-		return nil, err
+		return nil, p.withLength(err)
 	}
 	p.meter = newMeter(p.opts.Progress, p.Length)
 	return p, nil
+}
+
+// withLength adds the range's length to a refusal that came after it was
+// measured: a caller reporting the refusal knows what was asked.
+func (p *Plan) withLength(err error) error {
+	var r *RefusedError
+	if errors.As(err, &r) && r.Length == 0 {
+		r.Length = p.Length
+	}
+	return err
 }
 
 func (p *Plan) prepare() error {
@@ -133,8 +144,10 @@ func (p *Plan) checkDestSize() error {
 	}
 	need := p.opts.DstOffset + p.Length
 	if need > p.dst.geo.Size {
-		return refuse(KindTooSmall, p.opts.Dst, fmt.Sprintf("%s too small: %s (%d bytes), the copy needs %s (%d bytes)",
+		r := refuse(KindTooSmall, p.opts.Dst, fmt.Sprintf("%s too small: %s (%d bytes), the copy needs %s (%d bytes)",
 			p.dst.kind(), units.Format(p.dst.geo.Size), p.dst.geo.Size, units.Format(need), need)).on("Dst")
+		r.Needed = need
+		return r
 	}
 	return nil
 }

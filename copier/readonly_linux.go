@@ -93,7 +93,7 @@ func (r *readRun) close() {
 }
 
 func (p *Plan) readReport(st engine.Stats, start time.Time) ReadReport {
-	return ReadReport{Src: p.src.path, Dst: p.dst.path, Engine: st.Backend, FallbackReason: p.FallbackReason,
+	return ReadReport{Src: p.src.path, Dst: p.dst.path, SrcOffset: p.opts.SrcOffset, DstOffset: p.opts.DstOffset, Engine: st.Backend, FallbackReason: p.FallbackReason,
 		BytesRead: st.BytesRead, Seconds: time.Since(start).Seconds(), BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
 		DirectSrc: p.src.direct, DirectDst: p.dst.direct}
 }

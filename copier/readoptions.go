@@ -20,18 +20,23 @@ type ReadOptions struct {
 	Sum func(length int64) BlockSum
 }
 
-// ReadReport is what Compare or Checksum did.
+// ReadReport is what Compare or Checksum did. Its JSON (MarshalJSON)
+// adds milliseconds and bytes_per_second, as a Report's does.
 type ReadReport struct {
-	Src, Dst       string
-	Engine         string
-	FallbackReason string
-	Bytes          int64 // of the range, read or known to be holes
-	BytesRead      int64
-	Seconds        float64
-	BlockSize      int
-	QueueDepth     int
-	DirectSrc      bool
-	DirectDst      bool
+	Src            string `json:"src"`
+	Dst            string `json:"dst,omitempty"`
+	SrcOffset      int64  `json:"src_offset"`
+	DstOffset      int64  `json:"dst_offset"`
+	Engine         string `json:"engine"`
+	FallbackReason string `json:"fallback_reason"`
+	// Bytes is the range's bytes, read or known to be holes.
+	Bytes      int64   `json:"bytes"`
+	BytesRead  int64   `json:"bytes_read"`
+	Seconds    float64 `json:"-"`
+	BlockSize  int     `json:"block_size"`
+	QueueDepth int     `json:"queue_depth"`
+	DirectSrc  bool    `json:"direct_src"`
+	DirectDst  bool    `json:"direct_dst"`
 	// Checksum is Src's block checksum (Checksum).
-	Checksum *ChecksumResult
+	Checksum *ChecksumResult `json:"checksum,omitempty"`
 }
