@@ -17,7 +17,12 @@ import (
 func jobsCommand(cfg config, stdout, stderr io.Writer) error {
 	list, err := readJobList(cfg.jobs)
 	if err != nil {
-		return &usageError{err}
+		err = &flagError{flag: "--jobs", err: &usageError{err}}
+		if cfg.json {
+			fmt.Fprintf(stderr, "ringcp: %s\n", message(err))
+			return writeJobsJSON(stdout, &reported{err}, nil, jsonTotal{})
+		}
+		return err
 	}
 	opts := make([]copier.Options, len(list))
 	own := map[int]error{}
@@ -30,7 +35,7 @@ func jobsCommand(cfg config, stdout, stderr io.Writer) error {
 	}
 	batch, err := copier.PrepareAll(opts, copier.BatchOptions{Parallel: cfg.parallel, MaxRate: cfg.opts.MaxRate})
 	if err != nil || len(own) > 0 {
-		return refusedJobs(stderr, list, err, own)
+		return refusedJobs(stdout, stderr, cfg, list, opts, err, own)
 	}
 	explainBatch(stderr, cfg, list, batch)
 	ctx, sig := withSignals()
@@ -40,7 +45,7 @@ func jobsCommand(cfg config, stdout, stderr io.Writer) error {
 	rep, err := batch.Run(ctx)
 	stopProgress()
 	if refusedRun(err) {
-		return refusedJobs(stderr, list, err, nil)
+		return refusedJobs(stdout, stderr, cfg, list, opts, err, nil)
 	}
 	if cfg.verbose {
 		for i, j := range rep.Jobs {
@@ -62,10 +67,11 @@ func refusedRun(err error) bool {
 	return err != nil
 }
 
-// refusedJobs prints one line per refused job, then what it means, and
-// returns the refusal, reported. err is PrepareAll's or Run's; own holds
-// the jobs whose DST is one of ringcp's own streams.
-func refusedJobs(stderr io.Writer, list []jobLine, err error, own map[int]error) error {
+// refusedJobs prints one line per refused job, then what it means (and,
+// with --json, the batch's object), and returns the refusal, reported.
+// err is PrepareAll's or Run's; own holds the jobs whose DST is one of
+// ringcp's own streams.
+func refusedJobs(stdout, stderr io.Writer, cfg config, list []jobLine, opts []copier.Options, err error, own map[int]error) error {
 	why := map[int]error{}
 	var be *copier.BatchError
 	if errors.As(err, &be) {
@@ -93,6 +99,10 @@ func refusedJobs(stderr io.Writer, list []jobLine, err error, own map[int]error)
 			refusal.Kind = r.Kind
 		}
 	}
+	if cfg.json && !anyStdout(list, stdout) {
+		jobs, total := jobsRefused(list, opts, why)
+		return writeJobsJSON(stdout, &reported{refusal}, jobs, total)
+	}
 	return &reported{refusal}
 }
 
@@ -112,4 +122,15 @@ func explainBatch(stderr io.Writer, cfg config, list []jobLine, b *copier.Batch)
 	if cfg.verbose {
 		fmt.Fprintf(stderr, "ringcp: %d jobs, %d at once, sharing %d buffers of %d bytes\n", len(list), b.Parallel, b.Slots, b.BlockSize)
 	}
+}
+
+// anyStdout says whether a job's DST is ringcp's stdout: then no --json
+// object is printed, which would land in it.
+func anyStdout(list []jobLine, stdout io.Writer) bool {
+	for _, j := range list {
+		if isStream(j.dst, stdout) {
+			return true
+		}
+	}
+	return false
 }

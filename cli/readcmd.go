@@ -1,8 +1,7 @@
 package cli
 
 import (
-	"encoding/json"
-	"errors"
+		"errors"
 	"fmt"
 	"io"
 	"syscall"
@@ -60,8 +59,8 @@ func newReadFlags(name string, withDst bool) *readFlags {
 	f.fs.Lookup("length").Usage = "this many bytes (default: to the end of SRC)"
 	if withDst {
 		f.fs.Lookup("dst-offset").Usage = "start this many bytes into DST"
-		f.fs.BoolVar(&f.json, "json", false, "print one JSON object with the result on stdout")
 	}
+	f.fs.BoolVar(&f.json, "json", false, "print one JSON object with the outcome on stdout, whatever it is (refusals included)")
 	f.fs.BoolVarP(&f.verbose, "verbose", "v", false, "explain the choices")
 	f.fs.BoolVarP(&f.help, "help", "h", false, "show this help")
 	onlyOnce(f.fs)
@@ -97,48 +96,48 @@ func (f *readFlags) explain(stderr io.Writer, rep copier.ReadReport) {
 		rep.Engine, fallbackNote(copier.Report{FallbackReason: rep.FallbackReason}), rep.BlockSize, rep.QueueDepth, rep.DirectSrc, rep.DirectDst)
 }
 
-// jsonCompare is `ringcp verify --json`.
+// jsonCompare is what `ringcp verify --json` adds to the ReadReport.
 type jsonCompare struct {
-	Src            string  `json:"src"`
-	Dst            string  `json:"dst"`
-	Equal          bool    `json:"equal"`
-	Bytes          int64   `json:"bytes"`
-	Seconds        float64 `json:"seconds"`
-	Engine         string  `json:"engine"`
-	FirstBadOffset int64   `json:"first_bad_offset"`     // in DST, -1 when equal
-	FirstBadSrc    int64   `json:"first_bad_src_offset"` // the same byte in SRC, -1 when equal
-	BlockSize      int     `json:"block_size"`           // the blocks bad_blocks counts
-	BadBlocks      int64   `json:"bad_blocks"`
-	Error          string  `json:"error,omitempty"`
+	Equal          bool  `json:"equal"`
+	FirstBadOffset int64 `json:"first_bad_offset"`     // in DST, -1 when equal
+	FirstBadSrc    int64 `json:"first_bad_src_offset"` // the same byte in SRC, -1 when equal
+	BadBlockSize   int   `json:"bad_block_size"`       // the blocks bad_blocks counts
+	BadBlocks      int64 `json:"bad_blocks"`
+}
+
+// readObject is verify's or checksum's ReadReport with the ends and the
+// range the command line asked, where a refusal came before they were
+// measured.
+func readObject(o copier.ReadOptions, rep copier.ReadReport) copier.ReadReport {
+	if rep.Src == "" {
+		rep.Src, rep.Dst, rep.SrcOffset, rep.DstOffset = o.Src, o.Dst, o.SrcOffset, o.DstOffset
+	}
+	return rep
 }
 
 func runVerify(args []string, stdout, stderr io.Writer) error {
 	f := newReadFlags("ringcp verify", true)
 	o, err := f.parse(args, 2, verifyUsage, stdout)
 	if err != nil {
-		return f.usage(stderr, err)
+		return f.usage(stdout, stderr, "verify", args, err)
 	}
 	ctx, sig := withSignals()
 	defer sig.stop()
 	rep, err := copier.Compare(ctx, o)
 	f.explain(stderr, rep)
-	j := jsonCompare{Src: o.Src, Dst: o.Dst, Equal: err == nil, Bytes: rep.Bytes, Seconds: rep.Seconds, Engine: rep.Engine,
-		FirstBadOffset: -1, FirstBadSrc: -1, BlockSize: copier.CellSize}
+	j := jsonCompare{Equal: err == nil, FirstBadOffset: -1, FirstBadSrc: -1, BadBlockSize: copier.CellSize}
 	var mm *copier.MismatchError
 	if errors.As(err, &mm) {
 		j.FirstBadOffset, j.FirstBadSrc, j.BadBlocks = mm.Offset, mm.SrcOffset, mm.BadBlocks
 	}
 	if err != nil {
-		j.Error = message(err)
 		err = markStop(err, sig.caught())
 	} else {
 		fmt.Fprintf(stderr, "ringcp: %s and %s are equal: %s compared in %.2f s (%s)\n",
 			o.Src, o.Dst, units.Format(rep.Bytes), rep.Seconds, units.Rate(rep.Bytes, rep.Seconds))
 	}
 	if f.json {
-		if jerr := json.NewEncoder(stdout).Encode(j); jerr != nil && err == nil {
-			return fmt.Errorf("writing JSON: %w", jerr)
-		}
+		return writeObject(stdout, newEnvelope("verify", err), err, readObject(o, rep), j)
 	}
 	return err
 }
@@ -147,22 +146,28 @@ func runChecksum(args []string, stdout, stderr io.Writer) error {
 	f := newReadFlags("ringcp checksum", false)
 	o, err := f.parse(args, 1, checksumUsage, stdout)
 	if err != nil {
-		return f.usage(stderr, err)
+		return f.usage(stdout, stderr, "checksum", args, err)
 	}
 	ctx, sig := withSignals()
 	defer sig.stop()
 	rep, err := copier.Checksum(ctx, o)
 	f.explain(stderr, rep)
 	if err != nil {
-		return markStop(err, sig.caught())
+		err = markStop(err, sig.caught())
+	}
+	if f.verbose && err == nil {
+		fmt.Fprintf(stderr, "ringcp: %s: %s read of %s in %.2f s\n", o.Src, units.Format(rep.BytesRead), units.Format(rep.Bytes), rep.Seconds)
+	}
+	switch {
+	case f.json:
+		return writeObject(stdout, newEnvelope("checksum", err), err, readObject(o, rep))
+	case err != nil:
+		return err
 	}
 	// As imageio's API and Python's json.dumps write it.
 	c := rep.Checksum
 	if _, err := fmt.Fprintf(stdout, "{\"algorithm\": %q, \"block_size\": %d, \"checksum\": %q}\n", c.Algorithm, c.BlockSize, c.Checksum); err != nil {
 		return fmt.Errorf("writing JSON: %w", err)
-	}
-	if f.verbose {
-		fmt.Fprintf(stderr, "ringcp: %s: %s read of %s in %.2f s\n", o.Src, units.Format(rep.BytesRead), units.Format(rep.Bytes), rep.Seconds)
 	}
 	return nil
 }
@@ -170,12 +175,18 @@ func runChecksum(args []string, stdout, stderr io.Writer) error {
 // usage reports a command line of verify or checksum that could not be
 // read, with the subcommand's name, as a usage error (exit 2); --help
 // shown is not one.
-func (f *readFlags) usage(stderr io.Writer, err error) error {
+func (f *readFlags) usage(stdout, stderr io.Writer, cmd string, args []string, err error) error {
 	if errors.Is(err, errHelp) {
 		return err
 	}
 	fmt.Fprintf(stderr, "%s: %s\n", f.fs.Name(), message(err))
-	return &reported{&usageError{err}}
+	err = &reported{&usageError{err}}
+	if f.json || wantsJSON(args) {
+		var o copier.ReadOptions
+		o.Src, o.Dst = guessOperands(f.fs, args)
+		return writeObject(stdout, newEnvelope(cmd, err), err, readObject(o, copier.ReadReport{}))
+	}
+	return err
 }
 
 // markStop is err, marked as a stop by sig when a signal stopped the

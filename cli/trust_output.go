@@ -23,32 +23,6 @@ func (s imageioSum) Sum() (copier.ChecksumResult, error) {
 	return copier.ChecksumResult(r), err
 }
 
-// jsonVerify is the "verify" object of --json with --verify.
-type jsonVerify struct {
-	Result    string  `json:"result"` // "ok" or "mismatch"
-	Bytes     int64   `json:"bytes"`
-	Seconds   float64 `json:"seconds"`
-	BlockSize int     `json:"block_size"` // the blocks bad_blocks counts
-	BadBlocks int64   `json:"bad_blocks"`
-	// FirstBadOffset is DST's offset of the first byte that differs, -1
-	// when none does.
-	FirstBadOffset int64  `json:"first_bad_offset"`
-	Read           string `json:"read"` // how DST was read back
-}
-
-// addTrust fills in what --verify, --checksum and --resume add.
-func addTrust(j *jsonReport, r copier.Report) {
-	if v := r.Verify; v != nil {
-		j.Verify = &jsonVerify{Result: "ok", Bytes: v.Bytes, Seconds: v.Seconds, BlockSize: copier.CellSize,
-			BadBlocks: v.BadBlocks, FirstBadOffset: v.FirstBad, Read: v.How}
-		if v.BadBlocks > 0 {
-			j.Verify.Result = "mismatch"
-		}
-	}
-	j.Checksum = r.Checksum
-	j.Resumed, j.StateFile, j.ResumeFrom = r.Resumed, r.StatePath, r.ResumeFrom
-}
-
 // printTrust adds the lines of --verify, --checksum and --resume to the
 // summary of a complete copy.
 func printTrust(w io.Writer, r copier.Report) {
