@@ -1,7 +1,7 @@
 package cli
 
 import (
-		"errors"
+	"errors"
 	"fmt"
 	"io"
 	"syscall"
