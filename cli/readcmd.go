@@ -105,6 +105,11 @@ type jsonCompare struct {
 	BadBlocks      int64 `json:"bad_blocks"`
 }
 
+// notCompared is verify's fields before anything differed.
+func notCompared() jsonCompare {
+	return jsonCompare{FirstBadOffset: -1, FirstBadSrc: -1, BadBlockSize: copier.CellSize}
+}
+
 // readObject is verify's or checksum's ReadReport with the ends and the
 // range the command line asked, where a refusal came before they were
 // measured.
@@ -125,7 +130,8 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	defer sig.stop()
 	rep, err := copier.Compare(ctx, o)
 	f.explain(stderr, rep)
-	j := jsonCompare{Equal: err == nil, FirstBadOffset: -1, FirstBadSrc: -1, BadBlockSize: copier.CellSize}
+	j := notCompared()
+	j.Equal = err == nil
 	var mm *copier.MismatchError
 	if errors.As(err, &mm) {
 		j.FirstBadOffset, j.FirstBadSrc, j.BadBlocks = mm.Offset, mm.SrcOffset, mm.BadBlocks
@@ -184,7 +190,11 @@ func (f *readFlags) usage(stdout, stderr io.Writer, cmd string, args []string, e
 	if f.json || wantsJSON(args) {
 		var o copier.ReadOptions
 		o.Src, o.Dst = guessOperands(f.fs, args)
-		return writeObject(stdout, newEnvelope(cmd, err), err, readObject(o, copier.ReadReport{}))
+		bodies := []any{readObject(o, copier.ReadReport{})}
+		if cmd == "verify" {
+			bodies = append(bodies, notCompared())
+		}
+		return writeObject(stdout, newEnvelope(cmd, err), err, bodies...)
 	}
 	return err
 }
