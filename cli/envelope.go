@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"syscall"
 
 	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/engine"
 	"golang.org/x/sys/unix"
 )
 
@@ -45,6 +47,10 @@ type jsonError struct {
 	Path    string `json:"path"`
 	// Needed is what a too_small DST must hold, in bytes.
 	Needed int64 `json:"needed,omitempty"`
+	// Op and Offset say what failed where, for a read or write that
+	// failed (an engine.OpError: "pwrite", "fallocate"...).
+	Op     string `json:"op,omitempty"`
+	Offset *int64 `json:"offset,omitempty"`
 }
 
 // Error kinds that are not refusals.
@@ -71,6 +77,7 @@ func errorJSON(err error) *jsonError {
 		e.Kind, e.Field, e.Flag, e.Path, e.Needed = string(refused.Kind), refused.Field, flagOf(refused.Field), refused.Path, refused.Needed
 	case exitCode(err) == exitRefused:
 		e.Kind = string(copier.KindBadInput) // a command line that could not be read
+		e.Flag, e.Field = flagInMessage(e.Message)
 	case exitCode(err) == exitMismatch:
 		e.Kind = kindMismatch
 	case exitCode(err) > exitInterrupted:
@@ -78,11 +85,35 @@ func errorJSON(err error) *jsonError {
 	default:
 		e.Kind = kindFailed
 	}
+	var op *engine.OpError
+	if errors.As(err, &op) {
+		e.Op, e.Path, e.Offset = op.Op, op.Path, &op.Offset
+	}
 	var fe *flagError
 	if errors.As(err, &fe) && e.Flag == "" {
 		e.Flag = fe.flag
 	}
 	return e
+}
+
+// pflagFlag finds the flag in pflag's messages: `invalid argument "0"
+// for "-q, --queue-depth" flag`, `flag needs an argument: --jobs`.
+var pflagFlag = regexp.MustCompile(`for "(?:-\w, )?(--[\w-]+)" flag|argument: (--[\w-]+)|unknown flag: (--[\w-]+)`)
+
+// flagInMessage is the flag a usage error names, and the Options field
+// it sets ("" for a command's own flag).
+func flagInMessage(msg string) (flag, field string) {
+	m := pflagFlag.FindStringSubmatch(msg)
+	if m == nil {
+		return "", ""
+	}
+	flag = m[1] + m[2] + m[3]
+	for _, f := range optionFlags {
+		if "--"+f.name == flag {
+			field = f.field
+		}
+	}
+	return flag, field
 }
 
 // outcome names what happened, as exitCode decides it.
