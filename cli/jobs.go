@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"syscall"
 
 	"github.com/ringcp/ringcp/copier"
 )
@@ -24,28 +26,39 @@ func jobsCommand(cfg config, stdout, stderr io.Writer) error {
 		}
 		return err
 	}
+	if err := checkJobStates(cfg, list); err != nil {
+		return jobsStoppedEarly(stdout, stderr, cfg, list, &flagError{flag: "--state", err: &usageError{err}})
+	}
 	opts := make([]copier.Options, len(list))
 	own := map[int]error{}
 	for i, j := range list {
-		opts[i] = j.options(cfg.opts)
+		opts[i] = j.options(cfg.opts, cfg.opts.StatePath)
 		opts[i].MaxRate = 0 // --max-rate caps the jobs together: BatchOptions.MaxRate
 		if err := refuseOwnStream(j.dst, stdout, stderr); err != nil {
 			own[i] = err
 		}
 	}
-	batch, err := copier.PrepareAll(opts, copier.BatchOptions{Parallel: cfg.parallel, MaxRate: cfg.opts.MaxRate})
-	if err != nil || len(own) > 0 {
-		return refusedJobs(stdout, stderr, cfg, list, opts, err, own)
-	}
-	explainBatch(stderr, cfg, list, batch)
 	ctx, sig := withSignals()
 	defer sig.stop()
+	batch, err := unlessStopped(ctx, sig, func() (*copier.Batch, error) {
+		return copier.PrepareAll(opts, copier.BatchOptions{Parallel: cfg.parallel, MaxRate: cfg.opts.MaxRate})
+	})
+	var stopped *interruptedError
+	if errors.As(err, &stopped) {
+		return jobsStoppedEarly(stdout, stderr, cfg, list, err)
+	}
+	if err != nil || len(own) > 0 {
+		return refusedJobs(stdout, stderr, cfg, list, opts, err, own, 0)
+	}
+	explainBatch(stderr, cfg, list, batch)
 	defer startRateControl(batch, stderr)()
 	stopProgress := startJobsProgress(cfg.progress, batch, stdout, stderr)
 	rep, err := batch.Run(ctx)
 	stopProgress()
 	if refusedRun(err) {
-		return refusedJobs(stdout, stderr, cfg, list, opts, err, nil)
+		// Nothing was written; a signal during acquiring (a resumed
+		// job comparing what an earlier run copied) still sets the code.
+		return refusedJobs(stdout, stderr, cfg, list, opts, err, nil, sig.caught())
 	}
 	if cfg.verbose {
 		for i, j := range rep.Jobs {
@@ -55,6 +68,30 @@ func jobsCommand(cfg config, stdout, stderr io.Writer) error {
 		}
 	}
 	return reportJobs(stdout, stderr, cfg, list, opts, batch, rep, sig.caught())
+}
+
+// checkJobStates checks where a batch's resume states go: with --jobs,
+// --state names a folder that holds one state file per job (a file
+// shared by every job would mix their records); a line's --state names
+// that job's own file, and needs --resume.
+func checkJobStates(cfg config, list []jobLine) error {
+	for _, j := range list {
+		if j.rng.StatePath != "" && !cfg.opts.Resume {
+			return fmt.Errorf("--jobs %s line %d: --state is for --resume: give --resume on the command line", cfg.jobs, j.line)
+		}
+	}
+	dir := cfg.opts.StatePath
+	if dir == "" {
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("--state %s: with --jobs, --state names a folder for the jobs' state files: %w", dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("--state %s: with --jobs, --state names a folder that holds one state file per job, not a file (a job's own file goes on its line: --state PATH)", dir)
+	}
+	return nil
 }
 
 // refusedRun: Run refused the batch before any job wrote (a job could
@@ -71,7 +108,7 @@ func refusedRun(err error) bool {
 // with --json, the batch's object), and returns the refusal, reported.
 // err is PrepareAll's or Run's; own holds the jobs whose DST is one of
 // ringcp's own streams.
-func refusedJobs(stdout, stderr io.Writer, cfg config, list []jobLine, opts []copier.Options, err error, own map[int]error) error {
+func refusedJobs(stdout, stderr io.Writer, cfg config, list []jobLine, opts []copier.Options, err error, own map[int]error, sig syscall.Signal) error {
 	why := map[int]error{}
 	var be *copier.BatchError
 	if errors.As(err, &be) {
@@ -99,11 +136,27 @@ func refusedJobs(stdout, stderr io.Writer, cfg config, list []jobLine, opts []co
 			refusal.Kind = r.Kind
 		}
 	}
+	var out error = &reported{refusal}
+	if sig != 0 {
+		out = &interruptedError{sig: sig, err: out}
+	}
 	if cfg.json && !anyStdout(list, stdout) {
 		jobs, total := jobsRefused(list, opts, why)
-		return writeJobsJSON(stdout, &reported{refusal}, jobs, total)
+		return writeJobsJSON(stdout, out, jobs, total)
 	}
-	return &reported{refusal}
+	return out
+}
+
+// jobsStoppedEarly is the outcome of a batch stopped before any job could
+// be checked: a --state that does not fit, a signal while checking. With
+// --json it prints the batch's object, every job not started.
+func jobsStoppedEarly(stdout, stderr io.Writer, cfg config, list []jobLine, err error) error {
+	if !cfg.json || anyStdout(list, stdout) {
+		return err
+	}
+	fmt.Fprintf(stderr, "ringcp: %s\n", message(err))
+	jobs, total := jobsRefused(list, nil, nil)
+	return writeJobsJSON(stdout, &reported{err}, jobs, total)
 }
 
 // explainBatch prints what -v explains for each job, and what --force

@@ -77,7 +77,7 @@ var optionFlags = []optionFlag{
 		usage: "record progress in a state file and, when one is there, continue the interrupted copy it records",
 		bind:  func(o *copier.Options) pflag.Value { return boolValue{&o.Resume} }},
 	{field: "StatePath", name: "state", placeholder: "PATH",
-		usage: "the --resume state file (default: DST.ringcp-state; a block device DST needs one)",
+		usage: "the --resume state file (default: DST.ringcp-state; a block device DST needs one); with --jobs, a folder for one per job",
 		bind:  func(o *copier.Options) pflag.Value { return stringValue{&o.StatePath} }},
 	{field: "SyncEvery", name: "sync-every", placeholder: "DURATION",
 		usage: "with --resume: sync DST and record the progress this often: a kill loses about this much work (default " + copier.DefaultSyncEvery.String() + ")",

@@ -32,6 +32,9 @@ func printTrust(w io.Writer, r copier.Report) {
 	if v := r.Verify; v != nil {
 		fmt.Fprintf(w, "ringcp: verified: DST reads back as SRC was read, %s in %.2f s (%s; %s)\n",
 			units.Format(v.Bytes), v.Seconds, units.Rate(v.Bytes, v.Seconds), v.How)
+		if v.SrcZerosRead > 0 {
+			fmt.Fprintf(w, "ringcp: verified: the %s that SRC's NBD block status called zeros read from SRC as zeros\n", units.Format(v.SrcZerosRead))
+		}
 	}
 	if c := r.Checksum; c != nil {
 		fmt.Fprintf(w, "ringcp: checksum of SRC (%s, block size %d): %s\n", c.Algorithm, c.BlockSize, c.Checksum)
@@ -43,6 +46,12 @@ func resumableLine(r copier.Report) string {
 	holder := "it"
 	if r.PartialPath != "" {
 		holder = r.PartialPath
+	}
+	if r.ResumeFrom == 0 {
+		// Less than one 4 MiB block was recorded: a rerun starts over,
+		// and says so.
+		return fmt.Sprintf("is kept for --resume, with %s: not a whole 4 MiB block of the copy was recorded as synced yet; run the same command again to copy it",
+			r.StatePath)
 	}
 	return fmt.Sprintf("is kept for --resume: %s holds the first %s of the copy, synced, as %s records; run the same command again to copy the rest",
 		holder, byteCount(r.ResumeFrom), r.StatePath)

@@ -41,8 +41,9 @@ type BatchOptions struct {
 	MaxRate int64
 	// Rate, when not nil, is a limiter of the caller's instead of MaxRate
 	// (set one or the other): it caps all the jobs together, and may be
-	// changed while they run (SetLimit, SetBurst). Its burst must hold the
-	// batch's block size.
+	// changed while they run (SetLimit, SetBurst); a job waiting on it
+	// sees the change within 200 ms (engine's pacePoll). Its burst must
+	// hold the batch's block size.
 	Rate *rate.Limiter
 }
 
@@ -179,7 +180,7 @@ func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
 		return nil, refuse(KindBadInput, "", fmt.Sprintf("the rate cap's burst of %d bytes is smaller than a block (%d)", bo.Rate.Burst(), b.BlockSize))
 	}
 	if bo.Rate == nil {
-		b.gov = newGovernor(bo.MaxRate, b.BlockSize, b.Slots)
+		b.gov = newGovernor(bo.MaxRate, b.BlockSize, b.unit(), b.Slots, false)
 		b.rate = b.gov.lim
 	}
 	return b, nil
@@ -214,6 +215,16 @@ func (b *Batch) MaxRate() int64 {
 		return 0
 	}
 	return b.gov.capNow()
+}
+
+// unit is what every job's requests are a multiple of: the shared cap's
+// burst never goes below it.
+func (b *Batch) unit() int {
+	u := int64(1)
+	for _, p := range b.Plans {
+		u = align.LCM(u, int64(p.unit()))
+	}
+	return int(u)
 }
 
 // close releases what the prepared jobs hold open (Plan.Close).

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/ringcp/ringcp/guard"
+	"github.com/ringcp/ringcp/internal/safedir"
 	"golang.org/x/sys/unix"
 )
 
@@ -25,9 +26,10 @@ type dest struct {
 	// size is an existing file DST's size when it was opened.
 	size int64
 	// dir is a new DST's folder, opened with everything else before the
-	// copy, for the fsync that makes its name durable: at the end there
-	// may be no descriptor left to open it with.
-	dir *os.File
+	// copy: its temporary name is made, renamed and removed through it,
+	// and it is fsync'ed to make DST's name durable (at the end there may
+	// be no descriptor left to open it with).
+	dir *safedir.Dir
 	// keep: a resumable copy's partial file, which a state file records:
 	// a failure leaves it for the next run.
 	keep bool
@@ -49,6 +51,8 @@ func (p *Plan) openDest() (*dest, error) {
 		err = d.create(p, flag)
 	case p.dst.isBlock:
 		d.f, err = p.openBlockDest(flag | unix.O_NONBLOCK)
+	case p.resume != nil && p.resume.newDst:
+		err = d.openPartial(p, flag|unix.O_NONBLOCK)
 	default:
 		// Not O_TRUNC: the name may point at another file by now, which
 		// checkSame must see before anything is cut.
@@ -69,10 +73,6 @@ func (p *Plan) openDest() (*dest, error) {
 			return nil, err
 		}
 		d.size = fi.Size()
-	}
-	if err := p.resumeDest(d); err != nil {
-		d.f.Close()
-		return nil, err
 	}
 	return d, nil
 }
@@ -154,13 +154,15 @@ func checkSame(f *os.File, ep *endpoint) error {
 }
 
 // cut gives an existing file DST that the copy replaces from DstOffset on
-// (SizeTruncate) that size, once nothing is left to acquire.
+// (SizeTruncate) that size, once nothing is left to acquire; a resumed
+// copy that owns DST's size cuts it where it starts (Plan.cutAt).
 func (d *dest) cut(p *Plan) error {
 	if !p.truncate || !p.dst.exists {
 		return nil
 	}
-	if err := unix.Ftruncate(int(d.f.Fd()), p.opts.DstOffset); err != nil {
-		return fmt.Errorf("truncate %s to %d: %w", p.dst.path, p.opts.DstOffset, err)
+	at := p.cutAt()
+	if err := unix.Ftruncate(int(d.f.Fd()), at); err != nil {
+		return fmt.Errorf("truncate %s to %d: %w", p.dst.path, at, err)
 	}
 	return nil
 }
@@ -179,10 +181,7 @@ func (d *dest) publish(p *Plan, sync bool) error {
 	if !sync {
 		return nil
 	}
-	if d.dir == nil {
-		return syncDirOf(p.opts.Dst) // a resumed partial file: not created by this run
-	}
-	return syncDir(d.dir)
+	return syncDir(d.dir.File())
 }
 
 // close closes the descriptors of DST that are not the copy's files.
@@ -190,16 +189,6 @@ func (d *dest) close() {
 	if d.dir != nil {
 		d.dir.Close()
 	}
-}
-
-// syncDirOf fsyncs the folder of path, opening it now.
-func syncDirOf(path string) error {
-	dir, err := os.Open(dirOf(path))
-	if err != nil {
-		return err
-	}
-	defer dir.Close()
-	return syncDir(dir)
 }
 
 // syncDir fsyncs a new DST's folder, so a name just given survives a

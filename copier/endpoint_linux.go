@@ -79,6 +79,9 @@ func inspectDest(path string) (endpoint, error) {
 	if err := refuseKind(path); err != nil {
 		return ep, err.on("Dst")
 	}
+	if err := refuseForeignDst(path); err != nil {
+		return ep, err.on("Dst")
+	}
 	f, err := os.OpenFile(path, inspectFlags, 0)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -175,8 +178,12 @@ const inspectFlags = os.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK
 // refuseKind refuses what stat(2) already shows is not a regular file or a
 // block device, before opening it: opening a FIFO blocks until someone
 // writes to it, and opening some character devices acts (a tape rewinds
-// on close, a serial line hangs up).
+// on close, a serial line hangs up). A symlink another user planted in a
+// shared sticky folder is refused first (refusePlanted).
 func refuseKind(path string) *RefusedError {
+	if err := refusePlanted(path); err != nil {
+		return err
+	}
 	var st unix.Stat_t
 	if unix.Stat(path, &st) != nil {
 		return nil // the open that follows says what is wrong
@@ -222,18 +229,28 @@ func unwrapErrno(err error) error {
 }
 
 // sameObject says SRC and DST are one file or one block device (two device
-// nodes for one disk have different inodes but the same rdev).
+// nodes of one device count as one), or may be one NBD export.
 func sameObject(a, b *endpoint) bool {
+	same, _ := sameObjectWhy(a, b)
+	return same
+}
+
+// sameObjectWhy is sameObject, with what a and b are for people.
+func sameObjectWhy(a, b *endpoint) (bool, string) {
 	if a.export != nil || b.export != nil {
-		return a.export != nil && b.export != nil && a.export.same(b.export)
+		if a.export == nil || b.export == nil {
+			return false, ""
+		}
+		return a.export.sameWhy(b.export)
 	}
+	what := "the same " + a.kind()
 	if !a.exists || !b.exists {
-		return false
+		return false, ""
 	}
 	if a.st.Dev == b.st.Dev && a.st.Ino == b.st.Ino {
-		return true
+		return true, what
 	}
-	return a.isBlock && b.isBlock && a.st.Rdev == b.st.Rdev
+	return a.isBlock && b.isBlock && a.st.Rdev == b.st.Rdev, what
 }
 
 // tryDirect opens the endpoint with O_DIRECT to learn whether the

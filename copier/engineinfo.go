@@ -7,7 +7,8 @@ import "github.com/ringcp/ringcp/engine"
 
 // CanceledError is Run's error for a copy its context stopped: what was
 // written, how much of the range is complete without gaps, and whether it
-// was synced. It unwraps to the context's error.
+// was synced (Pass: a read pass after the copy was stopped, which wrote
+// nothing). It unwraps to the context's error.
 type CanceledError = engine.CanceledError
 
 // Backends are the engines a copy may run on (Options.Engine takes these

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"os"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -38,6 +35,7 @@ import (
 type exportEnd struct {
 	addr nbd.Address
 	info nbd.Info
+	peer nbd.Peer // who the first connection reached (sameexport_linux.go)
 	x    *nbdend.Export
 }
 
@@ -87,7 +85,7 @@ func (p *Plan) inspectEnd(path, field string, local func(string) (endpoint, erro
 	if err != nil {
 		return ep, refuseErr(exportKind(err), path, "cannot open the NBD export", err).on(field)
 	}
-	ep.export = &exportEnd{addr: a, info: x.Info(), x: x}
+	ep.export = &exportEnd{addr: a, info: x.Info(), peer: x.Client().Peer(), x: x}
 	ep.geo = exportGeometry(path, x.Info())
 	return ep, nil
 }
@@ -226,42 +224,6 @@ func sameExport(a, b *endpoint) (same, told bool) {
 		return false, false
 	}
 	return sameObject(a, b), true
-}
-
-// same says two ends reach one export: the same export name at the same
-// Unix socket (one inode) or TCP address (the host resolved).
-func (e *exportEnd) same(o *exportEnd) bool {
-	a, b := e.addr, o.addr
-	if a.Export != b.Export || a.Network != b.Network {
-		return false
-	}
-	if a.Network == "unix" {
-		return sameSocket(a.Addr, b.Addr)
-	}
-	return sameHostPort(a.Addr, b.Addr)
-}
-
-func sameSocket(a, b string) bool {
-	if a == b {
-		return true
-	}
-	sa, err1 := os.Stat(a)
-	sb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
-}
-
-func sameHostPort(a, b string) bool {
-	ha, pa, err1 := net.SplitHostPort(a)
-	hb, pb, err2 := net.SplitHostPort(b)
-	if err1 != nil || err2 != nil || pa != pb {
-		return a == b
-	}
-	ia, err1 := net.LookupHost(ha)
-	ib, err2 := net.LookupHost(hb)
-	if err1 != nil || err2 != nil {
-		return ha == hb
-	}
-	return slices.ContainsFunc(ia, func(x string) bool { return slices.Contains(ib, x) })
 }
 
 // openExports takes the NBD ends' connections over from Prepare (or, for

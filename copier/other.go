@@ -39,6 +39,7 @@ type endpoint struct {
 func inspectSource(path string) (endpoint, error) { return endpoint{}, linuxOnly(path) }
 func inspectDest(path string) (endpoint, error)   { return endpoint{}, linuxOnly(path) }
 func sameObject(a, b *endpoint) bool              { return false }
+func sameObjectWhy(a, b *endpoint) (bool, string) { return false, "" }
 func (ep *endpoint) tryDirect() error             { return errUnsupported }
 
 // Prepare's steps, never reached: inspectSource has refused.
@@ -91,10 +92,6 @@ type resumePlan struct{}
 
 func (p *Plan) inspectTarget() (endpoint, error) { return inspectDest(p.opts.Dst) }
 func (p *Plan) checkResume() error               { return nil }
-
-// StatePath is where a resumable copy to dst keeps its state by default:
-// next to it, as DST.ringcp-state.
-func StatePath(dst string) string { return dst + ".ringcp-state" }
 
 // Compare refuses: it reads files on Linux only.
 func Compare(ctx context.Context, o ReadOptions) (ReadReport, error) {

@@ -36,6 +36,7 @@ type Plan struct {
 	// IOLimits are the cgroup I/O limits on the disks the copy reads and
 	// writes; the block size and depth were fitted to them.
 	IOLimits []IOLimit
+	passFit  readFit // the read passes' fit to the cgroup read limits (readfit.go)
 	// IOPrio is the I/O priority the copy's reads and writes will have
 	// ("idle", "be:4"...), "" for the kernel's default.
 	IOPrio string
@@ -126,13 +127,13 @@ func (p *Plan) cutsDst() bool {
 // checkSameObject refuses to copy a file or device onto itself where the
 // ranges overlap, or where truncating DST would destroy SRC.
 func (p *Plan) checkSameObject() error {
-	if !sameObject(&p.src, &p.dst) {
+	same, what := sameObjectWhy(&p.src, &p.dst)
+	if !same {
 		return nil
 	}
 	o := &p.opts
 	overlap := o.SrcOffset < o.DstOffset+p.Length && o.DstOffset < o.SrcOffset+p.Length
 	if p.truncate || overlap || p.Length == 0 {
-		what := "the same " + p.src.kind()
 		return refuse(KindOverlap, o.Dst, fmt.Sprintf("SRC and DST are %s and the ranges overlap", what)).on("Dst")
 	}
 	return nil

@@ -46,6 +46,7 @@ func prepareRead(o ReadOptions, checkRange func(p *Plan) error) (*Plan, error) {
 	}
 	// Whole cells per chunk, and halves of a block that O_DIRECT takes.
 	p.BlockSize = int(align.RoundUp(int64(p.BlockSize), CellSize))
+	p.fitReadLimits()
 	return p, nil
 }
 
@@ -95,7 +96,7 @@ func (r *readRun) close() {
 func (p *Plan) readReport(st engine.Stats, start time.Time) ReadReport {
 	return ReadReport{Src: p.src.path, Dst: p.dst.path, SrcOffset: p.opts.SrcOffset, DstOffset: p.opts.DstOffset, Engine: st.Backend, FallbackReason: p.FallbackReason,
 		BytesRead: st.BytesRead, Seconds: time.Since(start).Seconds(), BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
-		DirectSrc: p.src.direct, DirectDst: p.dst.direct}
+		DirectSrc: p.src.direct, DirectDst: p.dst.direct, Request: p.passFit.request, IOLimits: p.IOLimits, Notes: p.Notes}
 }
 
 // Checksum computes the block checksum o.Sum makes (the oVirt imageio

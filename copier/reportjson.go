@@ -67,7 +67,10 @@ func (v VerifyReport) MarshalJSON() ([]byte, error) {
 		BadBlocks      int64  `json:"bad_blocks"`
 		FirstBadOffset int64  `json:"first_bad_offset"` // in DST; -1 when none differs
 		Read           string `json:"read"`             // how DST was read back
-	}{result, v.Bytes, Milliseconds(v.Seconds), CellSize, v.BadBlocks, v.FirstBad, v.How})
+		// SrcZerosRead: bytes of an NBD SRC that its block status called
+		// zeros, read from SRC after the copy to check them.
+		SrcZerosRead int64 `json:"src_zeros_read"`
+	}{result, v.Bytes, Milliseconds(v.Seconds), CellSize, v.BadBlocks, v.FirstBad, v.How, v.SrcZerosRead})
 }
 
 // MarshalJSON: times in ms, the probes' latencies in µs.
@@ -94,11 +97,15 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 // MarshalJSON: as a Report's, for what Compare or Checksum read.
 func (r ReadReport) MarshalJSON() ([]byte, error) {
 	type fields ReadReport
+	f := fields(r)
+	if f.IOLimits == nil {
+		f.IOLimits = []IOLimit{}
+	}
 	return json.Marshal(struct {
 		fields
 		Milliseconds   int64 `json:"milliseconds"`
 		BytesPerSecond int64 `json:"bytes_per_second"`
-	}{fields(r), Milliseconds(r.Seconds), perSecond(r.Bytes, r.Seconds)})
+	}{f, Milliseconds(r.Seconds), perSecond(r.Bytes, r.Seconds)})
 }
 
 // MarshalText names the state (String), so that JSON has a word.

@@ -38,7 +38,15 @@ type proc struct {
 // as it arrives. The test's cleanup kills the process and waits for it.
 func start(t *testing.T, argv []string, onRead func(chunk []byte, at time.Time)) *proc {
 	t.Helper()
-	p := &proc{cmd: exec.Command(argv[0], argv[1:]...), onRead: onRead, exited: make(chan struct{})}
+	return startCmd(t, exec.Command(argv[0], argv[1:]...), onRead)
+}
+
+// startCmd is start for a command made elsewhere: in a cgroup
+// (cgtest.Group.Command), as another user, with an environment of its
+// own. Its stdout and stderr are the harness's.
+func startCmd(t *testing.T, cmd *exec.Cmd, onRead func(chunk []byte, at time.Time)) *proc {
+	t.Helper()
+	p := &proc{cmd: cmd, onRead: onRead, exited: make(chan struct{})}
 	p.cmd.Stdout = writerFunc(func(b []byte) (int, error) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -63,6 +71,17 @@ func start(t *testing.T, argv []string, onRead func(chunk []byte, at time.Time))
 func startRingcp(t *testing.T, args ...string) *proc {
 	t.Helper()
 	return start(t, append([]string{binary(t)}, args...), nil)
+}
+
+// signalAfter starts cmd, sends it sig once d has passed (for a phase
+// that shows nothing on stderr: a handshake, a compare before writing),
+// and waits for its exit.
+func signalAfter(t *testing.T, cmd *exec.Cmd, d time.Duration, sig syscall.Signal) result {
+	t.Helper()
+	p := startCmd(t, cmd, nil)
+	time.Sleep(d)
+	p.signal(t, sig)
+	return p.wait(t)
 }
 
 // read collects stderr, then waits for the process: all reads from the
@@ -112,10 +131,10 @@ func (p *proc) running() bool {
 }
 
 // waitFor waits until stderr matches re; it fails the test if the process
-// exits first or 30 s pass (a loaded machine, not a speed limit).
+// exits first or 60 s pass (a loaded machine, not a speed limit).
 func (p *proc) waitFor(t *testing.T, re *regexp.Regexp) {
 	t.Helper()
-	const limit = 30 * time.Second
+	const limit = 60 * time.Second
 	deadline := time.Now().Add(limit)
 	for !re.MatchString(p.output()) {
 		select {
@@ -189,10 +208,11 @@ func slowSrc(t *testing.T) string {
 	return path
 }
 
-// slowFlags copy one 4 KiB O_DIRECT request at a time (depth of them with
-// --jobs), every byte read.
-func slowFlags(depth int) []string {
-	return []string{"-q", strconv.Itoa(depth), "-b", "4k", "--direct", "always", "--sparse", "never"}
+// slowFlags copy 4 KiB requests, depth of them at a time (a batch runs
+// that many jobs at once), every byte read; --direct always makes them
+// O_DIRECT.
+func slowFlags(depth int, direct string) []string {
+	return []string{"-q", strconv.Itoa(depth), "-b", "4k", "--direct", direct, "--sparse", "never"}
 }
 
 // progressMoved: a progress line that shows more than "0 B" written.
@@ -216,11 +236,18 @@ func startSlowWith(t *testing.T, wrapper string, args ...string) *proc {
 // startSlowDepth is startSlowWith with depth 4 KiB requests in flight.
 func startSlowDepth(t *testing.T, wrapper string, depth int, args ...string) *proc {
 	t.Helper()
-	argv := append(append([]string{binary(t)}, slowFlags(depth)...), "--progress", "always")
+	argv := append(append([]string{binary(t)}, slowFlags(depth, "always")...), "--progress", "always")
 	if wrapper != "" {
 		argv = append([]string{wrapper}, argv...)
 	}
-	p := start(t, append(argv, args...), nil)
+	return startMoving(t, append(argv, args...))
+}
+
+// startMoving starts argv (ringcp with --progress always, maybe under a
+// wrapper) and returns once its progress line shows bytes written.
+func startMoving(t *testing.T, argv []string) *proc {
+	t.Helper()
+	p := start(t, argv, nil)
 	p.waitFor(t, progressMoved)
 	return p
 }

@@ -31,6 +31,12 @@ func writeList(t *testing.T, dir string, lines ...string) string {
 	return path
 }
 
+// quoteWord quotes a path for a --jobs line: in single quotes, as a
+// shell would read it, whatever it holds (an NBD URI's ? and &).
+func quoteWord(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // TestJobsCLI: a list with quoted names, a comment, a range and awkward
 // sizes, each engine: every DST byte for byte, one line per job and a
 // total, exit 0.

@@ -7,6 +7,8 @@ package e2e
 
 // jsonReport is the --json object of a copy.
 type jsonReport struct {
+	Outcome      string        `json:"outcome"`   // complete, refused, failed, interrupted
+	ExitCode     int           `json:"exit_code"` // the command's exit code
 	Engine       string        `json:"engine"`
 	EngineDetail string        `json:"engine_detail"`
 	BlockSize    int           `json:"block_size"`

@@ -132,7 +132,7 @@ func startLocked(t *testing.T, src, dst string) *proc {
 	if err := unix.Stat(dst, &st); err != nil {
 		t.Fatal(err)
 	}
-	p := startRingcp(t, append(slowFlags(1), src, dst)...)
+	p := startRingcp(t, append(slowFlags(1, "always"), src, dst)...)
 	id := fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
 	flock := []string{"FLOCK", "ADVISORY", "WRITE", strconv.Itoa(p.pid()), id, "0", "EOF"}
 	qemu := []string{"OFDLCK", "ADVISORY", "READ", "-1", id, "200", "204"}

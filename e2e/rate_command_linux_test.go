@@ -116,5 +116,8 @@ func waitUntil(t *testing.T, ok func() bool) {
 // controlPath is where a copy keeps its control file: $RINGCP_RUNDIR,
 // which the tests set, as the README says.
 func controlPath(pid int) string {
-	return filepath.Join(os.Getenv("RINGCP_RUNDIR"), fmt.Sprintf("ringcp-%d.rate", pid))
+	return filepath.Join(os.Getenv("RINGCP_RUNDIR"), controlName(pid))
 }
+
+// controlName is the name of a copy's control file in its RUNDIR.
+func controlName(pid int) string { return fmt.Sprintf("ringcp-%d.rate", pid) }

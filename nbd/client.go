@@ -23,6 +23,7 @@ type Client struct {
 	opt   Options
 	conns []*conn
 	q     *queue
+	peer  Peer // the first connection's
 
 	mu     sync.Mutex
 	err    error // first fatal error: the client is dead
@@ -83,6 +84,9 @@ func (cl *Client) dialOne(ctx context.Context) (negotiated, error) {
 	if err != nil {
 		return negotiated{}, &Error{Op: "connect", URI: cl.addr.URI, Errno: errnoOf(err), Err: err}
 	}
+	if len(cl.connections()) == 0 {
+		cl.peer = peerOf(cl.addr.Network, nc)
+	}
 	nc.SetDeadline(time.Now().Add(cl.opt.HandshakeTimeout))
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
 	h := handshake{nc: nc, tls: cl.tls, r: bufio.NewReaderSize(nc, 64<<10), name: cl.addr.Export, opt: cl.opt}
@@ -117,7 +121,7 @@ func checkExport(n negotiated) error {
 }
 
 func sameExport(a, b negotiated) bool {
-	return a.export == b.export && a.block == b.block && a.structured == b.structured && a.hasMeta == b.hasMeta
+	return a.export == b.export && a.block == b.block && a.structured == b.structured && a.contexts.has == b.contexts.has
 }
 
 func (cl *Client) setInfo(n negotiated) {
@@ -127,7 +131,10 @@ func (cl *Client) setInfo(n negotiated) {
 		Flags:       TxFlags(n.export.flags),
 		BlockSize:   n.block.effective(),
 		Structured:  n.structured,
-		BlockStatus: n.hasMeta,
+		BlockStatus: n.contexts.has[ctxAllocation],
+	}
+	if n.contexts.has[ctxBitmap] {
+		cl.info.DirtyBitmap = cl.opt.DirtyBitmap
 	}
 }
 

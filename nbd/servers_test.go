@@ -25,6 +25,12 @@ var transports = nbdtest.Transports
 // installs qemu-utils, nbdkit and libnbd-bin).
 func needBin(t *testing.T, name string) { nbdtest.Need(t, name) }
 
+// serve starts argv with the socket as fd 3 and returns the URI.
+func serve(t *testing.T, tr transport, export string, argv ...string) string {
+	t.Helper()
+	return nbdtest.Start(t, tr, export, argv...).URI
+}
+
 // qemuNBD serves an image with qemu-nbd: persistent, for up to 8 clients.
 func qemuNBD(t *testing.T, tr transport, format, image string, extra ...string) string {
 	t.Helper()
