@@ -31,7 +31,7 @@ func Compare(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	start := time.Now()
 	cmp := newComparer(0, p.opts.Progress)
 	job := p.passJob(r.bufs.Slots, p.Length, cmp.check)
-	job.Files = r.files
+	job.Files, job.Ends = r.files, r.ends
 	job.SrcOff, job.DstOff = p.opts.SrcOffset, p.opts.DstOffset
 	job.SrcAlign, job.DstAlign = p.src.alignment(), p.dst.alignment()
 	st, err := p.readPass(ctx, job)

@@ -29,18 +29,13 @@ func prepareRead(o ReadOptions, checkRange func(p *Plan) error) (*Plan, error) {
 	if err := p.opts.normalize(); err != nil {
 		return nil, err
 	}
-	var err error
-	if p.src, err = inspectSource(o.Src); err != nil {
+	if err := p.inspectRead(o.Src, dst); err != nil {
+		p.Close()
 		return nil, err
-	}
-	p.dst = p.src // a checksum's: one end, inspected once
-	if dst != o.Src {
-		if p.dst, err = inspectSource(dst); err != nil {
-			return nil, err
-		}
 	}
 	for _, step := range []func() error{p.checkPseudoFS, func() error { return checkRange(p) }, p.chooseDirect, p.chooseSizes, p.chooseEngine} {
 		if err := step(); err != nil {
+			p.Close()
 			return nil, err
 		}
 	}
@@ -48,6 +43,22 @@ func prepareRead(o ReadOptions, checkRange func(p *Plan) error) (*Plan, error) {
 	p.BlockSize = int(align.RoundUp(int64(p.BlockSize), CellSize))
 	p.fitReadLimits()
 	return p, nil
+}
+
+// inspectRead looks at the ends: files, devices or NBD exports (read
+// through the engine's NBD backend, as a copy reads them).
+func (p *Plan) inspectRead(src, dst string) error {
+	var err error
+	if p.src, err = p.inspectEnd(src, "Src", inspectSource); err != nil {
+		return err
+	}
+	p.dst = p.src // a checksum's: one end, inspected once
+	if dst != src {
+		if p.dst, err = p.inspectEnd(dst, "Dst", inspectSource); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // openRead opens an end read-only, checked to be what was inspected.
@@ -66,24 +77,48 @@ func openRead(ep *endpoint) (*os.File, error) {
 // readRun holds what a read pass needs: the open ends and the buffers.
 type readRun struct {
 	files engine.Files
+	ends  engine.Ends // the NBD exports among them
 	bufs  *align.Buffers
 }
 
 func (p *Plan) startRead(both bool) (*readRun, error) {
 	r := &readRun{}
-	var err error
-	if r.files[engine.FileSrc], err = openRead(&p.src); err != nil {
-		return r, err
-	}
+	ends := []struct {
+		ep *endpoint
+		id engine.FileID
+	}{{&p.src, engine.FileSrc}}
 	if both {
-		if r.files[engine.FileDst], err = openRead(&p.dst); err != nil {
+		ends = append(ends, struct {
+			ep *endpoint
+			id engine.FileID
+		}{&p.dst, engine.FileDst})
+	}
+	for _, e := range ends {
+		if err := r.open(p, e.ep, e.id); err != nil {
 			return r, err
 		}
 	}
+	var err error
 	if r.bufs, err = align.AllocBuffers(p.QueueDepth, p.BlockSize); err != nil {
 		return r, fmt.Errorf("cannot map %d buffers of %d bytes: %w", p.QueueDepth, p.BlockSize, err)
 	}
 	return r, nil
+}
+
+// open opens an end to read: a file or device read-only, an export's
+// connections (checked with a first read, as a copy's are).
+func (r *readRun) open(p *Plan, ep *endpoint, id engine.FileID) error {
+	if ep.export == nil {
+		f, err := openRead(ep)
+		r.files[id] = f
+		return err
+	}
+	x, err := ep.export.take(p)
+	if err != nil {
+		return err
+	}
+	r.ends[id] = x
+	return probe(x)
 }
 
 func (r *readRun) close() {
@@ -91,6 +126,16 @@ func (r *readRun) close() {
 		r.bufs.Free()
 	}
 	closeAll(r.files)
+	closeExports(r.ends)
+}
+
+// mapsHoles says whether a read pass asks SRC where its holes are: a
+// file's, or an export's block status when the server has it.
+func (ep *endpoint) mapsHoles() bool {
+	if ep.export != nil {
+		return ep.export.info.BlockStatus
+	}
+	return !ep.isBlock
 }
 
 func (p *Plan) readReport(st engine.Stats, start time.Time) ReadReport {
@@ -125,7 +170,8 @@ func Checksum(ctx context.Context, o ReadOptions) (ReadReport, error) {
 		return nil
 	})
 	job.Files[engine.FileSrc], job.SrcOff, job.SrcAlign = r.files[engine.FileSrc], p.opts.SrcOffset, p.src.alignment()
-	job.MapHoles, job.Observer = !p.src.isBlock, holesOnly{h}
+	job.Ends = r.ends
+	job.MapHoles, job.Observer = p.src.mapsHoles(), holesOnly{h}
 	st, err := p.readPass(ctx, job)
 	rep := p.readReport(st, start)
 	rep.Dst, rep.DirectDst, rep.Bytes = "", false, p.Length
