@@ -4,24 +4,13 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/ringcp/ringcp/blkhash"
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/internal/units"
 )
 
 // imageioChecksum makes the oVirt imageio checksum of a range of length
-// bytes (--checksum, ringcp checksum): blkhash, hashing on every CPU.
-func imageioChecksum(length int64) copier.BlockSum {
-	return imageioSum{blkhash.NewHasher(length, 0)}
-}
-
-// imageioSum is blkhash's Hasher as copier takes a block checksum.
-type imageioSum struct{ *blkhash.Hasher }
-
-func (s imageioSum) Sum() (copier.ChecksumResult, error) {
-	r, err := s.Result()
-	return copier.ChecksumResult(r), err
-}
+// bytes (--checksum, ringcp checksum): the library's.
+var imageioChecksum = copier.ImageioChecksum
 
 // printTrust adds the lines of --verify, --checksum and --resume to the
 // summary of a complete copy.

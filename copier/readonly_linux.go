@@ -145,12 +145,12 @@ func (p *Plan) readReport(st engine.Stats, start time.Time) ReadReport {
 }
 
 // Checksum computes the block checksum o.Sum makes (the oVirt imageio
-// checksum, with blkhash) of o.Src's range: data is read through the
+// checksum, ImageioChecksum, when o.Sum is nil) of o.Src's range: data is read through the
 // engine; a file's holes are neither read nor given as data.
 func Checksum(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	o.Dst, o.DstOffset = "", 0
 	if o.Sum == nil {
-		return ReadReport{}, refuse(KindBadInput, "", "no checksum to compute (ReadOptions.Sum)")
+		o.Sum = ImageioChecksum
 	}
 	p, err := prepareRead(o, (*Plan).checkRange)
 	if err != nil {

@@ -16,7 +16,8 @@ type ReadOptions struct {
 	Direct     DirectMode
 	Progress   *engine.Progress // Verified counts what was read and checked
 	// Sum makes the block checksum Checksum computes, given the range's
-	// length (see Options.Checksum).
+	// length (see Options.Checksum); nil: the oVirt imageio checksum
+	// (ImageioChecksum).
 	Sum func(length int64) BlockSum
 }
 
