@@ -55,9 +55,6 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	if err := checkProgress(cfg.progress, fs.Changed("progress-interval")); err != nil {
 		return cfg, err
 	}
-	if cfg.jobs != "" && cfg.progress.mode != progressAuto && cfg.progress.mode != progressAlways && cfg.progress.mode != progressNone {
-		return cfg, fmt.Errorf("--progress %s is for one copy; with --jobs the line on a terminal shows them all, and --json reports each job", cfg.progress.mode)
-	}
 	if cfg.json && sharesStdout(cfg.progress) {
 		return cfg, fmt.Errorf("--progress %s --progress-fd %d with --json: the progress and the --json object would share stdout; give another descriptor", cfg.progress.mode, cfg.progress.fd)
 	}
