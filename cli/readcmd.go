@@ -46,6 +46,7 @@ type readFlags struct {
 	fs                  *pflag.FlagSet
 	opts                copier.Options
 	json, verbose, help bool
+	progress            progressConfig
 }
 
 func newReadFlags(name string, withDst bool) *readFlags {
@@ -61,6 +62,9 @@ func newReadFlags(name string, withDst bool) *readFlags {
 		f.fs.Lookup("dst-offset").Usage = "start this many bytes into DST"
 	}
 	f.fs.BoolVar(&f.json, "json", false, "print one JSON object with the outcome on stdout, whatever it is (refusals included)")
+	f.fs.StringVar(&f.progress.mode, "progress", progressAuto, choiceList(progressModes)+", as for a copy: the bytes read and checked")
+	f.fs.DurationVar(&f.progress.interval, "progress-interval", 0, "how often progress is written (default 1s; the terminal line 250ms)")
+	f.fs.IntVar(&f.progress.fd, "progress-fd", -1, "write progress to this open file descriptor instead")
 	f.fs.BoolVarP(&f.verbose, "verbose", "v", false, "explain the choices")
 	f.fs.BoolVarP(&f.help, "help", "h", false, "show this help")
 	onlyOnce(f.fs)
@@ -79,6 +83,14 @@ func (f *readFlags) parse(args []string, ops int, usage string, stdout io.Writer
 	if f.fs.NArg() != ops {
 		return copier.ReadOptions{}, fmt.Errorf("need %d operand(s), got %d (see %s --help)", ops, f.fs.NArg(), f.fs.Name())
 	}
+	if err := checkProgress(f.progress, f.fs.Changed("progress-interval")); err != nil {
+		return copier.ReadOptions{}, err
+	}
+	// stdout holds the result: verify's --json object, checksum's always.
+	f.progress.json = f.json || ops == 1
+	if f.progress.json && sharesStdout(f.progress) {
+		return copier.ReadOptions{}, fmt.Errorf("--progress %s --progress-fd %d: the progress and the result would share stdout; give another descriptor", f.progress.mode, f.progress.fd)
+	}
 	o := f.opts
 	r := copier.ReadOptions{Src: f.fs.Arg(0), SrcOffset: o.SrcOffset, DstOffset: o.DstOffset, Length: o.Length, LengthSet: o.LengthSet,
 		BlockSize: o.BlockSize, QueueDepth: o.QueueDepth, Engine: o.Engine, Direct: o.Direct, Sum: imageioChecksum}
@@ -86,6 +98,20 @@ func (f *readFlags) parse(args []string, ops int, usage string, stdout io.Writer
 		r.Dst = f.fs.Arg(1)
 	}
 	return r, nil
+}
+
+// startProgress wires --progress into o; the function it returns ends
+// the format after the pass.
+func (f *readFlags) startProgress(o *copier.ReadOptions, stdout, stderr io.Writer) func() {
+	sink, every := newSink(f.progress, stdout, stderr)
+	if sink == nil {
+		return func() {}
+	}
+	if f.progress.interval > 0 {
+		every = f.progress.interval
+	}
+	o.OnProgress, o.ProgressInterval = sink.update, every
+	return sink.end
 }
 
 func (f *readFlags) explain(stderr io.Writer, rep copier.ReadReport) {
@@ -129,7 +155,9 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, sig := withSignals()
 	defer sig.stop()
+	endProgress := f.startProgress(&o, stdout, stderr)
 	rep, err := copier.Compare(ctx, o)
+	endProgress()
 	f.explain(stderr, rep)
 	j := notCompared()
 	j.Equal = err == nil
@@ -157,7 +185,9 @@ func runChecksum(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, sig := withSignals()
 	defer sig.stop()
+	endProgress := f.startProgress(&o, stdout, stderr)
 	rep, err := copier.Checksum(ctx, o)
+	endProgress()
 	f.explain(stderr, rep)
 	if err != nil {
 		err = readStopped(stderr, "checksum", "read", rep.Bytes, err, sig.caught())

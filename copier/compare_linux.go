@@ -34,7 +34,9 @@ func Compare(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	job.Files, job.Ends = r.files, r.ends
 	job.SrcOff, job.DstOff = p.opts.SrcOffset, p.opts.DstOffset
 	job.SrcAlign, job.DstAlign = p.src.alignment(), p.dst.alignment()
+	meter := startReadProgress(o, p.opts.Progress, job.Progress, p.Length)
 	st, err := p.readPass(ctx, job)
+	meter.end(err == nil)
 	rep := p.readReport(st, start)
 	rep.Bytes = p.Length
 	if err != nil {

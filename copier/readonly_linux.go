@@ -171,14 +171,29 @@ func Checksum(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	})
 	job.Files[engine.FileSrc], job.SrcOff, job.SrcAlign = r.files[engine.FileSrc], p.opts.SrcOffset, p.src.alignment()
 	job.Ends = r.ends
-	job.MapHoles, job.Observer = p.src.mapsHoles(), holesOnly{h}
+	job.MapHoles, job.Observer = p.src.mapsHoles(), holesOnly{checkedHoles{h, p.opts.Progress}}
+	meter := startReadProgress(o, p.opts.Progress, job.Progress, p.Length)
 	st, err := p.readPass(ctx, job)
 	rep := p.readReport(st, start)
 	rep.Dst, rep.DirectDst, rep.Bytes = "", false, p.Length
 	if err != nil {
+		meter.end(false)
 		return rep, err
 	}
 	sum, err := h.s.Sum()
+	meter.end(err == nil)
 	rep.Checksum = &sum
 	return rep, err
+}
+
+// checkedHoles counts the holes a checksum does not read as checked, so
+// that its progress reaches the range's end.
+type checkedHoles struct {
+	sumObserver
+	progress *engine.Progress
+}
+
+func (o checkedHoles) Hole(rel, n int64) {
+	o.sumObserver.Hole(rel, n)
+	o.progress.Verified.Add(n)
 }

@@ -1,6 +1,10 @@
 package copier
 
-import "github.com/ringcp/ringcp/engine"
+import (
+	"time"
+
+	"github.com/ringcp/ringcp/engine"
+)
 
 // ReadOptions describe a comparison of two files or devices (Compare), or
 // the checksum of one (Checksum: Src alone).
@@ -19,6 +23,12 @@ type ReadOptions struct {
 	// length (see Options.Checksum); nil: the oVirt imageio checksum
 	// (ImageioChecksum).
 	Sum func(length int64) BlockSum
+	// OnProgress, when not nil, is called with the pass's Status (phase
+	// verify, then done) every ProgressInterval (DefaultProgressInterval
+	// when 0) while it runs, and once more at its end, from one goroutine
+	// at a time, never after Compare or Checksum returned.
+	OnProgress       func(Status)
+	ProgressInterval time.Duration
 }
 
 // ReadReport is what Compare or Checksum did. Its JSON (MarshalJSON)
