@@ -18,9 +18,9 @@ type readMeter struct {
 	checked *engine.Progress // Verified: the bytes read and checked, and holes skipped
 	job     *engine.Progress // the pass's own counters: Read
 	total   int64
-	start time.Time
-	stop  chan struct{}
-	wg    sync.WaitGroup
+	start   time.Time
+	stop    chan struct{}
+	wg      sync.WaitGroup
 }
 
 // startReadProgress starts calling o.OnProgress, if set, for a pass over
