@@ -47,6 +47,8 @@ func TestJSONContract(t *testing.T) {
 	cases := []contractCase{
 		{"copy complete", []string{"--json", fx.Src, fx.New}, exitOK, "copy", "",
 			map[string]any{"length": float64(64 << 10), "bytes": float64(64 << 10), "dst_state": "complete"}},
+		{"copy verified", []string{"--json", "--verify", "--checksum", fx.Src, filepath.Join(dir, "v1")}, exitOK, "copy", "", nil},
+		{"copy resumable", []string{"--json", "--resume", fx.Src, filepath.Join(dir, "r1")}, exitOK, "copy", "", nil},
 		{"copy refused", []string{"--json", missing, filepath.Join(dir, "c1")}, exitRefused, "copy", "not_found",
 			map[string]any{"src": missing, "dst_state": "untouched"}},
 		{"copy bad flag", []string{"--json", "-q", "0", fx.Src, filepath.Join(dir, "c2")}, exitRefused, "copy", "bad_input",

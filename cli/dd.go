@@ -66,7 +66,7 @@ func runDD(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "ringcp dd: %s\n", oneLine(ddWords.Replace(err.Error())))
 		err = &reported{err}
 	}
-	if asJSON {
+	if asJSON && !isStream(o.Dst, stdout) { // not into DST
 		return writeObject(stdout, newEnvelope("dd", err), err, copyObject(o, rep, err))
 	}
 	return err
