@@ -19,20 +19,22 @@ func badLineJSON(args []string, stdout, stderr io.Writer, cfg config, err error)
 		fs, _ := copyFlags(&none)
 		o.Src, o.Dst = guessOperands(fs, args)
 	}
-	if cfg.jobs != "" || asksJobs(args) {
+	switch {
+	case cfg.version || asks(args, "--version"):
+		return writeObject(stdout, newEnvelope("version", err), err, buildVersion())
+	case cfg.jobs != "" || asks(args, "--jobs"):
 		return writeJobsJSON(stdout, err, nil, jsonTotal{})
 	}
 	return writeJSON(stdout, o, copier.Report{}, err)
 }
 
-// asksJobs says whether a command line gives --jobs, whether or not it
-// parsed.
-func asksJobs(args []string) bool {
+// asks says whether a command line gives flag, whether or not it parsed.
+func asks(args []string, flag string) bool {
 	for _, a := range args {
 		if a == "--" {
 			return false
 		}
-		if a == "--jobs" || strings.HasPrefix(a, "--jobs=") {
+		if a == flag || strings.HasPrefix(a, flag+"=") {
 			return true
 		}
 	}

@@ -75,6 +75,7 @@ func TestJSONContract(t *testing.T) {
 		{"rate no copy", []string{"rate", "--json", "999999999"}, exitRefused, "rate", "bad_input", nil},
 		{"rate usage", []string{"rate", "--json"}, exitRefused, "rate", "bad_input", nil},
 		{"version", []string{"--version", "--json"}, exitOK, "version", "", nil},
+		{"version bad flag", []string{"--version", "--json", "--nope"}, exitRefused, "version", "bad_input", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -23,6 +23,7 @@ func Compare(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	if err != nil {
 		return ReadReport{}, err
 	}
+	defer p.Close() // an export not taken by the pass
 	r, err := p.startRead(true)
 	defer r.close()
 	if err != nil {

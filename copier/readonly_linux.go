@@ -156,6 +156,7 @@ func Checksum(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	if err != nil {
 		return ReadReport{}, err
 	}
+	defer p.Close() // an export not taken by the pass
 	r, err := p.startRead(false)
 	defer r.close()
 	if err != nil {
