@@ -37,7 +37,7 @@ var goldenCases = []goldenCase{
 	{"json-bad-flag", []string{"--json", "--sync", "maybe", "{src}", "{new}"}, "both"},
 	{"json-bad-value", []string{"--json", "--engine", "spdk", "{src}", "{new}"}, "both"},
 	{"refused-missing", []string{"{dir}/missing", "{new}"}, "stderr"},
-	{"refused-directory", []string{"{src}", "{dir}"}, "stderr"},
+	{"refused-directory", []string{"nbd://localhost/x", "{dir}"}, "stderr"},
 	{"refused-range", []string{"--src-offset", "4096", "--length", "2M", "{src}", "{new}"}, "stderr"},
 	{"refused-same", []string{"{src}", "{src}"}, "stderr"},
 	{"refused-flag", []string{"--queue-depth", "0", "{src}", "{new}"}, "stderr"},

@@ -138,6 +138,31 @@ func (p *Plan) checkImageFormat() error {
 		format, where, format, shellQuote(o.Src), shellQuote(o.Dst))).on("Src")
 }
 
+// checkDstImageFormat refuses an existing DST that is a disk image
+// container: raw bytes written over its header leave a file no program
+// opens as an image, nor as the disk it held. Whoever means to write raw
+// bytes there says so with Options.DstFormat raw (or Force). Every kind
+// guard names counts but LUKS, whose volume a raw copy overwrites as any
+// other disk. Only a DST whose header the copy writes (DstOffset 0, or a
+// cut that drops it) is looked at.
+func (p *Plan) checkDstImageFormat() error {
+	o := &p.opts
+	if !p.dst.exists || !p.dst.local() || o.DstFormat == SrcFormatRaw || (o.DstOffset != 0 && !p.truncate) {
+		return nil
+	}
+	size := p.dst.geo.Size
+	format, where := guard.ImageFormat(o.Dst, size, size)
+	if format == "" || format == "luks" {
+		return nil
+	}
+	if o.Force {
+		p.forced(fmt.Sprintf("it is a %s disk image (%s)", format, where))
+		return nil
+	}
+	return refuse(KindImageFormat, o.Dst, fmt.Sprintf("DST is a %s disk image (%s): raw bytes written over it leave neither the image nor a disk; convert with qemu-img convert -O %s %s %s, or pass Options.DstFormat raw (or Options.Force) to overwrite it with raw bytes",
+		format, where, format, shellQuote(o.Src), shellQuote(o.Dst))).on("Dst")
+}
+
 // shellQuote makes path safe to paste into a shell command line.
 func shellQuote(path string) string {
 	if path != "" && strings.Trim(path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:,@%=") == "" {

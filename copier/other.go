@@ -43,18 +43,20 @@ func sameObjectWhy(a, b *endpoint) (bool, string) { return false, "" }
 func (ep *endpoint) tryDirect() error             { return errUnsupported }
 
 // Prepare's steps, never reached: inspectSource has refused.
-func (p *Plan) checkPseudoFS() error    { return nil }
-func (p *Plan) checkInUse() error       { return nil }
-func (p *Plan) checkLocks() error       { return nil }
-func (p *Plan) checkNewInDev() error    { return nil }
-func (p *Plan) checkWritable() error    { return nil }
-func (p *Plan) checkFileLimit() error   { return nil }
-func (p *Plan) checkImageFormat() error { return nil }
-func (p *Plan) chooseOffload() error    { return nil }
-func (p *Plan) checkRoom() error        { return nil }
-func (p *Plan) fitShare() error         { return nil }
-func (p *Plan) chooseIOPrio() error     { return nil }
-func (p *Plan) uringObstacle() string   { return "" }
+func (p *Plan) checkPseudoFS() error       { return nil }
+func (p *Plan) checkInUse() error          { return nil }
+func (p *Plan) checkLocks() error          { return nil }
+func (p *Plan) checkNewInDev() error       { return nil }
+func (p *Plan) checkWritable() error       { return nil }
+func (p *Plan) checkFileLimit() error      { return nil }
+func (p *Plan) checkImageFormat() error    { return nil }
+func (p *Plan) checkDstImageFormat() error { return nil }
+func (p *Plan) checkSrcWriters() error     { return nil }
+func (p *Plan) chooseOffload() error       { return nil }
+func (p *Plan) checkRoom() error           { return nil }
+func (p *Plan) fitShare() error            { return nil }
+func (p *Plan) chooseIOPrio() error        { return nil }
+func (p *Plan) uringObstacle() string      { return "" }
 
 // run refuses: no Plan is ever prepared here.
 func (p *Plan) run(ctx context.Context) (Report, error) {

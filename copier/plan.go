@@ -76,8 +76,8 @@ func (p *Plan) prepare() error {
 	if p.dst, err = p.inspectEnd(p.opts.Dst, "Dst", func(string) (endpoint, error) { return p.inspectTarget() }); err != nil {
 		return err
 	}
-	steps := []func() error{p.checkPseudoFS, p.checkEmptyDevice, p.checkRange, p.checkExports, p.checkResume, p.checkSameObject, p.checkInUse, p.checkLocks, p.checkDestSize,
-		p.checkNewInDev, p.checkWritable, p.checkFileLimit, p.checkImageFormat,
+	steps := []func() error{p.checkPseudoFS, p.checkEmptyDevice, p.checkRange, p.checkExports, p.checkResume, p.checkSameObject, p.checkInUse, p.checkSrcWriters, p.checkLocks, p.checkDestSize,
+		p.checkNewInDev, p.checkWritable, p.checkFileLimit, p.checkImageFormat, p.checkDstImageFormat,
 		p.roundBlockSize, p.chooseDirect, p.chooseSizes, p.fitShare, p.chooseIOPrio, p.chooseSparse, p.chooseOffload, p.chooseTrust, p.startGovernor, p.checkRoom, p.chooseEngine}
 	for _, step := range steps {
 		if err := step(); err != nil {
