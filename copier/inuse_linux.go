@@ -111,12 +111,12 @@ func (p *Plan) checkSrcWriters() error {
 	}
 	why := strings.Join(writers, "; ")
 	if !p.opts.Force {
-		return refuse(KindInUse, p.opts.Src, "SRC is written while it is read: "+why+" (read-write): a live file system copies inconsistently; unmount it or remount it read-only (mount -o remount,ro), copy a snapshot, or Options.Force copies it anyway").on("Src")
+		return refuse(KindInUse, p.opts.Src, "SRC is written while it is read, mounted read-write: "+why+": a live file system copies inconsistently; unmount it or remount it read-only (mount -o remount,ro), copy a snapshot, or Options.Force copies it anyway").on("Src")
 	}
 	if p.Forced != "" {
 		p.Forced += "; "
 	}
-	p.Forced += "SRC " + why + " (read-write)"
-	p.note("Options.Force: reading %s although %s (read-write)", p.opts.Src, why)
+	p.Forced += "SRC is mounted read-write: " + why
+	p.note("Options.Force: reading %s although it is mounted read-write: %s", p.opts.Src, why)
 	return nil
 }
