@@ -42,8 +42,8 @@ func TestCompletionBash(t *testing.T) {
 	dir := t.TempDir()
 	randomFile(t, filepath.Join(dir, "disk.img"), 1, 1)
 	cases := []struct {
-		words      []string
-		want, not  []string
+		words     []string
+		want, not []string
 	}{
 		{[]string{"ringcp", "ve"}, []string{"verify"}, []string{"checksum"}},
 		{[]string{"ringcp", "di"}, []string{"disk.img"}, nil},
