@@ -30,6 +30,8 @@ var goldenCases = []goldenCase{
 	{"usage", nil, "stderr"},
 	{"demo-help", []string{"demo", "--help"}, "stdout"},
 	{"dd-help", []string{"dd", "--help"}, "stdout"},
+	{"rate-help", []string{"rate", "--help"}, "stdout"},
+	{"completion-help", []string{"completion", "--help"}, "stdout"},
 	{"summary", []string{"--progress", "none", "{src}", "{new}"}, "both"},
 	{"verbose", []string{"-v", "--progress", "none", "--engine", "uring", "{src}", "{new}"}, "both"},
 	{"block-size-rounded", []string{"-b", "4MB", "--progress", "none", "{src}", "{new}"}, "stderr"},
