@@ -51,7 +51,7 @@ func manPage() string {
 }
 
 // signalsText is what the signals do, for the man page and the README.
-const signalsText = `SIGINT, SIGTERM, SIGQUIT or SIGHUP stops a copy: ringcp stops submitting, waits for the I/O in flight, syncs what was written, says what DST holds and exits 128 plus the signal's number. A signal ignored when ringcp starts stays ignored: under nohup a hangup does not stop the copy, and a command a script starts in the background (cmd &, in a shell without job control) starts with SIGINT and SIGQUIT ignored, as POSIX shells set them, so that Ctrl-C in the script's terminal does not stop it; stop it with SIGTERM (kill PID). SIGUSR1 prints one status line and the copy goes on; SIGUSR2 re-reads the rate control file.`
+const signalsText = `SIGINT, SIGTERM, SIGQUIT or SIGHUP stops a copy: ringcp stops submitting, waits for the I/O in flight, syncs what was written, says what DST holds and exits 128 plus the signal's number. SIGHUP or SIGINT ignored when ringcp starts stays ignored: under nohup a hangup does not stop the copy, and a command a script starts in the background (cmd &, in a shell without job control) starts with SIGINT ignored, as POSIX shells set it, so that Ctrl-C in the script's terminal does not stop it; stop it with SIGTERM (kill PID). An ignored SIGQUIT is not kept (Go's runtime takes it over): it stops the copy as the others do. SIGUSR1 prints one status line and the copy goes on; SIGUSR2 re-reads the rate control file.`
 
 // manFlag is one flag as a tagged paragraph.
 func manFlag(f *pflag.Flag) string {
