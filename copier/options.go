@@ -167,7 +167,7 @@ type Options struct {
 	// call, never the copy.
 	OnProgress       func(Status)
 	ProgressInterval time.Duration
-	// NBD tunes the ends that are NBD URIs (export_linux.go).
+	// NBD tunes the ends that are NBD URIs (end_nbd_options.go).
 	NBD NBDOptions
 }
 
@@ -212,8 +212,8 @@ func (o *Options) checkValues() error {
 		return bad("Src", "SRC and DST must both be given")
 	case o.Dst == "":
 		return bad("Dst", "SRC and DST must both be given")
-	case o.Src == "-" || o.Dst == "-":
-		return bad(map[bool]string{true: "Src", false: "Dst"}[o.Src == "-"],
+	case !hasKind(o.Src) || !hasKind(o.Dst):
+		return bad(map[bool]string{true: "Src", false: "Dst"}[!hasKind(o.Src)],
 			"streams are not supported: SRC and DST are files or block devices (use ./- for a file named -)")
 	case o.SrcFormat != "" && o.SrcFormat != SrcFormatRaw:
 		return bad("SrcFormat", fmt.Sprintf("unknown source format %q: ringcp copies raw bytes (Options.SrcFormat raw copies an image file as it is; convert others with qemu-img convert -O raw)", o.SrcFormat))

@@ -1,7 +1,6 @@
 package copier
 
 import (
-	"context"
 	"fmt"
 )
 
@@ -85,15 +84,6 @@ func (r *Report) Rate() float64 {
 
 func (r *Report) note(format string, args ...any) {
 	r.Notes = append(r.Notes, fmt.Sprintf(format, args...))
-}
-
-// Copy is Prepare followed by Run.
-func Copy(ctx context.Context, opts Options) (Report, error) {
-	p, err := Prepare(opts)
-	if err != nil {
-		return Report{}, err
-	}
-	return p.Run(ctx)
 }
 
 // DstState says what a copy left in DST, so that a caller can tell the

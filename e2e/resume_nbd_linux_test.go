@@ -85,7 +85,7 @@ func TestResumeIntoExportRefusesChanges(t *testing.T) {
 	cli(t, "--resume", "--state", state, src, srv.URI).want(t, 2, "is not the DST the resume state records: its size was")
 	srv.Stop()
 	srv = nbdtest.QemuNBD(t, nbdtest.Unix, "raw", img) // the same disk, another URI
-	cli(t, "--resume", "--state", state, src, srv.URI).want(t, 2, "is not the DST the resume state records: it was the export")
+	cli(t, "--resume", "--state", state, src, srv.URI).want(t, 2, "is not the DST the resume state records: it was the NBD export")
 	srv.Stop()
 	keepState.Same(t)
 

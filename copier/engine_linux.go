@@ -27,7 +27,7 @@ func (p *Plan) chooseEngine() error {
 	var passed []string
 	for _, b := range engine.Backends() {
 		if !p.reaches(b) {
-			continue // not a fallback: only backends that reach NBD ends can run the copy
+			continue // not a fallback: only backends that reach every end can run the copy
 		}
 		why := p.engineObstacle(b)
 		if why == "" {
@@ -52,7 +52,11 @@ func (p *Plan) chooseEngine() error {
 // engineObstacle says why backend b must not run this copy, or "".
 func (p *Plan) engineObstacle(b engine.BackendInfo) string {
 	if !p.reaches(b) {
-		return "it moves data through file descriptors only, and an end is an NBD export (the nbd backend reaches both)"
+		ep := p.src
+		if !ep.ownIO {
+			ep = p.dst
+		}
+		return fmt.Sprintf("it moves data through file descriptors only, and %s %s (%s) moves its own (the pool reaches both)", ep.role.tag(), ep.path, ep.what)
 	}
 	if b.Caps&engine.NeedsHonestShortIO != 0 {
 		return p.uringObstacle()
@@ -61,9 +65,20 @@ func (p *Plan) engineObstacle(b engine.BackendInfo) string {
 }
 
 // reaches says b can move data for both ends: every backend reaches files
-// and devices, those with engine.AnyEnd NBD exports too.
+// and devices, those with engine.AnyEnd the ends that move their own
+// bytes (an NBD export) too.
 func (p *Plan) reaches(b engine.BackendInfo) bool {
-	return b.Caps&engine.AnyEnd != 0 || (p.src.local() && p.dst.local())
+	return b.Caps&engine.AnyEnd != 0 || (!p.src.ownIO && !p.dst.ownIO)
+}
+
+// uringObstacle says why io_uring must not run this copy, or "": the
+// first end whose kind says so (a file on a filesystem where io_uring's
+// counts were not checked).
+func (p *Plan) uringObstacle() string {
+	if why := p.src.uringObstacle("SRC"); why != "" {
+		return why
+	}
+	return p.dst.uringObstacle("DST")
 }
 
 func (p *Plan) setEngine(b engine.BackendInfo, why string) {

@@ -21,10 +21,10 @@ import (
 // The open goes through /proc/self/fd/N of DST's descriptor, never
 // through DST's name, which may name another file by now; it reaches an
 // unnamed O_TMPFILE inode too; and the inode is checked after the open.
-// Block devices and exports need none: fcntl works for the former, the
-// client writes partial blocks of the latter itself.
-func (p *Plan) openTail(d *dest) *os.File {
-	if !d.direct || p.dst.isBlock || !p.dst.local() {
+// Block devices need none: fcntl works for them (and an export's client
+// writes partial blocks itself).
+func (d *dest) openTail() *os.File {
+	if !d.direct || d.end.isBlock {
 		return nil
 	}
 	proc := fmt.Sprintf("/proc/self/fd/%d", d.f.Fd())

@@ -2,7 +2,6 @@ package copier
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
@@ -118,30 +117,18 @@ var uringWhy = map[uint32]string{
 
 const uncheckedWhy = "ringcp has not checked that the kernel reports its short reads and writes as short there"
 
-// uringObstacle says why io_uring must not run this copy, or "": the
-// first side that is a file on a filesystem not on the list.
-func (p *Plan) uringObstacle() string {
-	if why := p.src.uringObstacle("SRC"); why != "" {
-		return why
-	}
-	return p.dst.uringObstacle("DST")
-}
-
 // uringObstacle judges one side: a block device is fine, a file by its
 // filesystem (for a new DST, its folder's).
-func (ep *endpoint) uringObstacle(tag string) string {
-	if ep.isBlock {
+func (f *fileEnd) uringObstacle(tag string) string {
+	if f.isBlock {
 		return ""
 	}
-	at := ep.path
-	if !ep.exists {
-		at = filepath.Dir(at)
-	}
+	at := f.fsPath()
 	var st unix.Statfs_t
 	if err := unix.Statfs(at, &st); err != nil {
-		return fmt.Sprintf("io_uring is not used: cannot tell the filesystem of %s %s (statfs %s: %v)", tag, ep.path, at, err)
+		return fmt.Sprintf("io_uring is not used: cannot tell the filesystem of %s %s (statfs %s: %v)", tag, f.ep.path, at, err)
 	}
-	return uringVerdict(uint32(st.Type), tag+" "+ep.path)
+	return uringVerdict(uint32(st.Type), tag+" "+f.ep.path)
 }
 
 // uringVerdict is the rule for one filesystem magic; where names the side.

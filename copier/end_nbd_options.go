@@ -22,18 +22,3 @@ const DefaultNBDConnections = 4
 
 // MaxNBDConnections bounds NBDOptions.Connections.
 const MaxNBDConnections = 64
-
-// fixedSize: the end's size is what it is (a block device, an NBD
-// export): never truncated, never grown.
-func (ep *endpoint) fixedSize() bool { return ep.isBlock || !ep.local() }
-
-// kind names the end for messages.
-func (ep *endpoint) kind() string {
-	switch {
-	case !ep.local():
-		return "NBD export"
-	case ep.isBlock:
-		return "block device"
-	}
-	return "file"
-}

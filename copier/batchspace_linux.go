@@ -10,55 +10,55 @@ import (
 	"github.com/ringcp/ringcp/internal/units"
 )
 
-// roomCheck is checkRoom for the jobs of a batch that write files on one
+// spaceCheck is checkSpace for the jobs of a batch that write files on one
 // filesystem: each had the room alone (Prepare), but they run at once,
 // and together they may not fit. Each job of such a filesystem is
 // refused, naming the others, instead of one of them failing with ENOSPC
 // after most of the data moved. Options.Force lifts it for its jobs, as
 // for one copy.
-func (b *Batch) roomCheck() []*JobError {
+func (b *Batch) spaceCheck() []*JobError {
 	byFS := map[uint64][]int{}
 	var order []uint64
 	for i, p := range b.Plans {
-		if p == nil || !p.takesRoom() {
+		if p == nil || !p.takesSpace() {
 			continue
 		}
-		fs, ok := p.dst.fsDev()
-		if !ok {
-			continue
+		r, _ := p.dst.space(p)
+		if byFS[r.fs] == nil {
+			order = append(order, r.fs)
 		}
-		if byFS[fs] == nil {
-			order = append(order, fs)
-		}
-		byFS[fs] = append(byFS[fs], i)
+		byFS[r.fs] = append(byFS[r.fs], i)
 	}
 	var out []*JobError
 	for _, fs := range order {
 		if jobs := byFS[fs]; len(jobs) > 1 {
-			out = append(out, b.roomTogether(jobs)...)
+			out = append(out, b.spaceTogether(jobs)...)
 		}
 	}
 	slices.SortFunc(out, func(a, b *JobError) int { return cmp.Compare(a.Index, b.Index) })
 	return out
 }
 
-// takesRoom: the job allocates blocks of a regular-file DST, and its room
+// takesSpace: the job allocates blocks on DST's filesystem, and its room
 // is checked (not Force).
-func (p *Plan) takesRoom() bool {
-	return !p.dst.fixedSize() && p.offloadMode != OffloadReflink && p.Length > 0 && !p.opts.Force
+func (p *Plan) takesSpace() bool {
+	_, takes := p.dst.space(p)
+	return takes && p.offloadMode != OffloadReflink && p.Length > 0 && !p.opts.Force
 }
 
-// roomTogether refuses the jobs (of one filesystem) when what they
+// spaceTogether refuses the jobs (of one filesystem) when what they
 // allocate together exceeds its free blocks plus what their DSTs give
 // back. What SRC's data needs is counted first; only when that does not
-// fit are zeros counted too, which reads SRC (as checkRoom does).
-func (b *Batch) roomTogether(jobs []int) []*JobError {
-	free, err := guard.Free(b.Plans[jobs[0]].dst.fsPath(), 0)
+// fit are zeros counted too, which reads SRC (as checkSpace does).
+func (b *Batch) spaceTogether(jobs []int) []*JobError {
+	first, _ := b.Plans[jobs[0]].dst.space(b.Plans[jobs[0]])
+	free, err := guard.Free(first.at, 0)
 	if err != nil {
 		return nil
 	}
 	for _, i := range jobs {
-		free += b.Plans[i].givenBack()
+		r, _ := b.Plans[i].dst.space(b.Plans[i])
+		free += r.reclaimed
 	}
 	if _, fits := b.needTogether(jobs, free, free); fits {
 		return nil
@@ -93,14 +93,14 @@ func (b *Batch) fitWithoutReserving(jobs []int, names string) {
 	}
 }
 
-// needTogether adds up what the jobs allocate (roomNeeded, reading zeros
+// needTogether adds up what the jobs allocate (spaceNeeded, reading zeros
 // where a job's data exceeds scanAbove) and says whether it fits in free.
 func (b *Batch) needTogether(jobs []int, scanAbove, free int64) (need int64, fits bool) {
 	var margin int64
 	for _, i := range jobs {
-		r, err := b.Plans[i].roomNeeded(scanAbove)
+		r, err := b.Plans[i].spaceNeeded(scanAbove)
 		if err != nil {
-			return 0, true // cannot tell: as checkRoom, let the copy try
+			return 0, true // cannot tell: as checkSpace, let the copy try
 		}
 		need, margin = need+r.need, margin+r.margin
 	}

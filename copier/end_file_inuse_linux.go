@@ -18,14 +18,14 @@ import (
 //   - DST is in use: held by device-mapper or md (sysfs holders), open
 //     exclusively by another program (O_EXCL fails with EBUSY), or the
 //     backing of a loop device. Options.Force writes anyway.
-func (p *Plan) checkInUse() error {
-	if !p.dst.exists || !p.dst.local() {
+func (f *fileEnd) checkInUse(p *Plan) error {
+	if !f.ep.exists {
 		return nil
 	}
-	if err := p.checkOverlap(); err != nil {
+	if err := f.checkOverlap(p); err != nil {
 		return err
 	}
-	busy, err := p.dstBusy()
+	busy, err := f.dstBusy(p)
 	if err != nil {
 		return err
 	}
@@ -54,40 +54,25 @@ func refuseMounted(path, what string) error {
 }
 
 // dstBusy lists why DST must not, or should not, be written.
-func (p *Plan) dstBusy() ([]guard.Busy, error) {
-	busy, err := guard.FindBusy(p.dstSpan(), p.srcSpan())
+func (f *fileEnd) dstBusy(p *Plan) ([]guard.Busy, error) {
+	var src guard.Span // what the copy reads through, when SRC is a file too
+	if s, ok := p.src.end.(*fileEnd); ok {
+		src = s.span(p.srcRange())
+	}
+	busy, err := guard.FindBusy(f.span(p.dstRange()), src)
 	if err != nil {
 		return nil, refuseErr(KindCheckFailed, p.opts.Dst, "cannot tell whether DST is mounted", err).on("Dst")
 	}
 	return busy, nil
 }
 
-// srcSpan is what the copy reads; dstSpan what it may change: with
-// truncation, all of DST from DstOffset on (cut there, then sized).
-func (p *Plan) srcSpan() guard.Span {
-	o := p.opts
-	return guard.Span{Obj: guard.ObjectOf(&p.src.st), Off: o.SrcOffset, End: o.SrcOffset + p.Length, Label: o.Src}
-}
-
-func (p *Plan) dstSpan() guard.Span {
-	o := p.opts
-	s := guard.Span{Obj: guard.ObjectOf(&p.dst.st), Off: o.DstOffset, End: o.DstOffset + p.Length, Label: o.Dst}
-	if p.truncate {
-		s.End = -1
-	}
-	return s
-}
-
 // checkOverlap refuses SRC and DST that reach the same bytes through
 // partitions or loop devices: a disk and its own partition, a loop device
 // and the file or device behind it. Writing would destroy what is still
 // to be read. checkSameObject has already caught the plain cases.
-func (p *Plan) checkOverlap() error {
-	if !p.dst.exists || !p.src.local() {
-		return nil
-	}
-	if ov := guard.FindOverlap(p.srcSpan(), p.dstSpan()); ov != nil {
-		return refuse(KindOverlap, p.opts.Dst, fmt.Sprintf("SRC and DST overlap on %s: SRC %s, DST %s", ov.On, ov.Src, ov.Dst)).on("Dst")
+func (f *fileEnd) checkOverlap(p *Plan) error {
+	if ov := f.overlap(p.dstRange(), p.src, p.srcRange()); ov != nil {
+		return refuse(KindOverlap, p.opts.Dst, fmt.Sprintf("SRC and DST overlap on %s: SRC %s, DST %s", ov.on, ov.theirs, ov.mine)).on("Dst")
 	}
 	return nil
 }
@@ -98,11 +83,11 @@ func (p *Plan) checkOverlap() error {
 // from another, and fsck may not mend it. Mounted read-only it is a
 // stable image. Options.Force copies it anyway (a crash-consistent copy
 // someone wants, a file system known to be idle).
-func (p *Plan) checkSrcWriters() error {
-	if !p.src.local() || p.Length == 0 {
+func (f *fileEnd) checkSrcWriters(p *Plan) error {
+	if p.Length == 0 {
 		return nil
 	}
-	writers, err := guard.FindWriters(p.srcSpan())
+	writers, err := guard.FindWriters(f.span(p.srcRange()))
 	if err != nil {
 		return refuseErr(KindCheckFailed, p.opts.Src, "cannot tell whether SRC is mounted", err).on("Src")
 	}

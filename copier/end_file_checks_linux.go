@@ -9,27 +9,62 @@ import (
 	"github.com/ringcp/ringcp/internal/units"
 )
 
-// Prepare's refusals on what guard finds of each end's filesystem and
-// content. Their wording, and what Options.Force lifts, are decided here.
+// A file or device's refusals on what guard finds of it, its filesystem
+// and its content. Their wording, and what Options.Force lifts, are
+// decided here.
 
-// checkPseudoFS refuses a SRC or DST (for a new DST: its folder) on a
-// pseudo filesystem. A block device node is exempt: what it names is a
-// disk wherever the node lives.
-func (p *Plan) checkPseudoFS() error {
-	if !p.src.isBlock && p.src.local() {
-		if fs := guard.PseudoFS(p.src.path); fs != "" {
-			return refuse(KindNotSupported, p.src.path, fmt.Sprintf("SRC is on %s, a pseudo filesystem: its files are kernel interfaces, not stored data, and their sizes are made up (read it with cat)", fs)).on("Src")
+// checkAlone refuses a SRC or DST (for a new DST: its folder) on a pseudo
+// filesystem, and a SRC that is an empty block device.
+func (f *fileEnd) checkAlone(p *Plan) error {
+	if err := f.checkPseudoFS(); err != nil {
+		return err
+	}
+	if f.ep.role == roleSrc {
+		return f.checkEmptyDevice()
+	}
+	return nil
+}
+
+// check refuses what keeps the copy from using the end as it is: SRC is
+// not held for writing by others, not mounted read-write, and is not a
+// disk image container; DST is not in use, locked, on a read-only or
+// devtmpfs filesystem, too small a filesystem for the file, or a disk
+// image container.
+func (f *fileEnd) check(p *Plan) error {
+	var checks []func(*Plan) error
+	if f.ep.role == roleSrc {
+		checks = []func(*Plan) error{f.checkSrcLocks, f.checkSrcWriters, f.checkImageFormat}
+	} else {
+		checks = []func(*Plan) error{f.checkResumed, f.checkInUse, f.checkDstLocks, f.checkNewInDev, f.checkWritable, f.checkFileLimit, f.checkDstImageFormat}
+	}
+	for _, c := range checks {
+		if err := c(p); err != nil {
+			return err
 		}
 	}
-	if p.dst.fixedSize() {
+	return nil
+}
+
+// checkPseudoFS refuses the end (for a new DST: its folder) on a pseudo
+// filesystem. A block device node is exempt: what it names is a disk
+// wherever the node lives.
+func (f *fileEnd) checkPseudoFS() error {
+	ep := f.ep
+	if f.isBlock {
 		return nil
 	}
-	at, what := p.dst.fsPath(), "DST is"
-	if !p.dst.exists {
+	if ep.role == roleSrc {
+		if fs := guard.PseudoFS(ep.path); fs != "" {
+			return refuse(KindNotSupported, ep.path, fmt.Sprintf("SRC is on %s, a pseudo filesystem: its files are kernel interfaces, not stored data, and their sizes are made up (read it with cat)", fs)).on("Src")
+		}
+		return nil
+	}
+	at, what := f.fsPath(), "DST is"
+	if !ep.exists {
 		what = "DST's folder " + at + " is"
 	}
 	if fs := guard.PseudoFS(at); fs != "" {
-		return refuse(KindNotSupported, p.dst.path, fmt.Sprintf("%s on %s, a pseudo filesystem: writing there changes the kernel, it stores no copy", what, fs)).on("Dst")
+		return refuse(KindNotSupported, ep.path, fmt.Sprintf("%s on %s, a pseudo filesystem: writing there changes the kernel, it stores no copy", what, fs)).on("Dst")
 	}
 	return nil
 }
@@ -38,22 +73,22 @@ func (p *Plan) checkPseudoFS() error {
 // nothing behind it (a loop device nothing is bound to, an nbd device
 // whose client is not connected, a reader without its card). Copying it
 // would replace DST by nothing and report success.
-func (p *Plan) checkEmptyDevice() error {
-	if !p.src.isBlock || p.src.geo.Size != 0 {
+func (f *fileEnd) checkEmptyDevice() error {
+	if !f.isBlock || f.ep.geo.Size != 0 {
 		return nil
 	}
-	return refuse(KindNotFound, p.src.path, "is a block device of size 0: nothing is behind it (a loop device with no file bound, an nbd device not connected?)").on("Src")
+	return refuse(KindNotFound, f.ep.path, "is a block device of size 0: nothing is behind it (a loop device with no file bound, an nbd device not connected?)").on("Src")
 }
 
 // checkNewInDev refuses to create a regular file on devtmpfs. A DST there
 // that does not exist is a mistyped device node (/dev/loop2p2 for
 // /dev/loop2p1, a disk not plugged in yet): the copy would land in RAM as
 // a file named like a disk, with exit 0. Options.Force creates it anyway.
-func (p *Plan) checkNewInDev() error {
-	if p.dst.exists {
+func (f *fileEnd) checkNewInDev(p *Plan) error {
+	if f.ep.exists {
 		return nil
 	}
-	mnt := guard.DevtmpfsMount(filepath.Dir(p.dst.path))
+	mnt := guard.DevtmpfsMount(filepath.Dir(f.ep.path))
 	switch {
 	case mnt == "":
 		return nil
@@ -61,17 +96,7 @@ func (p *Plan) checkNewInDev() error {
 		p.forced("it is a new file in " + mnt + " (devtmpfs), not a device")
 		return nil
 	}
-	return refuse(KindNotFound, p.dst.path, fmt.Sprintf("no such device; ringcp does not create files in %s, a devtmpfs (Options.Force does)", mnt)).on("Dst")
-}
-
-// forced records one more thing Options.Force overrode, for the line the
-// command prints and for callers that log.
-func (p *Plan) forced(why string) {
-	if p.Forced != "" {
-		p.Forced += "; "
-	}
-	p.Forced += why
-	p.note("Options.Force: writing %s although %s", p.opts.Dst, why)
+	return refuse(KindNotFound, f.ep.path, fmt.Sprintf("no such device; ringcp does not create files in %s, a devtmpfs (Options.Force does)", mnt)).on("Dst")
 }
 
 // checkWritable refuses an existing regular-file DST that the copy's open
@@ -80,20 +105,21 @@ func (p *Plan) forced(why string) {
 // mount (EROFS), a write an LSM denies (EPERM). access(2) in inspectDest
 // misses these. A block device gets no trial write-open: closing a
 // block device opened for writing makes udev rescan it.
-func (p *Plan) checkWritable() error {
-	if !p.dst.exists || p.dst.fixedSize() {
+func (f *fileEnd) checkWritable(p *Plan) error {
+	if !f.ep.exists || f.isBlock {
 		return nil
 	}
-	why, errno := guard.CheckWritable(p.dst.path)
+	path := f.ep.path
+	why, errno := guard.CheckWritable(path)
 	switch why {
 	case guard.AppendOnly:
-		return refuse(KindPermission, p.dst.path, "DST is append-only (chattr +a): it cannot be overwritten or truncated (chattr -a lifts it)").on("Dst")
+		return refuse(KindPermission, path, "DST is append-only (chattr +a): it cannot be overwritten or truncated (chattr -a lifts it)").on("Dst")
 	case guard.Running:
-		return refuseErr(KindInUse, p.dst.path, "DST is busy: a program that is running, or an active swap file", errno).on("Dst")
+		return refuseErr(KindInUse, path, "DST is busy: a program that is running, or an active swap file", errno).on("Dst")
 	case guard.ReadOnly:
-		return refuseErr(KindPermission, p.dst.path, "DST is on a read-only filesystem", errno).on("Dst")
+		return refuseErr(KindPermission, path, "DST is on a read-only filesystem", errno).on("Dst")
 	case guard.Denied:
-		return refuseErr(KindPermission, p.dst.path, "DST may not be written", errno).on("Dst")
+		return refuseErr(KindPermission, path, "DST may not be written", errno).on("Dst")
 	}
 	return nil // anything else: the open for the copy says it
 }
@@ -101,12 +127,12 @@ func (p *Plan) checkWritable() error {
 // checkFileLimit refuses a copy that would end past the largest file DST's
 // filesystem allows, before the write that gets EFBIG. Where that cannot
 // be told, the overflow checks of checkRange remain.
-func (p *Plan) checkFileLimit() error {
-	if p.dst.fixedSize() {
-		return nil // checkDestSize compares with the device's or export's size
+func (f *fileEnd) checkFileLimit(p *Plan) error {
+	if f.isBlock {
+		return nil // checkDestSize compares with the device's size
 	}
 	end := p.opts.DstOffset + p.Length
-	if limit, ok := guard.FileLimit(p.dst.fsPath(), end); !ok {
+	if limit, ok := guard.FileLimit(f.fsPath(), end); !ok {
 		r := refuse(KindTooSmall, p.opts.Dst, fmt.Sprintf("the copy would end at byte %d (%s), past the largest file DST's filesystem allows (%d bytes, %s)",
 			end, units.Format(end), limit, units.Format(limit))).on("Dst")
 		r.Needed = end
@@ -119,12 +145,12 @@ func (p *Plan) checkFileLimit() error {
 // vmdk, vhdx, vdi, vpc, qed): its bytes are the container, not the disk
 // inside. Only a range that starts at 0 is checked: a header elsewhere is
 // data. Options.SrcFormat "raw" copies the bytes as they are.
-func (p *Plan) checkImageFormat() error {
+func (f *fileEnd) checkImageFormat(p *Plan) error {
 	o := &p.opts
-	if o.SrcFormat == SrcFormatRaw || o.SrcOffset != 0 || p.Length == 0 || !p.src.local() {
+	if o.SrcFormat == SrcFormatRaw || o.SrcOffset != 0 || p.Length == 0 {
 		return nil
 	}
-	format, where := guard.ImageFormat(o.Src, p.src.geo.Size, p.Length)
+	format, where := guard.ImageFormat(o.Src, f.ep.geo.Size, p.Length)
 	switch format {
 	case "":
 		return nil
@@ -145,12 +171,12 @@ func (p *Plan) checkImageFormat() error {
 // guard names counts but LUKS, whose volume a raw copy overwrites as any
 // other disk. Only a DST whose header the copy writes (DstOffset 0, or a
 // cut that drops it) is looked at.
-func (p *Plan) checkDstImageFormat() error {
+func (f *fileEnd) checkDstImageFormat(p *Plan) error {
 	o := &p.opts
-	if !p.dst.exists || !p.dst.local() || o.DstFormat == SrcFormatRaw || (o.DstOffset != 0 && !p.truncate) {
+	if !f.ep.exists || o.DstFormat == SrcFormatRaw || (o.DstOffset != 0 && !p.truncate) {
 		return nil
 	}
-	size := p.dst.geo.Size
+	size := f.ep.geo.Size
 	format, where := guard.ImageFormat(o.Dst, size, size)
 	if format == "" || format == "luks" {
 		return nil

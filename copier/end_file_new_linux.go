@@ -60,18 +60,18 @@ var tmpfileFilesystems = map[int64]bool{
 
 // chooseNewMethod decides how a new DST is created, given the O_TMPFILE
 // probe of its folder (nil when that open worked).
-func (ep *endpoint) chooseNewMethod(tmp *os.File, tmpErr error) {
-	ep.fresh, ep.freshWhy = newTemp, ""
+func (f *fileEnd) chooseNewMethod(tmp *os.File, tmpErr error) {
+	f.creation, f.creationWhy = newTemp, ""
 	var fs unix.Statfs_t
 	switch {
 	case tmpErr != nil:
-		ep.freshWhy = fmt.Sprintf("no O_TMPFILE here (%v)", tmpErr)
+		f.creationWhy = fmt.Sprintf("no O_TMPFILE here (%v)", tmpErr)
 	case unix.Fstatfs(int(tmp.Fd()), &fs) != nil || !tmpfileFilesystems[int64(fs.Type)]:
-		ep.freshWhy = "O_TMPFILE is only trusted on ext4, xfs, btrfs, tmpfs, f2fs and bcachefs"
+		f.creationWhy = "O_TMPFILE is only trusted on ext4, xfs, btrfs, tmpfs, f2fs and bcachefs"
 	case !canLinkUnnamed():
-		ep.freshWhy = "an unnamed inode can't be linked here: no /proc/self/fd and no CAP_DAC_READ_SEARCH"
+		f.creationWhy = "an unnamed inode can't be linked here: no /proc/self/fd and no CAP_DAC_READ_SEARCH"
 	default:
-		ep.fresh = newUnnamed
+		f.creation = newUnnamed
 	}
 }
 
@@ -101,22 +101,23 @@ func hasCapability(c int) bool {
 // temporary name (lock, check, rename, removal) goes through it, so a
 // path component renamed meanwhile cannot send them elsewhere.
 func (d *dest) create(p *Plan, flag int) error {
-	d.fresh = p.dst.fresh
-	dir, err := safedir.Open(dirOf(p.dst.path))
+	path := d.end.ep.path
+	d.creation = d.end.creation
+	dir, err := safedir.Open(dirOf(path))
 	if err != nil {
 		return err
 	}
 	d.dir = dir
-	if d.fresh == newUnnamed {
-		f, err := dir.OpenUnnamed(p.dst.path, flag, 0o644)
+	if d.creation == newUnnamed {
+		f, err := dir.OpenUnnamed(path, flag, 0o644)
 		d.f = f
 		return err
 	}
-	if d.fresh == newPartial {
+	if d.creation == newPartial {
 		return d.createPartial(p, flag)
 	}
-	d.tmp = tempName(p.dst.path)
-	f, err := createTemp(dir, d.tmp, p.dst.path, flag&unix.O_ACCMODE)
+	d.tmp = tempName(path)
+	f, err := createTemp(dir, d.tmp, path, flag&unix.O_ACCMODE)
 	if err != nil {
 		return err
 	}
@@ -201,7 +202,7 @@ func removeLeftover(dir *safedir.Dir, tmp, dst string) error {
 // in. A DST that appeared meanwhile is never replaced, and only this
 // copy's own temporary file is renamed.
 func (d *dest) name(path string) error {
-	if d.fresh == newUnnamed {
+	if d.creation == newUnnamed {
 		return nameError(path, d.dir.Link(d.f, filepath.Base(path)))
 	}
 	if !d.dir.Named(d.f, filepath.Base(d.tmp)) {
@@ -224,7 +225,7 @@ func nameError(path string, err error) error {
 // nothing of it is left. An unnamed inode vanishes when closed; a
 // temporary file is removed if its name still points at it.
 func (d *dest) discard() bool {
-	switch d.fresh {
+	switch d.creation {
 	case newUnnamed:
 		return true
 	case newTemp:
@@ -232,7 +233,7 @@ func (d *dest) discard() bool {
 	case newPartial:
 		// Kept for the next run once a state points at it; before
 		// that it holds nothing worth keeping.
-		return !d.keep && d.removeIfSame()
+		return !d.keepIt && d.removeIfSame()
 	}
 	return false
 }
