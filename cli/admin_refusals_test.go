@@ -66,3 +66,16 @@ func TestDstImageRefused(t *testing.T) {
 	cli(t, "--dst-format", "qcow2", fx.Src, fx.New).want(t, exitRefused, `unknown destination format "qcow2"`)
 	fx.Unchanged(t)
 }
+
+// TestDDImageRefusalsSayTheWayOn: ringcp dd refuses an image SRC or DST
+// as the copy does, naming the plain command's flags (dd has no operand
+// for them), not the library's fields.
+func TestDDImageRefusalsSayTheWayOn(t *testing.T) {
+	fx := newFixture(t)
+	img := qemutest.DiskImage(t, fx.Dir, "qcow2")
+	snap := cmdtest.Snap(t, img)
+	cli(t, "dd", "if="+fx.Src, "of="+img).want(t, exitRefused, "DST is a qcow2 disk image", "(ringcp's --dst-format raw) or (ringcp's --force)")
+	snap.Same(t)
+	cli(t, "dd", "if="+img, "of="+fx.New).want(t, exitRefused, "SRC is a qcow2 disk image", "(ringcp's --src-format raw)")
+	fx.Unchanged(t)
+}

@@ -185,7 +185,7 @@ func (f *fileEnd) checkDstImageFormat(p *Plan) error {
 		p.forced(fmt.Sprintf("it is a %s disk image (%s)", format, where))
 		return nil
 	}
-	return refuse(KindImageFormat, o.Dst, fmt.Sprintf("DST is a %s disk image (%s): raw bytes written over it leave neither the image nor a disk; convert with qemu-img convert -O %s %s %s, or pass Options.DstFormat raw (or Options.Force) to overwrite it with raw bytes",
+	return refuse(KindImageFormat, o.Dst, fmt.Sprintf("DST is a %s disk image (%s): raw bytes written over it leave neither the image nor a disk; convert with qemu-img convert -O %s %s %s, or pass Options.DstFormat raw or Options.Force to overwrite it with raw bytes",
 		format, where, format, shellQuote(o.Src), shellQuote(o.Dst))).on("Dst")
 }
 
