@@ -162,6 +162,15 @@ type Options struct {
 	ProgressInterval time.Duration
 	// NBD tunes the ends that are NBD URIs (export_linux.go).
 	NBD NBDOptions
+	// Web tunes the SRCs that are http(s):// URLs and s3:// objects;
+	// Stream the ones read in order ("-", a pipe, compressed data).
+	Web    WebOptions
+	Stream StreamOptions
+	// ExpectChecksum, "ALGO:HEX" (sha256, sha512, md5), is the digest of
+	// SRC's bytes as published (before decompression): a copy whose SRC
+	// read otherwise fails with an error matching
+	// *expectsum.MismatchError, and a new DST is discarded.
+	ExpectChecksum string
 }
 
 // Limits on what a user may ask for.
@@ -208,8 +217,6 @@ func (o *Options) checkValues() error {
 	case !hasKind(o.Src) || !hasKind(o.Dst):
 		return bad(map[bool]string{true: "Src", false: "Dst"}[!hasKind(o.Src)],
 			"streams are not supported: SRC and DST are files or block devices (use ./- for a file named -)")
-	case o.SrcFormat != "" && o.SrcFormat != SrcFormatRaw:
-		return bad("SrcFormat", fmt.Sprintf("unknown source format %q: ringcp copies raw bytes (Options.SrcFormat raw copies an image file as it is; convert others with qemu-img convert -O raw)", o.SrcFormat))
 	case o.ZeroBlock < 0 || o.ZeroBlock > MaxBlockSize || o.ZeroBlock&(o.ZeroBlock-1) != 0:
 		return bad("ZeroBlock", fmt.Sprintf("Options.ZeroBlock %d: must be a power of two up to 1 GiB", o.ZeroBlock))
 	case o.SrcOffset < 0:
@@ -232,5 +239,5 @@ func (o *Options) checkValues() error {
 	if _, err := engine.ParseIOPrio(o.IOPrio); err != nil {
 		return bad("IOPrio", err.Error())
 	}
-	return nil
+	return o.checkWeb()
 }

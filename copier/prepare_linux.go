@@ -12,6 +12,9 @@ func Prepare(opts Options) (*Plan, error) {
 		return nil, err
 	}
 	p.meter = newMeter(p.opts.Progress, p.Length)
+	if p.src.openEnded {
+		p.meter.total = 0 // not known before SRC ends
+	}
 	return p, nil
 }
 

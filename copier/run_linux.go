@@ -67,6 +67,9 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 		rep.Resumed, rep.Contiguous = a.trust.from, a.trust.from+st.Contiguous
 	}
 	if err == nil {
+		err = p.finishSrc(a, &rep)
+	}
+	if err == nil {
 		err = p.finishTrust(ctx, a, &rep)
 	}
 	if err == nil {
@@ -267,6 +270,7 @@ func (p *Plan) job(a *acquired) engine.Job {
 	// is never tried without blocking first (engine.Job.Blocking).
 	job.Blocking = len(p.IOLimits) > 0
 	a.dst.shape(p, &job)
+	p.openEndJob(&job)
 	return job
 }
 

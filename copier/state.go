@@ -38,6 +38,9 @@ type identity struct {
 	Rdev  uint64 `json:"rdev,omitempty"`
 	Mtime int64  `json:"mtime_ns,omitempty"` // a file SRC's, in ns
 	Ctime int64  `json:"ctime_ns,omitempty"`
+	// ETag is an HTTP or S3 object's entity tag (or, without one, its
+	// Last-Modified date): another one is another object.
+	ETag string `json:"etag,omitempty"`
 }
 
 // resumePlan is what Prepare decided about a resumable copy.

@@ -55,6 +55,8 @@ func (rec identity) differs(now identity) string {
 		return fmt.Sprintf("it is another file now (inode %d on device %#x, was %d on %#x)", now.Ino, now.Dev, rec.Ino, rec.Dev)
 	case rec.Size != now.Size:
 		return fmt.Sprintf("its size was %d bytes, it is %d now", rec.Size, now.Size)
+	case rec.ETag != now.ETag:
+		return fmt.Sprintf("its ETag was %s, it is %s now", rec.ETag, now.ETag)
 	case rec.Mtime != now.Mtime:
 		return fmt.Sprintf("it was modified (mtime %s, was %s)", stamp(now.Mtime), stamp(rec.Mtime))
 	case rec.Ctime != now.Ctime:

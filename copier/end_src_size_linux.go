@@ -1,0 +1,101 @@
+package copier
+
+import (
+	"fmt"
+
+	"github.com/ringcp/ringcp/engine"
+)
+
+// A SRC whose size is not known before it ends (endFacts.openEnded: a
+// pipe, standard input, gzip, zstd or bzip2 data, a server that sends no
+// length) is copied until it ends. The engine needs a length: it gets
+// openEndCap, and SRC (a seqIO) says it is data in steps until the stream
+// ends, then that nothing past its end is; the reads the engine sent past
+// the end before it knew read as zeros, which the zero detection does not
+// write. Once the engine is done, DST is cut where SRC ended and synced
+// again (finishOpenEnded). So DST must be a file this copy creates or
+// cuts, where nothing past the end is lost; a block device, an export or
+// a range inside a file needs Options.Length to announce the size.
+
+// openEndCap is the length a copy of unknown size is given: more than a
+// stream will hold, few enough 1 GiB hole chunks for the engine past it.
+const openEndCap = 1 << 46
+
+// checkOpenEnded settles a SRC of unknown size: an announced length makes
+// it a range like any other (a stream shorter fails the copy); else it
+// refuses what a copy to an unknown end cannot do.
+func (p *Plan) checkOpenEnded() error {
+	o, ep := &p.opts, p.src
+	if !ep.openEnded {
+		return nil
+	}
+	if o.LengthSet {
+		ep.openEnded = false
+		p.note("%s: its size is not known before its end: Options.Length announces %d bytes, and a SRC that ends before fails the copy", ep.path, o.Length)
+		return nil
+	}
+	need := func(why string) error {
+		return refuse(KindBadInput, o.Src, fmt.Sprintf("SRC (%s) does not say its size before its end, and %s: announce it with Options.Length", ep.what, why)).on("Length")
+	}
+	switch {
+	case p.dst.fixedSize:
+		return need(fmt.Sprintf("DST is a %s, whose bytes past SRC's end must not be changed", p.dst.what))
+	case p.dst.exists && !p.truncate:
+		return need("DST is an existing file the copy does not cut")
+	case o.Verify || o.Checksum != nil:
+		return need("verification and checksums need the length of the range")
+	case o.Resume:
+		return need("a resumable copy records its range")
+	}
+	p.note("%s: its size is not known before its end: DST is cut where it ends", ep.path)
+	return nil
+}
+
+// openEndJob makes the engine's job for a SRC of unknown size: asked
+// where its data is (up to where it ends), DST sized afterwards, never
+// reserved ahead.
+func (p *Plan) openEndJob(job *engine.Job) {
+	if !p.src.openEnded {
+		return
+	}
+	job.MapHoles, job.DstZeroed = true, true
+	job.FinalSize, job.Preallocate = 0, false
+}
+
+// finishOpenEnded cuts DST where SRC ended, makes that durable, and
+// reports the length that was copied.
+func (p *Plan) finishOpenEnded(a *acquired, rep *Report) error {
+	if !p.src.openEnded {
+		return nil
+	}
+	x := a.src.stream
+	n := x.pos.Load() - p.opts.SrcOffset
+	if !x.ended.Load() || n < 0 {
+		return fmt.Errorf("%s: the copy ended before SRC did (at %d bytes)", p.src.path, x.pos.Load())
+	}
+	f := a.dst.held().f
+	size := p.opts.DstOffset + n
+	if err := f.Truncate(size); err != nil {
+		return &engine.OpError{Op: "ftruncate", Path: p.dst.path, Offset: size, Err: err}
+	}
+	if !p.opts.NoSync {
+		if err := f.Sync(); err != nil {
+			return &engine.OpError{Op: "fdatasync", Path: p.dst.path, Offset: size, Err: err}
+		}
+	}
+	rep.Length, rep.Contiguous = n, n
+	rep.Bytes, rep.BytesRead = min(rep.Bytes, n), min(rep.BytesRead, n)
+	rep.BytesHoles = max(0, n-rep.Bytes-rep.BytesZeroed)
+	return nil
+}
+
+// finishSrc is what a SRC that moves its own bytes checks once the engine
+// read its range (held.done), and where a SRC of unknown size ended.
+func (p *Plan) finishSrc(a *acquired, rep *Report) error {
+	if a.src.done != nil {
+		if err := a.src.done(); err != nil {
+			return err
+		}
+	}
+	return p.finishOpenEnded(a, rep)
+}
