@@ -219,6 +219,9 @@ type held struct {
 	done func() error
 	// stream is a SRC read in order, which knows where it ended.
 	stream *seqIO
+	// cause, when not nil, is the first error the end met, which the
+	// engine's errno does not say.
+	cause func() error
 	// release closes it; nil when there is nothing to close.
 	release func()
 }

@@ -120,7 +120,7 @@ func describeSrc(raw rawSource, f unpack.Format, size int64, why string) string 
 // takeObject is an object read in parallel ranges.
 func takeObject(p *Plan, raw rawSource, expect *expectsum.Expect) *srcIO {
 	x := &objectIO{obj: namedAt{raw.at, raw.name}, info: engine.IOInfo{Transport: raw.transport, Detail: raw.detail}}
-	io := &srcIO{io: x, close: func() {}}
+	io := &srcIO{io: x, close: func() {}, cause: x.met}
 	if expect != nil {
 		x.sum = newExpectRanges(*expect, raw.size, p.QueueDepth, p.BlockSize)
 		io.done, io.close = x.sum.verify, x.sum.abort
@@ -151,7 +151,7 @@ func takeStream(p *Plan, raw rawSource, f unpack.Format, expect *expectsum.Expec
 	counted := stream.NewCounter(r)
 	x := &seqIO{name: raw.name, r: counted, openEnded: openEnded}
 	x.info = engine.IOInfo{Transport: raw.transport, Detail: raw.detail, Sequential: true}
-	io := &srcIO{io: x, stream: x, close: closeRaw}
+	io := &srcIO{io: x, stream: x, close: closeRaw, cause: x.met}
 	var unpacked *unpack.Reader
 	if f != unpack.Raw {
 		if unpacked, err = unpack.NewReader(counted, unpack.Options{Format: f, Threads: p.opts.Stream.Threads}); err != nil {

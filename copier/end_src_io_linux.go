@@ -41,6 +41,7 @@ type objectIO struct {
 	}
 	info engine.IOInfo
 	sum  *expectRanges // nil: no digest to check
+	firstCause
 }
 
 var _ engine.IOEnd = (*objectIO)(nil)
@@ -53,6 +54,7 @@ func (o *objectIO) Data(off, end int64) (int64, int64, error) { return allData(o
 // short, with io.EOF, as pread's would be.
 func (o *objectIO) ReadAt(p []byte, off int64) (int, error) {
 	n, err := o.obj.ReadAt(p, off)
+	o.keep(err)
 	if o.sum != nil && n > 0 && (err == nil || errors.Is(err, io.EOF)) {
 		if serr := o.sum.add(off, p[:n]); serr != nil {
 			return n, serr
@@ -80,6 +82,7 @@ type seqIO struct {
 	pos       atomic.Int64
 	ended     atomic.Bool
 	openEnded bool
+	firstCause
 }
 
 var _ engine.IOEnd = (*seqIO)(nil)
@@ -100,6 +103,7 @@ func (s *seqIO) ReadAt(p []byte, off int64) (int, error) {
 	}
 	n, err := readFull(s.r, p)
 	s.pos.Add(int64(n))
+	s.keep(err)
 	switch {
 	case err == nil:
 		return n, nil
@@ -166,3 +170,29 @@ func (e *seekError) Error() string {
 }
 
 func (e *seekError) Unwrap() error { return syscall.ESPIPE }
+
+// firstCause keeps the first error an IOEnd met: the engine reports an errno
+// (EIO for most), and the copy's error gives this too (what the server
+// said, where the compressed data is damaged).
+type firstCause struct{ first atomic.Pointer[error] }
+
+func (c *firstCause) keep(err error) {
+	if err != nil && !errors.Is(err, io.EOF) {
+		c.first.CompareAndSwap(nil, &err)
+	}
+}
+
+// met is the first error, or nil.
+func (c *firstCause) met() error {
+	if e := c.first.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+// srcError is a copy's error with the cause a SRC that moves its own
+// bytes gave for it: both are matched by errors.Is and errors.As.
+type srcError struct{ err, cause error }
+
+func (e *srcError) Error() string   { return e.err.Error() + ": " + e.cause.Error() }
+func (e *srcError) Unwrap() []error { return []error{e.err, e.cause} }

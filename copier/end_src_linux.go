@@ -48,7 +48,10 @@ type srcIO struct {
 	// in counts the bytes read from the transport (a compressed SRC's
 	// compressed bytes) for progress; nil when that is what the engine
 	// reads.
-	in    func() int64
+	in func() int64
+	// cause is the first error the end met, which the engine's error
+	// reports as an errno only.
+	cause func() error
 	close func()
 }
 
@@ -121,7 +124,7 @@ func (s *srcEnd) open(p *Plan, rep *Report) (*held, error) {
 	// The run owns what inspect opened now, and closes it after.
 	release := s.release
 	s.release = nil
-	return &held{io: x.io, align: 1, done: x.done, stream: x.stream, release: func() {
+	return &held{io: x.io, align: 1, done: x.done, stream: x.stream, cause: x.cause, release: func() {
 		x.close()
 		if release != nil {
 			release()

@@ -1,6 +1,7 @@
 package copier
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/ringcp/ringcp/engine"
@@ -18,8 +19,9 @@ import (
 // a range inside a file needs Options.Length to announce the size.
 
 // openEndCap is the length a copy of unknown size is given: more than a
-// stream will hold, few enough 1 GiB hole chunks for the engine past it.
-const openEndCap = 1 << 46
+// stream will hold (16 TiB, ext4's largest file; a longer one fails the
+// copy), few enough 1 GiB hole chunks for the engine past its end.
+const openEndCap = 1 << 44
 
 // checkOpenEnded settles a SRC of unknown size: an announced length makes
 // it a range like any other (a stream shorter fails the copy); else it
@@ -98,4 +100,16 @@ func (p *Plan) finishSrc(a *acquired, rep *Report) error {
 		}
 	}
 	return p.finishOpenEnded(a, rep)
+}
+
+// explainSrc adds to a copy's error the cause its SRC gave, when the
+// engine's errno is all the error says.
+func explainSrc(a *acquired, err error) error {
+	if err == nil || a.src == nil || a.src.cause == nil {
+		return err
+	}
+	if c := a.src.cause(); c != nil && !errors.Is(err, c) {
+		return &srcError{err: err, cause: c}
+	}
+	return err
 }

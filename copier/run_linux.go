@@ -50,6 +50,7 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 	start, cpu0 := time.Now(), cpuTime()
 	y := p.startYield()
 	st, err := p.move(ctx, a, &rep)
+	err = explainSrc(a, err)
 	if rep.Yield = y.stop(); rep.Yield != nil {
 		rep.note("%s", rep.Yield)
 	}
