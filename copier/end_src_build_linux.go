@@ -64,7 +64,15 @@ func buildSrc(p *Plan, ep *endpoint, raw rawSource, k srcKind) (*endpoint, error
 	}
 	s.seq = format != unpack.Raw || raw.at == nil
 	s.describe = describeSrc(raw, format, size, why)
-	if size < 0 {
+	switch {
+	case size >= 0:
+	case o.SrcSize > 0:
+		size = o.SrcSize
+		s.describe += fmt.Sprintf("; Options.SrcSize announces %d bytes: a SRC that ends elsewhere fails the copy", size)
+	case o.LengthSet:
+		size = o.SrcOffset + o.Length
+		s.describe += fmt.Sprintf("; Options.Length copies its first %d bytes: a SRC that ends before fails the copy", size)
+	default:
 		ep.openEnded, size = true, openEndCap
 	}
 	ep.geo = srcGeometry(ep.path, size, srcOptimal(s.seq))
@@ -169,19 +177,19 @@ func takeStream(p *Plan, raw rawSource, f unpack.Format, expect *expectsum.Expec
 }
 
 // finishStream is what a copy that read a stream's range does before it
-// succeeds: a compressed SRC read whole is read to its true end, which
-// checks its trailer (the checksums at the end of a gzip member, an xz
-// index) and that it holds no more than its announced size; then the
-// digest of the published bytes is compared.
+// succeeds: a SRC read whole is read to its true end, which checks that
+// it holds no more than its size (its own, or Options.SrcSize) and, when
+// compressed, its trailer (the checksums at the end of a gzip member, an
+// xz index); then the digest of the published bytes is compared.
 func finishStream(x *seqIO, unpacked *unpack.Reader, hashed *expectsum.Reader, whole bool) error {
-	if unpacked != nil && whole {
+	if whole {
 		var one [1]byte
-		n, err := readFull(unpacked, one[:])
+		n, err := readFull(x.r, one[:])
 		switch {
 		case n > 0:
-			return fmt.Errorf("%s decompresses to more than the %d bytes it announced", x.name, x.pos.Load())
+			return fmt.Errorf("%s holds more than the %d bytes its size says", x.name, x.pos.Load())
 		case !errors.Is(err, io.EOF):
-			return fmt.Errorf("%s: at the end of its decompressed bytes: %w", x.name, err)
+			return fmt.Errorf("%s: at its end: %w", x.name, err)
 		}
 	}
 	if hashed == nil {

@@ -87,7 +87,7 @@ func (s *srcEnd) checkAlone(p *Plan) error {
 func (s *srcEnd) check(p *Plan) error {
 	o := &p.opts
 	if o.Resume && !s.resumable {
-		return refuse(KindNotSupported, s.ep.path, fmt.Sprintf("Options.Resume cannot resume from %s: it is read once, and nothing tells whether another run would read the same bytes", s.ep.what)).on("Resume")
+		return refuse(KindNotSupported, s.ep.path, fmt.Sprintf("Options.Resume cannot resume from SRC (%s): it is read once, and nothing tells whether another run would read the same bytes", s.ep.what)).on("Resume")
 	}
 	if p.resume != nil && p.resume.state != nil && s.seq {
 		p.note("resume: %s is read in order: the bytes before the resume point are read again and skipped", s.ep.path)

@@ -23,21 +23,16 @@ import (
 // copy), few enough 1 GiB hole chunks for the engine past its end.
 const openEndCap = 1 << 44
 
-// checkOpenEnded settles a SRC of unknown size: an announced length makes
-// it a range like any other (a stream shorter fails the copy); else it
-// refuses what a copy to an unknown end cannot do.
+// checkOpenEnded refuses what a copy to an unknown end cannot do. A SRC
+// whose size Options.SrcSize announces, or of which Options.Length copies
+// a part, is no longer open-ended (buildSrc).
 func (p *Plan) checkOpenEnded() error {
 	o, ep := &p.opts, p.src
 	if !ep.openEnded {
 		return nil
 	}
-	if o.LengthSet {
-		ep.openEnded = false
-		p.note("%s: its size is not known before its end: Options.Length announces %d bytes, and a SRC that ends before fails the copy", ep.path, o.Length)
-		return nil
-	}
 	need := func(why string) error {
-		return refuse(KindBadInput, o.Src, fmt.Sprintf("SRC (%s) does not say its size before its end, and %s: announce it with Options.Length", ep.what, why)).on("Length")
+		return refuse(KindBadInput, o.Src, fmt.Sprintf("SRC (%s) does not say its size before its end, and %s: announce it with Options.SrcSize", ep.what, why)).on("SrcSize")
 	}
 	switch {
 	case p.dst.fixedSize:

@@ -67,6 +67,9 @@ func (o *Options) checkWeb() error {
 	if c := o.Web.Connections; c < 0 || c > MaxWebConnections {
 		return bad("Web.Connections", fmt.Sprintf("Options.Web.Connections %d: out of range (1 to %d)", c, MaxWebConnections))
 	}
+	if o.SrcSize < 0 {
+		return bad("SrcSize", fmt.Sprintf("Options.SrcSize %d: must not be negative", o.SrcSize))
+	}
 	if o.ExpectChecksum != "" {
 		if _, err := expectsum.Parse(o.ExpectChecksum); err != nil {
 			return bad("ExpectChecksum", fmt.Sprintf("Options.ExpectChecksum %q: %v", o.ExpectChecksum, err))

@@ -171,6 +171,11 @@ type Options struct {
 	// read otherwise fails with an error matching
 	// *expectsum.MismatchError, and a new DST is discarded.
 	ExpectChecksum string
+	// SrcSize, when positive, announces SRC's size where SRC does not say
+	// it before its end (a stream, gzip data): the copy is then a range
+	// like any other, and fails if SRC ends elsewhere. A SRC that says
+	// its size must say this one.
+	SrcSize int64
 }
 
 // Limits on what a user may ask for.

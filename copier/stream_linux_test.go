@@ -160,8 +160,8 @@ func TestStreamIntoLoopDevice(t *testing.T) {
 	writeFile(t, dev, marker)
 	_, err := copier.Copy(context.Background(), copier.Options{Src: "-", Dst: dev, Stream: copier.StreamOptions{Stdin: bytes.NewReader(data)}})
 	var r *copier.RefusedError
-	if !errors.As(err, &r) || r.Field != "Length" {
-		t.Fatalf("got %v, want a refusal asking for Length", err)
+	if !errors.As(err, &r) || r.Field != "SrcSize" {
+		t.Fatalf("got %v, want a refusal asking for SrcSize", err)
 	}
 	compareDevicePrefix(t, dev, marker)
 	if _, err := copier.Copy(context.Background(), copier.Options{Src: "-", Dst: dev, Length: n, LengthSet: true,
@@ -231,5 +231,35 @@ func fifoCopy(t *testing.T, data []byte, o copier.Options) {
 	o.Src = fifo
 	if _, err := copier.Copy(context.Background(), o); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestStreamAnnouncedSize: Options.SrcSize announces a stream's size; a
+// stream that ends before it or goes on after it fails the copy, and no
+// new DST is left.
+func TestStreamAnnouncedSize(t *testing.T) {
+	const n = 2<<20 + 4097
+	data := holeyImage(n, 8)
+	for _, tc := range []struct {
+		size int64
+		ok   bool
+	}{{n, true}, {n + 1, false}, {n - 1, false}, {n - 4096, false}} {
+		dst := filepath.Join(t.TempDir(), "dst")
+		_, err := copier.Copy(context.Background(), copier.Options{Src: "-", Dst: dst, SrcSize: tc.size,
+			Stream: copier.StreamOptions{Stdin: bytes.NewReader(data)}})
+		var r *copier.RefusedError
+		switch {
+		case tc.ok && err != nil:
+			t.Fatalf("size %d: %v", tc.size, err)
+		case tc.ok:
+			compareFile(t, dst, data)
+		case err == nil || errors.As(err, &r):
+			t.Fatalf("size %d of a stream of %d: got %v, want a failure", tc.size, n, err)
+		default:
+			if _, serr := os.Lstat(dst); serr == nil {
+				t.Fatalf("size %d: failed (%v) and left DST", tc.size, err)
+			}
+			t.Logf("size %d: %v", tc.size, err)
+		}
 	}
 }
