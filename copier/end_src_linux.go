@@ -100,7 +100,7 @@ func (s *srcEnd) overlap(byteRange, *endpoint, byteRange) *overlap { return nil 
 func (s *srcEnd) directObstacle(*Plan, int64) string               { return "" }
 func (s *srcEnd) uringObstacle(string) string                      { return "" }
 func (s *srcEnd) space(*Plan) (dstSpace, bool)                     { return dstSpace{}, false }
-func (s *srcEnd) identity() identity                               { return s.ident }
+func (s *srcEnd) identity() (identity, error)                      { return s.ident, nil }
 func (s *srcEnd) lock(*Plan, *held, *Report) error                 { return nil }
 
 // srcData: all of the range is data; it is not read to count zero

@@ -116,7 +116,7 @@ func inspectPackedFile(p *Plan, path string, st unix.Stat_t) (*endpoint, error, 
 		}}
 	k := srcKind{what: "file", resumable: true, release: f.Close,
 		ident: identity{Path: path, Kind: "compressed file", Size: st.Size, Dev: st.Dev, Ino: st.Ino,
-			Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}}
+			Marks: &marks{Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}}}
 	ep, err = buildSrc(p, ep, raw, k)
 	return ep, err, true
 }
