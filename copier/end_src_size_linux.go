@@ -89,6 +89,9 @@ func (p *Plan) finishOpenEnded(a *acquired, rep *Report) error {
 // finishSrc is what a SRC that moves its own bytes checks once the engine
 // read its range (held.done), and where a SRC of unknown size ended.
 func (p *Plan) finishSrc(a *acquired, rep *Report) error {
+	if rep.Offload != "" {
+		return nil // never with a digest to check (needsData)
+	}
 	if a.src.done != nil {
 		if err := a.src.done(); err != nil {
 			return err

@@ -21,7 +21,7 @@ func Prepare(opts Options) (*Plan, error) {
 // prepare runs Prepare's steps in order: look at both ends, check
 // everything, then decide.
 func (p *Plan) prepare() error {
-	steps := []func() error{p.inspectEnds, p.checkEndsAlone, p.checkRange, p.checkResume, p.checkSameObject, p.checkEnds, p.checkDestSize,
+	steps := []func() error{p.inspectEnds, p.checkEndsAlone, p.checkRange, p.checkResume, p.checkSameObject, p.checkEnds, p.checkExpect, p.checkDestSize,
 		p.chooseDirect, p.findLimits, p.chooseSizes, p.chooseIOPrio, p.chooseSparse, p.chooseOffload, p.chooseTrust, p.startGovernor, p.checkSpace, p.chooseEngine}
 	for _, step := range steps {
 		if err := step(); err != nil {

@@ -210,6 +210,7 @@ func (p *Plan) acquireAll(ctx context.Context, a *acquired, rep *Report, s *shar
 		return err
 	}
 	a.trust = p.newTrust(&job)
+	p.observeExpect(a, &job)
 	if a.copy, err = p.openEngine(job, rep); err != nil {
 		return err
 	}

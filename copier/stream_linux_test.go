@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/expectsum"
 	"github.com/ringcp/ringcp/internal/blocktest"
 	"github.com/ringcp/ringcp/internal/webtest"
 )
@@ -260,6 +261,40 @@ func TestStreamAnnouncedSize(t *testing.T) {
 				t.Fatalf("size %d: failed (%v) and left DST", tc.size, err)
 			}
 			t.Logf("size %d: %v", tc.size, err)
+		}
+	}
+}
+
+// TestCompressedExpectChecksum: the digest is of the bytes as published
+// (compressed), from nginx and from stdin; the digest of the
+// decompressed bytes is a mismatch.
+func TestCompressedExpectChecksum(t *testing.T) {
+	root, files := packAll(t, []int64{5<<20 + 3})
+	s := webtest.Nginx(t, root, webtest.Config{})
+	for name, data := range files {
+		packed, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		good := fmt.Sprintf("sha256:%x", sha256sum(packed))
+		wrong := fmt.Sprintf("sha256:%x", sha256sum(data))
+		for _, tc := range []struct {
+			sum string
+			ok  bool
+		}{{good, true}, {wrong, false}} {
+			for _, o := range []copier.Options{{Src: s.URL + "/" + name}, {Src: "-", Stream: copier.StreamOptions{Stdin: bytes.NewReader(packed)}}} {
+				o.Dst, o.ExpectChecksum = filepath.Join(t.TempDir(), "dst"), tc.sum
+				_, err := copier.Copy(context.Background(), o)
+				var m *expectsum.MismatchError
+				switch {
+				case tc.ok && err != nil:
+					t.Fatalf("%s from %s: %v", name, o.Src, err)
+				case tc.ok:
+					compareFile(t, o.Dst, data)
+				case !errors.As(err, &m):
+					t.Fatalf("%s from %s: got %v, want a mismatch", name, o.Src, err)
+				}
+			}
 		}
 	}
 }

@@ -162,3 +162,35 @@ func sha256sum(b []byte) []byte {
 	s := sha256.Sum256(b)
 	return s[:]
 }
+
+// TestFileExpectChecksum: a local file's digest is made from what the
+// copy reads (holes as zeros): a match copies, a mismatch fails and
+// leaves no new DST, a part of the file is refused.
+func TestFileExpectChecksum(t *testing.T) {
+	for _, eng := range engines {
+		dir := t.TempDir()
+		src := filepath.Join(dir, "src")
+		data := holeyImage(9<<20+4097, 3)
+		writeFile(t, src, data)
+		good := fmt.Sprintf("sha256:%x", sha256sum(data))
+		dst := filepath.Join(dir, "dst")
+		if _, err := copier.Copy(context.Background(), copier.Options{Src: src, Dst: dst, Engine: eng, ExpectChecksum: good}); err != nil {
+			t.Fatal(err)
+		}
+		compareFile(t, dst, data)
+		dst2 := filepath.Join(dir, "dst2")
+		_, err := copier.Copy(context.Background(), copier.Options{Src: src, Dst: dst2, Engine: eng, ExpectChecksum: "md5:" + strings.Repeat("0", 32)})
+		var m *expectsum.MismatchError
+		if !errors.As(err, &m) {
+			t.Fatalf("%s: got %v, want a mismatch", eng, err)
+		}
+		if _, err := os.Lstat(dst2); err == nil {
+			t.Fatal("a DST whose SRC did not match was kept")
+		}
+		_, err = copier.Copy(context.Background(), copier.Options{Src: src, Dst: dst2, Engine: eng, ExpectChecksum: good, SrcOffset: 4096})
+		var r *copier.RefusedError
+		if !errors.As(err, &r) || r.Field != "ExpectChecksum" {
+			t.Fatalf("%s: a part of SRC: got %v, want a refusal", eng, err)
+		}
+	}
+}
