@@ -298,3 +298,17 @@ func TestCompressedExpectChecksum(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchOneStdin: a second job reading standard input is refused
+// before it looks at it (a look takes the first job's bytes).
+func TestBatchOneStdin(t *testing.T) {
+	dir := t.TempDir()
+	in := copier.StreamOptions{Stdin: bytes.NewReader([]byte("data"))}
+	_, err := copier.PrepareAll([]copier.Options{{Src: "-", Dst: filepath.Join(dir, "a"), Stream: in},
+		{Src: "-", Dst: filepath.Join(dir, "b"), Stream: in}}, copier.BatchOptions{})
+	var b *copier.BatchError
+	if !errors.As(err, &b) || len(b.Jobs) != 1 || b.Jobs[0].Index != 1 {
+		t.Fatalf("got %v, want job 2 refused", err)
+	}
+	t.Log(err)
+}
