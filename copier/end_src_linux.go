@@ -89,7 +89,12 @@ func (s *srcEnd) check(p *Plan) error {
 	if o.Resume && !s.resumable {
 		return refuse(KindNotSupported, s.ep.path, fmt.Sprintf("Options.Resume cannot resume from SRC (%s): it is read once, and nothing tells whether another run would read the same bytes", s.ep.what)).on("Resume")
 	}
-	if p.resume != nil && p.resume.state != nil && s.seq {
+	if r := p.resume; r != nil && r.from > 0 && s.seq {
+		if o.Verify {
+			// The verification compares the part an earlier run copied
+			// with SRC read again beside DST: a stream is read once.
+			return refuse(KindNotSupported, s.ep.path, fmt.Sprintf("Options.Verify cannot check a resumed copy from SRC (%s): it is read in order, once, and the part an earlier run copied would have to be read again beside DST", s.ep.what)).on("Verify")
+		}
 		p.note("resume: %s is read in order: the bytes before the resume point are read again and skipped", s.ep.path)
 	}
 	return p.checkOpenEnded()
