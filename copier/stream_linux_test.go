@@ -2,6 +2,7 @@ package copier_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"context"
 	"errors"
 	"fmt"
@@ -47,13 +48,32 @@ func pack(t *testing.T, tool string, args []string, data []byte, path string) {
 	writeFile(t, path, out)
 }
 
+// packableImage is n bytes that compress fast (the test machine's cores
+// are shared): a random 4 KiB block repeated, each with its index in its
+// first bytes, every third one zeros, and a random tail.
+func packableImage(n int64, seed uint64) []byte {
+	b := make([]byte, n)
+	block := randomBytes(4096, seed)
+	for off, k := int64(0), uint64(0); off < n; off, k = off+4096, k+1 {
+		if k%3 == 2 {
+			continue
+		}
+		c := copy(b[off:], block)
+		if c >= 8 {
+			binary.LittleEndian.PutUint64(b[off:], k)
+		}
+	}
+	copy(b[max(0, n-333):], randomBytes(333, seed+1))
+	return b
+}
+
 // packAll writes every size's image compressed by every packer into a
 // folder; names maps each file to its decompressed bytes.
 func packAll(t *testing.T, sizes []int64) (string, map[string][]byte) {
 	dir := t.TempDir()
 	names := map[string][]byte{}
 	for i, n := range sizes {
-		data := holeyImage(n, uint64(i+100))
+		data := packableImage(n, uint64(i+100))
 		for _, p := range packers {
 			name := fmt.Sprintf("img%d-%d.raw%s", i, n, p.ext)
 			pack(t, p.tool, p.args, data, filepath.Join(dir, name))
@@ -311,4 +331,40 @@ func TestBatchOneStdin(t *testing.T) {
 		t.Fatalf("got %v, want job 2 refused", err)
 	}
 	t.Log(err)
+}
+
+// TestCompressedResume: an xz image (whose index says its size) copied
+// from nginx, stopped part-way, resumes: the stream is read again from
+// its start and what was copied is skipped, not written again.
+func TestCompressedResume(t *testing.T) {
+	need(t, "xz")
+	data := packableImage(40<<20+777, 12)
+	root := t.TempDir()
+	pack(t, "xz", []string{"-T0", "-1", "--block-size=4MiB", "-c"}, data, filepath.Join(root, "img.xz"))
+	s := webtest.Nginx(t, root, webtest.Config{})
+	dst := filepath.Join(t.TempDir(), "dst")
+	o := copier.Options{Src: s.URL + "/img.xz", Dst: dst, Resume: true, BlockSize: 1 << 20, QueueDepth: 2,
+		MaxRate: 32 << 20, SyncEvery: 50 * time.Millisecond}
+	p := newProgress()
+	o.Progress = p.Progress
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for p.Progress.Done.Load() < 16<<20 {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	if _, err := copier.Copy(ctx, o); err == nil {
+		t.Fatal("the first run was not stopped")
+	}
+	o.Progress, o.MaxRate = nil, 0
+	rep, err := copier.Copy(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Resumed == 0 {
+		t.Fatalf("did not resume: %+v", rep)
+	}
+	compareFile(t, dst, data)
+	t.Logf("resumed at %d", rep.Resumed)
 }
