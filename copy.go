@@ -20,6 +20,9 @@ func copyCommand(cfg config, stdout, stderr io.Writer) error {
 	if err := refuseOwnStream(cfg.opts.Dst, stdout, stderr); err != nil {
 		return err // no JSON either: stdout may be DST
 	}
+	if cfg.verbose {
+		cfg.opts.Web.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, "ringcp: "+format+"\n", args...) }
+	}
 	endProgress, redrawn := startProgress(cfg.progress, &cfg.opts, stdout, stderr)
 	ctx, sig := withSignals()
 	defer sig.stop()

@@ -17,6 +17,7 @@ var fieldFlags = map[string]string{
 	"Verify": "--verify", "Checksum": "--checksum", "Resume": "--resume", "StatePath": "--state", "SyncEvery": "--sync-every",
 	"NBD.Connections": "--nbd-connections", "NBD.Timeout": "--nbd-timeout",
 	"MaxRate": "--max-rate", "IOPrio": "--ioprio", "Yield": "--yield",
+	"SrcSize": "--size", "ExpectChecksum": "--expect-checksum", "Web.Connections": "--http-connections",
 }
 
 // flagWords rewrites "Options.Field" in the library's words to the flag.

@@ -79,7 +79,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.DurationVar(&cfg.progress.interval, "progress-interval", 0, "how often progress is written (default 1s; the terminal line 250ms)")
 	fs.IntVar(&cfg.progress.fd, "progress-fd", -1, "write progress to this open file descriptor instead")
 	fs.BoolVarP(&cfg.verbose, "verbose", "v", false, "explain alignment, block size, direct I/O and engine choices")
-	fs.StringVar(&srcFormat, "src-format", "", "copy SRC's bytes as they are although they form a disk image (qcow2, vmdk, vhdx, vdi, vpc, qed), which is refused otherwise")
+	fs.StringVar(&srcFormat, "src-format", "", "raw: copy SRC's bytes as they are, although they are compressed (xz, gzip, zstd, bzip2: decompressed on the fly otherwise) or form a disk image (qcow2, vmdk, vhdx, vdi, vpc, qed: refused otherwise); xz, gzip, zstd, bzip2: insist on that format")
 	fs.StringVar(&cfg.jobs, "jobs", "", "copy each job listed in FILE (a line: SRC DST [range flags]; - reads stdin) in this one process, sharing one buffer budget; the other flags apply to every job")
 	fs.IntVar(&cfg.parallel, "parallel", 0, "with --jobs: how many jobs run at once, in the list's order (0: all)")
 	verify := fs.Bool("verify", false, "read DST back after the copy (from the device, not the cache) and compare it with what was read from SRC; exit 3 on a difference")
@@ -93,6 +93,8 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&ioprio, "ioprio", "", "I/O priority of every read and write: idle, be[:0-7] or rt[:0-7] (the mq-deadline and bfq schedulers honour it)")
 	yield := fs.Bool("yield", false, "give the disk to other work: cut depth and rate while others wait on it, raise them when they no longer do")
 	force := fs.Bool("force", false, "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device), create a file in /dev, try a copy that seems not to fit; never a mounted DST")
+	var web webFlags
+	defineWebFlags(fs, &web)
 	fs.BoolVar(&cfg.version, "version", false, "print the version, and whether io_uring is usable here (with --json: as JSON)")
 	help := fs.BoolP("help", "h", false, "show this help")
 	onlyOnce(fs)
@@ -171,6 +173,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	}
 	cfg.opts.SyncEvery = *syncEvery
 	cfg.opts.MaxRate, cfg.opts.IOPrio, cfg.opts.Yield = maxRate.v, ioprio, *yield
+	web.apply(&cfg.opts)
 	return cfg, nil
 }
 
@@ -253,7 +256,9 @@ func contains(list []string, v string) bool {
 // value twice is fine: scripts repeat their defaults.
 func onlyOnce(fs *pflag.FlagSet) {
 	fs.VisitAll(func(f *pflag.Flag) {
-		f.Value = &onceValue{Value: f.Value}
+		if !repeatable[f.Name] {
+			f.Value = &onceValue{Value: f.Value}
+		}
 	})
 }
 

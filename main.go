@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/expectsum"
 )
 
 // Exit codes, documented in the README and in --help. They are decided
@@ -107,6 +108,7 @@ func exitCode(err error) int {
 		intr     *interruptedError
 		mismatch *mismatchError
 		verify   *copier.MismatchError
+		expected *expectsum.MismatchError
 		refused  *copier.RefusedError
 		usage    *usageError
 	)
@@ -115,7 +117,7 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.As(err, &intr):
 		return exitInterrupted + int(intr.sig)
-	case errors.As(err, &mismatch), errors.As(err, &verify):
+	case errors.As(err, &mismatch), errors.As(err, &verify), errors.As(err, &expected):
 		return exitMismatch
 	case errors.As(err, &refused), errors.As(err, &usage):
 		return exitRefused
