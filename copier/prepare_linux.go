@@ -13,7 +13,7 @@ func Prepare(opts Options) (*Plan, error) {
 	}
 	p.meter = newMeter(p.opts.Progress, p.Length)
 	if p.src.openEnded {
-		p.meter.total = 0 // not known before SRC ends
+		p.meter.total = -1 // not known before SRC ends
 	}
 	return p, nil
 }

@@ -137,7 +137,11 @@ func percent(done, total int64, ph Phase) float64 {
 func eta(s Status) float64 {
 	left := s.BytesTotal - s.BytesDone
 	switch {
-	case s.Phase == PhaseDone || left <= 0:
+	case s.Phase == PhaseDone:
+		return 0
+	case s.BytesTotal < 0:
+		return -1 // the end is not known
+	case left <= 0:
 		return 0
 	case s.BytesPerSecond <= 0:
 		return -1
