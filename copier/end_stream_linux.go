@@ -34,7 +34,7 @@ func inspectStdin(p *Plan, operand string, r role) (*endpoint, error) {
 	ep.end = &srcEnd{ep: ep}
 	ep.endFacts = srcFacts("stream")
 	if r == roleDst {
-		return ep, refuseAsDst(operand, "standard input")
+		return ep, refuse(KindNotSupported, operand, "writing to standard output is not supported: DST is a file, a block device or an NBD export (use ./- for a file named -)").on("Dst")
 	}
 	if in := p.opts.Stream.Stdin; in != nil {
 		return inspectPipe(p, ep, "stdin", in, func() {})
