@@ -61,7 +61,7 @@ var badInputs = []badInput{
 	{"SRC is a directory", []string{"{dir}", "{new}"}, "is a directory"},
 	{"SRC is a character device", []string{"/dev/zero", "{new}"}, "is a character device"},
 	{"DST is a character device", []string{"{src}", "/dev/null"}, "is a character device"},
-	{"SRC is a FIFO", []string{"{fifo}", "{new}"}, "is a FIFO"},
+	{"SRC is a FIFO, with --checksum", []string{"--checksum", "{fifo}", "{new}"}, "does not say its size before its end"},
 	{"DST is a FIFO", []string{"{src}", "{fifo}"}, "is a FIFO"},
 	{"DST is a dangling symlink", []string{"{src}", "{dangling}"}, "is a symlink to " + danglingTarget + ", which does not exist"},
 	{"SRC missing", []string{"{dir}/missing", "{new}"}, "no such file or device"},

@@ -87,7 +87,7 @@ func (s *srcEnd) checkAlone(p *Plan) error {
 func (s *srcEnd) check(p *Plan) error {
 	o := &p.opts
 	if o.Resume && !s.resumable {
-		return refuse(KindNotSupported, s.ep.path, fmt.Sprintf("Options.Resume cannot resume from SRC (%s): it is read once, and nothing tells whether another run would read the same bytes", s.ep.what)).on("Resume")
+		return refuseResume(s.ep)
 	}
 	if r := p.resume; r != nil && r.from > 0 && s.seq {
 		if o.Verify {
@@ -172,4 +172,9 @@ func (m *meter) fromSrc(s *Status) {
 		s.BytesDone, s.BytesRead = min(s.BytesDone, pos), min(s.BytesRead, pos)
 		s.BytesHoles = max(0, s.BytesDone-s.BytesData-s.BytesZeroed)
 	}
+}
+
+// refuseResume refuses to resume from a SRC read once.
+func refuseResume(ep *endpoint) error {
+	return refuse(KindNotSupported, ep.path, fmt.Sprintf("Options.Resume cannot resume from SRC (%s): it is read once, and nothing tells whether another run would read the same bytes", ep.what)).on("Resume")
 }

@@ -31,9 +31,7 @@ func (p *Plan) checkOpenEnded() error {
 	if !ep.openEnded {
 		return nil
 	}
-	need := func(why string) error {
-		return refuse(KindBadInput, o.Src, fmt.Sprintf("SRC (%s) does not say its size before its end, and %s: announce it with Options.SrcSize", ep.what, why)).on("SrcSize")
-	}
+	need := func(why string) error { return refuseOpenEnded(p, ep, why) }
 	switch {
 	case p.dst.fixedSize:
 		return need(fmt.Sprintf("DST is a %s, whose bytes past SRC's end must not be changed", p.dst.what))
@@ -46,6 +44,11 @@ func (p *Plan) checkOpenEnded() error {
 	}
 	p.note("%s: its size is not known before its end: DST is cut where it ends", ep.path)
 	return nil
+}
+
+// refuseOpenEnded refuses a copy from a SRC of unknown size, and why.
+func refuseOpenEnded(p *Plan, ep *endpoint, why string) error {
+	return refuse(KindBadInput, p.opts.Src, fmt.Sprintf("SRC (%s) does not say its size before its end, and %s: announce it with Options.SrcSize", ep.what, why)).on("SrcSize")
 }
 
 // openEndJob makes the engine's job for a SRC of unknown size: asked

@@ -53,6 +53,10 @@ func inspectStdin(p *Plan, operand string, r role) (*endpoint, error) {
 // inspectPipe peeks at a stream's first bytes, which the run reads again,
 // and hands it to buildSrc.
 func inspectPipe(p *Plan, ep *endpoint, name string, in io.Reader, closeIt func()) (*endpoint, error) {
+	if err := refuseStreamOptions(p, ep); err != nil {
+		closeIt()
+		return ep, err
+	}
 	br := bufio.NewReaderSize(in, 1<<20)
 	head, err := br.Peek(unpack.HeadSize)
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -64,6 +68,19 @@ func inspectPipe(p *Plan, ep *endpoint, name string, in io.Reader, closeIt func(
 	k := srcKind{what: "stream", ident: identity{Path: name, Kind: "stream"},
 		release: func() error { closeIt(); return nil }}
 	return buildSrc(p, ep, raw, k)
+}
+
+// refuseStreamOptions refuses what the options alone refuse of a stream,
+// before it is opened or read (a FIFO's open, a first read wait for its
+// writer).
+func refuseStreamOptions(p *Plan, ep *endpoint) error {
+	switch o := &p.opts; {
+	case o.Resume:
+		return refuseResume(ep)
+	case o.SrcSize == 0 && !o.LengthSet && (o.Verify || o.Checksum != nil):
+		return refuseOpenEnded(p, ep, "verification and checksums need the length of the range")
+	}
+	return nil
 }
 
 // inspectLocalSrc is the file kind's SRC when it is no plain file: a
@@ -80,6 +97,9 @@ func inspectLocalSrc(p *Plan, path string) (ep *endpoint, err error, ok bool) {
 		ep = &endpoint{path: path, role: roleSrc, exists: true}
 		ep.end = &srcEnd{ep: ep}
 		ep.endFacts = srcFacts("stream")
+		if err := refuseStreamOptions(p, ep); err != nil {
+			return ep, err, true
+		}
 		pipe, err := stream.OpenPipe(path)
 		if err != nil {
 			return ep, refuseOpen(path, err).on("Src"), true
