@@ -23,6 +23,9 @@ func copyCommand(cfg config, stdout, stderr io.Writer) error {
 		}
 		return jsonIfAsked(cfg, stdout, copier.Report{}, err)
 	}
+	if cfg.verbose {
+		cfg.opts.Web.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, "ringcp: "+format+"\n", args...) }
+	}
 	endProgress, redrawn := startProgress(cfg.progress, &cfg.opts, stdout, stderr)
 	ctx, sig := withSignals()
 	defer sig.stop()

@@ -79,7 +79,8 @@ func copyFlags(cfg *config) (*pflag.FlagSet, *bool) {
 	fs.DurationVar(&cfg.progress.interval, "progress-interval", 0, "how often progress is written (default 1s; the terminal line 250ms)")
 	fs.IntVar(&cfg.progress.fd, "progress-fd", -1, "write progress to this open file descriptor instead")
 	fs.BoolVarP(&cfg.verbose, "verbose", "v", false, "explain alignment, block size, direct I/O and engine choices")
-	defineOptionFlags(fs, &cfg.opts, "src-format", "dst-format")
+	defineOptionFlags(fs, &cfg.opts, "src-format", "dst-format", "size", "expect-checksum", "http-connections", "ca-cert", "client-cert",
+		"client-key", "insecure", "header", "bearer-token-file", "s3-endpoint", "s3-region")
 	fs.StringVar(&cfg.jobs, "jobs", "", "copy each job listed in FILE (a line: SRC DST [range flags]; - reads stdin) in this one process, sharing one buffer budget; the other flags apply to every job")
 	fs.IntVar(&cfg.parallel, "parallel", 0, "with --jobs: how many jobs run at once, in the list's order (0: all)")
 	defineOptionFlags(fs, &cfg.opts, "verify", "checksum", "resume", "state", "sync-every", "nbd-connections", "nbd-timeout",
@@ -188,6 +189,9 @@ type onceValue struct {
 }
 
 func (v *onceValue) Set(s string) error {
+	if r, ok := v.Value.(interface{ Repeatable() bool }); ok && r.Repeatable() {
+		return v.Value.Set(s)
+	}
 	if v.set && s != v.first {
 		return fmt.Errorf("given twice with different values (%q, then %q)", v.first, s)
 	}

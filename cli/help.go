@@ -36,7 +36,10 @@ or a directory to copy into under SRC's name, as cp does) with io_uring and O_DI
 checked before the first write, and a new DST gets its name only once it is
 complete. SRC and DST may also be NBD exports (qemu-nbd, nbdkit...):
 nbd://host[:port]/export or nbd+unix:///export?socket=PATH, and over TLS
-nbds:// or nbds+unix:// (?tls-certificates=DIR).
+nbds:// or nbds+unix:// (?tls-certificates=DIR). SRC may be an http(s)://
+URL or s3://bucket/key (read in parallel ranges, pinned to its ETag), - for
+standard input or a named pipe, and xz, gzip, zstd or bzip2 data from any of
+them or a file, decompressed on the fly.
 
 Flags:
 `
@@ -60,7 +63,7 @@ Exit codes:
   0    the copy is complete and synced
   1    the copy failed while running; stderr says what DST holds
   2    refused before anything was written (bad input, an unsafe target)
-  3    verification found a difference
+  3    verification found a difference, or SRC is not what --expect-checksum says
   128+N  stopped by signal N (129 SIGHUP, 130 SIGINT, 143 SIGTERM); what was
        written is synced. SIGUSR1 prints one status line; the copy goes on.
 

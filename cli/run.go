@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/expectsum"
 )
 
 // Exit codes, documented in the README and in --help. They are decided
@@ -80,6 +81,7 @@ func exitCode(err error) int {
 		intr     *interruptedError
 		mismatch *mismatchError
 		verify   *copier.MismatchError
+		expected *expectsum.MismatchError
 		refused  *copier.RefusedError
 		usage    *usageError
 	)
@@ -88,7 +90,7 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.As(err, &intr):
 		return exitInterrupted + int(intr.sig)
-	case errors.As(err, &mismatch), errors.As(err, &verify):
+	case errors.As(err, &mismatch), errors.As(err, &verify), errors.As(err, &expected):
 		return exitMismatch
 	case errors.As(err, &refused), errors.As(err, &usage):
 		return exitRefused

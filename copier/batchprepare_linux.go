@@ -30,7 +30,16 @@ func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
 	}
 	b := &Batch{Plans: make([]*Plan, len(opts)), rate: bo.Rate, state: make([]atomic.Int32, len(opts)), noReserve: map[*Plan]bool{}}
 	var refused []*JobError
+	stdin := -1
 	for i, o := range opts {
+		if o.Src == streamOperand && stdin >= 0 {
+			// Never inspected: a look at standard input takes its first
+			// bytes, which the earlier job needs.
+			refused = append(refused, &JobError{Index: i, Err: refuse(KindBadInput, "", fmt.Sprintf("reads standard input, as job %d does: a stream is read once", stdin+1)).on("Src")})
+			continue
+		} else if o.Src == streamOperand {
+			stdin = i
+		}
 		p, err := Prepare(fitToShared(o, bo.MaxRate))
 		if err != nil {
 			refused = append(refused, &JobError{Index: i, Err: err})

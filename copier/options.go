@@ -169,6 +169,20 @@ type Options struct {
 	ProgressInterval time.Duration
 	// NBD tunes the ends that are NBD URIs (end_nbd_options.go).
 	NBD NBDOptions
+	// Web tunes the SRCs that are http(s):// URLs and s3:// objects;
+	// Stream the ones read in order ("-", a pipe, compressed data).
+	Web    WebOptions
+	Stream StreamOptions
+	// ExpectChecksum, "ALGO:HEX" (sha256, sha512, md5), is the digest of
+	// SRC's bytes as published (before decompression): a copy whose SRC
+	// read otherwise fails with an error matching
+	// *expectsum.MismatchError, and a new DST is discarded.
+	ExpectChecksum string
+	// SrcSize, when positive, announces SRC's size where SRC does not say
+	// it before its end (a stream, gzip data): the copy is then a range
+	// like any other, and fails if SRC ends elsewhere. A SRC that says
+	// its size must say this one.
+	SrcSize int64
 }
 
 // Limits on what a user may ask for.
@@ -215,8 +229,6 @@ func (o *Options) checkValues() error {
 	case !hasKind(o.Src) || !hasKind(o.Dst):
 		return bad(map[bool]string{true: "Src", false: "Dst"}[!hasKind(o.Src)],
 			"streams are not supported: SRC and DST are files or block devices (use ./- for a file named -)")
-	case o.SrcFormat != "" && o.SrcFormat != SrcFormatRaw:
-		return bad("SrcFormat", fmt.Sprintf("unknown source format %q: ringcp copies raw bytes (Options.SrcFormat raw copies an image file as it is; convert others with qemu-img convert -O raw)", o.SrcFormat))
 	case o.DstFormat != "" && o.DstFormat != SrcFormatRaw:
 		return bad("DstFormat", fmt.Sprintf("unknown destination format %q: ringcp writes raw bytes (Options.DstFormat raw writes them over an existing image file; convert with qemu-img convert -O FORMAT)", o.DstFormat))
 	case o.ZeroBlock < 0 || o.ZeroBlock > MaxBlockSize || o.ZeroBlock&(o.ZeroBlock-1) != 0:
@@ -247,5 +259,5 @@ func (o *Options) checkValues() error {
 	if _, err := engine.ParseIOPrio(o.IOPrio); err != nil {
 		return bad("IOPrio", "Options.IOPrio: "+err.Error())
 	}
-	return nil
+	return o.checkWeb()
 }

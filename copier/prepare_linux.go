@@ -14,6 +14,9 @@ func Prepare(opts Options) (*Plan, error) {
 		return nil, p.withLength(err)
 	}
 	p.meter = newMeter(p.opts.Progress, p.Length)
+	if p.src.openEnded {
+		p.meter.total = -1 // not known before SRC ends
+	}
 	return p, nil
 }
 
@@ -30,7 +33,7 @@ func (p *Plan) withLength(err error) error {
 // prepare runs Prepare's steps in order: look at both ends, check
 // everything, then decide.
 func (p *Plan) prepare() error {
-	steps := []func() error{p.inspectEnds, p.checkEndsAlone, p.checkRange, p.checkResume, p.checkSameObject, p.checkEnds, p.checkDestSize,
+	steps := []func() error{p.inspectEnds, p.checkEndsAlone, p.checkRange, p.checkResume, p.checkSameObject, p.checkEnds, p.checkExpect, p.checkDestSize,
 		p.chooseDirect, p.findLimits, p.chooseSizes, p.chooseIOPrio, p.chooseSparse, p.chooseOffload, p.chooseTrust, p.startGovernor, p.checkSpace, p.chooseEngine}
 	for _, step := range steps {
 		if err := step(); err != nil {

@@ -51,6 +51,7 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 	start, cpu0 := time.Now(), cpuTime()
 	y := p.startYield()
 	st, err := p.move(ctx, a, &rep)
+	err = explainSrc(a, err)
 	if rep.Yield = y.stop(); rep.Yield != nil {
 		rep.note("%s", rep.Yield)
 	}
@@ -66,6 +67,9 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 	rep.Contiguous = st.Contiguous
 	if a.trust != nil {
 		rep.Resumed, rep.Contiguous = a.trust.from, a.trust.from+st.Contiguous
+	}
+	if err == nil {
+		err = p.finishSrc(a, &rep)
 	}
 	if err == nil {
 		err = p.finishTrust(ctx, a, &rep)
@@ -206,6 +210,7 @@ func (p *Plan) acquireAll(ctx context.Context, a *acquired, rep *Report, s *shar
 		return err
 	}
 	a.trust = p.newTrust(&job)
+	p.observeExpect(a, &job)
 	if a.copy, err = p.openEngine(job, rep); err != nil {
 		return err
 	}
@@ -284,6 +289,7 @@ func (p *Plan) job(a *acquired) engine.Job {
 	// is never tried without blocking first (engine.Job.Blocking).
 	job.Blocking = len(p.IOLimits) > 0
 	a.dst.shape(p, &job)
+	p.openEndJob(&job)
 	return job
 }
 
