@@ -180,7 +180,8 @@ func (n *Neighbour) Step(s Sample, sig Signals) Window {
 		return base > 0 && s.Latency > time.Duration(float64(base)*(1+m))+neighbourSlack
 	}
 	v := verdict{thr: thr, queued: over(margin), excess: over(margin / 2),
-		starved: n.starved(thr, sig), suffering: sig.Suffering}
+		starved: n.starved(thr, sig), suffering: sig.Suffering,
+		capped: sig.Cap > 0 && thr >= 0.9*sig.Cap}
 	n.account(s.Elapsed, thr, sig, v.starved)
 	if n.hold > 0 {
 		n.hold--
@@ -253,6 +254,7 @@ type verdict struct {
 	excess    bool    // by half of it: some queue, maybe not the copy's
 	starved   bool    // under the floor
 	suffering bool    // Signals.Suffering
+	capped    bool    // at the rate cap: a larger window cannot move more
 }
 
 // decide moves the window after a sample that may be judged.
@@ -262,7 +264,7 @@ func (n *Neighbour) decide(v verdict) {
 	switch {
 	case n.startup:
 		paid := n.prev.at < 0 || v.thr >= n.prev.thr*neighbourStartGain
-		if v.queued || !paid || n.at == top {
+		if v.queued || !paid || v.capped || n.at == top {
 			n.startup = false
 			if !paid {
 				n.change(n.prev.at)
@@ -291,7 +293,7 @@ func (n *Neighbour) decide(v verdict) {
 		// size first used over the knee says little.)
 		n.flip = false
 		n.probe(v.thr, -1, n.down(n.Bytes()*3/4))
-	case n.at < top:
+	case n.at < top && !v.capped:
 		n.flip = true
 		n.probe(v.thr, +1, n.up(n.Bytes()*5/4))
 	}
