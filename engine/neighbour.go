@@ -18,10 +18,8 @@ import (
 // its solo speed: the best throughput while nobody else used the disk.
 // Then, every Sample:
 //
-//   - startup: the window doubles from two small requests while the
-//     throughput grows by neighbourStartGain; when it stops growing, or the
-//     latency rises over its least, it goes back to the last window that
-//     paid;
+//   - it starts with every slot, today's window: a short copy is no
+//     slower, and the first requests say the device's least latency;
 //   - a latency over its least by the margin (the copy's own queue, or
 //     another load's), or others suffering (Signals.Suffering), shrinks it
 //     by a quarter;
@@ -42,7 +40,6 @@ type Neighbour struct {
 	block   int
 	levels  []Window // the windows it chooses from, fewest bytes first
 	at      int      // the window now: levels[at]
-	startup bool
 	least   map[int]*leastLatency // by request size
 	clock   time.Duration         // the samples' time, summed
 	solo    float64               // bytes per second alone, the best seen
@@ -86,7 +83,6 @@ type leastLatency struct {
 
 const (
 	neighbourMinRequest = 64 << 10 // the smallest request the window cuts to
-	neighbourStartGain  = 1.10     // startup doubles while the throughput grows this much
 	neighbourGain       = 1.05     // a step up stays when the throughput grew this much
 	neighbourLoss       = 0.03     // a step down stays when the throughput fell less than this
 	neighbourMargin     = 0.5      // latency over its least by this share, others present: a queue
@@ -105,7 +101,7 @@ const (
 // up to every slot: few request sizes, each of whose least latency the
 // startup learns.
 func NewNeighbour(slots, block, unit int) *Neighbour {
-	n := &Neighbour{block: block, startup: true, prev: level{at: -1}, floorAt: -1,
+	n := &Neighbour{block: block, prev: level{at: -1}, floorAt: -1,
 		least: map[int]*leastLatency{}, hist: map[int]time.Duration{}, wait: neighbourProbeEvery}
 	slots, unit = max(slots, 1), max(unit, 1)
 	pair := min(2, slots)
@@ -115,6 +111,7 @@ func NewNeighbour(slots, block, unit int) *Neighbour {
 	for d := pair; d <= slots; d++ {
 		n.levels = append(n.levels, Window{Depth: d})
 	}
+	n.at = len(n.levels) - 1
 	return n
 }
 
@@ -181,7 +178,7 @@ func (n *Neighbour) Step(s Sample, sig Signals) Window {
 	}
 	v := verdict{thr: thr, queued: over(margin), excess: over(margin / 2),
 		starved: n.starved(thr, sig), suffering: sig.Suffering,
-		capped: sig.Cap > 0 && thr >= 0.9*sig.Cap}
+		capped: sig.Cap > 0 && thr >= 0.9*sig.Cap, latency: s.Latency}
 	n.account(s.Elapsed, thr, sig, v.starved)
 	if n.hold > 0 {
 		n.hold--
@@ -221,18 +218,21 @@ func (n *Neighbour) learn(s Sample, sig Signals, thr float64) time.Duration {
 	return n.bounded(least)
 }
 
-// bounded: a request takes at most r/q times as long as a smaller one of
-// q bytes on an idle device. A size first used under another's load
-// learnt its least then; the least of a smaller size says better.
+// bounded: on an idle device a request takes no longer than a larger
+// one, and at most r/q times as long as a smaller one of q bytes. A size
+// first used under a queue (the copy's own, or another load's) learnt
+// its least then; the least of another size may say better.
 func (n *Neighbour) bounded(least time.Duration) time.Duration {
 	r := n.request()
 	for q, ll := range n.least {
-		if q >= r || ll.cur == 0 {
+		if q == r || ll.cur == 0 {
 			continue
 		}
-		if scaled := time.Duration(float64(ll.cur) * float64(r) / float64(q)); scaled < least {
-			least = scaled
+		bound := ll.cur
+		if q < r {
+			bound = time.Duration(float64(ll.cur) * float64(r) / float64(q))
 		}
+		least = min(least, bound)
 	}
 	return least
 }
@@ -244,7 +244,7 @@ func (n *Neighbour) starved(thr float64, sig Signals) bool {
 	if sig.Cap > 0 {
 		floor = min(floor, 0.9*sig.Cap)
 	}
-	return !n.startup && thr < floor && n.at < len(n.levels)-1
+	return thr < floor && n.at < len(n.levels)-1
 }
 
 // verdict is what one sample says.
@@ -255,6 +255,7 @@ type verdict struct {
 	starved   bool    // under the floor
 	suffering bool    // Signals.Suffering
 	capped    bool    // at the rate cap: a larger window cannot move more
+	latency   time.Duration
 }
 
 // decide moves the window after a sample that may be judged.
@@ -262,17 +263,6 @@ func (n *Neighbour) decide(v verdict) {
 	n.steady++
 	top := len(n.levels) - 1
 	switch {
-	case n.startup:
-		paid := n.prev.at < 0 || v.thr >= n.prev.thr*neighbourStartGain
-		if v.queued || !paid || v.capped || n.at == top {
-			n.startup = false
-			if !paid {
-				n.change(n.prev.at)
-			}
-			return
-		}
-		n.prev = level{n.at, v.thr}
-		n.change(n.up(2 * n.Bytes()))
 	case v.starved:
 		n.probing, n.wait = 0, neighbourProbeEvery // things changed: probe soon again
 		n.change(n.up(n.Bytes() * 5 / 4))
@@ -286,8 +276,13 @@ func (n *Neighbour) decide(v verdict) {
 		}
 	case n.probing != 0:
 		n.judge(v.thr)
+	case v.capped && n.at > 0 && n.down(need(v)) < n.at:
+		// What the cap lets through needs only its rate times the
+		// latency in flight (Little's law), with headroom.
+		n.change(n.down(need(v)))
+		n.hold = 1
 	case n.steady < n.wait:
-	case n.at > 0 && (v.excess || n.flip || n.at == top):
+	case n.at > 0 && (v.excess || n.flip || v.capped || n.at == top):
 		// Some queue, not enough to shrink for, or every other probe:
 		// does a smaller window move as much? (The least of a request
 		// size first used over the knee says little.)
@@ -298,6 +293,10 @@ func (n *Neighbour) decide(v verdict) {
 		n.probe(v.thr, +1, n.up(n.Bytes()*5/4))
 	}
 }
+
+// need is the bytes in flight that carry the throughput now at its
+// latency, with half again as headroom.
+func need(v verdict) int { return int(1.5 * v.thr * v.latency.Seconds()) }
 
 // probe tries another window, to be judged on the next sample.
 func (n *Neighbour) probe(thr float64, dir, at int) {

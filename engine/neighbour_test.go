@@ -12,19 +12,26 @@ import (
 type kneeDevice struct {
 	bw, knee float64
 	other    float64 // another load's bytes in flight
+	started  bool
 }
 
-// sample is what a copy with w bytes in flight measures in 250 ms.
-func (d kneeDevice) sample(w int) Sample {
+// sample is what a copy with w bytes in flight measures in 250 ms. The
+// first, of a copy just started, saw a request sent alone.
+func (d *kneeDevice) sample(w int) Sample {
 	lat := time.Duration(max(d.knee, float64(w)+d.other) / d.bw * float64(time.Second))
 	thr := float64(w) / lat.Seconds()
-	return Sample{Elapsed: SampleEvery, Requests: 100, Latency: lat, Least: lat,
+	least := lat
+	if !d.started {
+		d.started = true
+		least = time.Duration(max(d.knee, d.other) / d.bw * float64(time.Second))
+	}
+	return Sample{Elapsed: SampleEvery, Requests: 100, Latency: lat, Least: least,
 		Bytes: int64(thr * SampleEvery.Seconds())}
 }
 
 // steps feeds the controller samples of the device, and returns the
 // mean window over them.
-func steps(n *Neighbour, d kneeDevice, sig Signals, samples int) int {
+func steps(n *Neighbour, d *kneeDevice, sig Signals, samples int) int {
 	sum := 0
 	for range samples {
 		n.Step(d.sample(n.Bytes()), sig)
@@ -33,16 +40,17 @@ func steps(n *Neighbour, d kneeDevice, sig Signals, samples int) int {
 	return sum / samples
 }
 
-// TestNeighbourKnee: alone, the window settles around the knee (full
+// TestNeighbourKnee: alone, the window comes down from every slot and
+// settles around the knee (full
 // speed, no standing queue); another load makes it shrink; a heavier one
 // finds it held at the floor of its solo speed; gone, it grows back.
 func TestNeighbourKnee(t *testing.T) {
 	const block, knee = 8 << 20, 6 << 20
-	d := kneeDevice{bw: 1 << 30, knee: knee}
+	d := &kneeDevice{bw: 1 << 30, knee: knee}
 	n := NewNeighbour(8, block, 4096)
-	steps(n, d, Signals{}, 40)
-	if w := n.Bytes(); w < knee*3/4 || w > 2*knee {
-		t.Fatalf("alone: window %d, want about the knee %d", w, knee)
+	steps(n, d, Signals{}, 20) // from every slot down to the knee
+	if w := steps(n, d, Signals{}, 20); w < knee*3/4 || w > 2*knee {
+		t.Fatalf("alone: mean window %d, want about the knee %d", w, knee)
 	}
 	solo := n.Report().SoloRate
 	if solo < 0.85*d.bw {
@@ -63,9 +71,9 @@ func TestNeighbourKnee(t *testing.T) {
 		t.Errorf("report %+v: held back and floor not said", r)
 	}
 	d.other = 0
-	steps(n, d, Signals{}, 40)
-	if w := n.Bytes(); w < knee*3/4 {
-		t.Errorf("load gone: window %d, want back near the knee %d", w, knee)
+	steps(n, d, Signals{}, 20)
+	if w := steps(n, d, Signals{}, 20); w < knee*3/4 || w > 2*knee {
+		t.Errorf("load gone: mean window %d, want back near the knee %d", w, knee)
 	}
 	r := n.Report()
 	if r.MinBytes >= r.MaxBytes || r.MedianBytes < r.MinBytes || r.MedianBytes > r.MaxBytes || r.LeastLatency == 0 {
@@ -80,7 +88,7 @@ func TestNeighbourCapped(t *testing.T) {
 	const block = 1 << 20
 	n := NewNeighbour(64, block, 4096)
 	capped := func(w int) Sample {
-		s := kneeDevice{bw: 1 << 30, knee: 4 << 20}.sample(w)
+		s := (&kneeDevice{bw: 1 << 30, knee: 4 << 20, started: true}).sample(w)
 		s.Bytes = min(s.Bytes, int64(100<<20*SampleEvery.Seconds()))
 		return s
 	}
@@ -98,7 +106,7 @@ func TestNeighbourCapped(t *testing.T) {
 // TestNeighbourSuffering: others suffering shrink the window even when
 // the copy's own latency does not show it.
 func TestNeighbourSuffering(t *testing.T) {
-	d := kneeDevice{bw: 1 << 30, knee: 32 << 20}
+	d := &kneeDevice{bw: 1 << 30, knee: 32 << 20}
 	n := NewNeighbour(8, 8<<20, 4096)
 	steps(n, d, Signals{}, 30)
 	before := n.Bytes()
@@ -112,7 +120,7 @@ func TestNeighbourSuffering(t *testing.T) {
 
 // TestNeighbourWindow: the windows it chooses from: two requests from
 // 64 KiB doubling to two blocks, then a block more at a time up to every
-// slot, more bytes each; it starts at the least.
+// slot, more bytes each; it starts at the most.
 func TestNeighbourWindow(t *testing.T) {
 	for _, c := range []struct {
 		slots, block int
@@ -129,7 +137,7 @@ func TestNeighbourWindow(t *testing.T) {
 			unit = 1 << 20
 		}
 		n := NewNeighbour(c.slots, c.block, unit)
-		if len(n.levels) != c.count || n.Window() != c.first || n.levels[len(n.levels)-1] != c.last {
+		if len(n.levels) != c.count || n.levels[0] != c.first || n.Window() != c.last {
 			t.Errorf("%d slots of %d: levels %+v", c.slots, c.block, n.levels)
 			continue
 		}

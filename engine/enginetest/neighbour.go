@@ -3,6 +3,7 @@ package enginetest
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,12 +24,12 @@ const (
 	kneeBW    = 24 << 20 // bytes per second the modelled device moves
 )
 
-// Neighbourly: alone, the controller's window grows from its least to
-// about the knee (the device's full speed, no standing queue: not the
-// slots' 1 MiB); another load on the device (the test says so, as the
-// disk's statistics would) makes it shrink; the copy is correct to the
-// byte. Under a rate cap the throughput does not grow with the window,
-// so the window stays small.
+// Neighbourly: alone, the controller's window comes down from every slot
+// (1 MiB) to about the knee (the device's full speed, no standing
+// queue); another load on the device (the test says so, as the disk's
+// statistics would) makes it shrink; the copy is correct to the byte.
+// Under a rate cap the throughput does not grow with the window, so the
+// window comes down to what the cap needs.
 func Neighbourly(t *testing.T, tg Target) {
 	t.Run("alone-then-loaded", func(t *testing.T) { neighbourLoaded(t, tg) })
 	t.Run("rate-cap", func(t *testing.T) { neighbourCapped(t, tg) })
@@ -61,9 +62,12 @@ func neighbourLoaded(t *testing.T, tg Target) {
 	if len(alone) == 0 || len(during) < 2 {
 		t.Fatalf("windows alone %v, loaded %v: too few samples", alone, during)
 	}
-	last := alone[len(alone)-1]
+	// After its first two samples (the latency of every slot in flight,
+	// then of the first cut), mostly about the knee; a probe up may be out
+	// now and then.
+	last := median(alone[min(2, len(alone)-1):])
 	if last < kneeBytes/2 || last > 2*kneeBytes {
-		t.Errorf("alone: windows %v end at %d bytes, want about the knee (%d)", alone, last, kneeBytes)
+		t.Errorf("alone: windows %v, median %d bytes, want about the knee (%d)", alone, last, kneeBytes)
 	}
 	if least := minOf(during); least >= last {
 		t.Errorf("another load: windows %v never below %d, the window alone", during, last)
@@ -86,11 +90,10 @@ func neighbourCapped(t *testing.T, tg Target) {
 		t.Fatal("the controller heard nothing")
 	}
 	// The least window (2 requests) moves 8 MiB/s on the model, more
-	// than the cap: more only waits for the cap. The startup's first
-	// doubling, judged on a sample that began before the copy did, may
-	// stay.
-	if most := maxOf(windows); most > 4*kneeBlock {
-		t.Errorf("capped at %d/s: windows %v, want at most 4 blocks of the %d", cap, windows, kneeSlots)
+	// than the cap: more only waits for the cap. It starts with every
+	// slot, and comes down.
+	if last := windows[len(windows)-1]; last > 4*kneeBlock {
+		t.Errorf("capped at %d/s: windows %v, want at most 4 blocks of the %d at the end", cap, windows, kneeSlots)
 	}
 }
 
@@ -183,6 +186,8 @@ type kneeBackend struct {
 	inFlight int64
 	due      map[int]time.Time // by slot
 	size     map[int]int64
+	done     []engine.Completion // completed by the backend, not yet due
+	got      []engine.Completion
 }
 
 func (b *kneeBackend) Submit(reqs []engine.Request) (int, error) {
@@ -201,18 +206,55 @@ func (b *kneeBackend) Submit(reqs []engine.Request) (int, error) {
 	return n, err
 }
 
+// Reap hands out the completions that are due, waiting for the first
+// one (at most timeout, when positive): each at its own time, so that
+// the engine measures each request's modelled latency, not the last of a
+// batch's.
 func (b *kneeBackend) Reap(out []engine.Completion, atLeast int, timeout time.Duration) (int, error) {
-	n, err := b.Backend.Reap(out, atLeast, timeout)
-	for _, c := range out[:n] {
-		if c.Slot < 0 {
-			continue
-		}
-		time.Sleep(time.Until(b.due[c.Slot]))
-		b.inFlight -= b.size[c.Slot]
-		delete(b.due, c.Slot)
-		delete(b.size, c.Slot)
+	if cap(b.got) < len(out) {
+		b.got = make([]engine.Completion, len(out))
 	}
-	return n, err
+	wait, start := 1, time.Now()
+	if len(b.done) > 0 || atLeast == 0 {
+		wait = 0 // take what is there, without waiting
+	}
+	n, err := b.Backend.Reap(b.got[:len(out)], wait, timeout)
+	b.done = append(b.done, b.got[:n]...)
+	if err != nil || len(b.done) == 0 {
+		return 0, err
+	}
+	first := b.dueOf(b.done[0])
+	for _, c := range b.done {
+		if d := b.dueOf(c); d.Before(first) {
+			first = d
+		}
+	}
+	if timeout > 0 && first.After(start.Add(timeout)) {
+		time.Sleep(time.Until(start.Add(timeout)))
+		return 0, nil
+	}
+	time.Sleep(time.Until(first))
+	now, k, kept := time.Now(), 0, b.done[:0]
+	for _, c := range b.done {
+		if k < len(out) && !b.dueOf(c).After(now) {
+			out[k] = c
+			k++
+			b.inFlight -= b.size[c.Slot]
+			delete(b.due, c.Slot)
+			delete(b.size, c.Slot)
+		} else {
+			kept = append(kept, c)
+		}
+	}
+	b.done = kept
+	return k, nil
+}
+
+func (b *kneeBackend) dueOf(c engine.Completion) time.Time {
+	if c.Slot < 0 {
+		return time.Time{} // a barrier: at once
+	}
+	return b.due[c.Slot]
 }
 
 func minOf(s []int) int {
@@ -221,6 +263,12 @@ func minOf(s []int) int {
 		m = min(m, v)
 	}
 	return m
+}
+
+func median(s []int) int {
+	sorted := slices.Clone(s)
+	slices.Sort(sorted)
+	return sorted[len(sorted)/2]
 }
 
 func maxOf(s []int) int {
