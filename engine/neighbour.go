@@ -38,8 +38,8 @@ import (
 // rate cap's; tests feed it samples or run it against modelled devices.
 type Neighbour struct {
 	block   int
-	levels  []Window // the windows it chooses from, fewest bytes first
-	at      int      // the window now: levels[at]
+	levels  []Window              // the windows it chooses from, fewest bytes first
+	at      int                   // the window now: levels[at]
 	least   map[int]*leastLatency // by request size
 	clock   time.Duration         // the samples' time, summed
 	solo    float64               // bytes per second alone, the best seen
