@@ -270,11 +270,3 @@ func median(s []int) int {
 	slices.Sort(sorted)
 	return sorted[len(sorted)/2]
 }
-
-func maxOf(s []int) int {
-	m := s[0]
-	for _, v := range s {
-		m = max(m, v)
-	}
-	return m
-}
