@@ -63,11 +63,12 @@ type jsonReport struct {
 	StateFile  string                 `json:"state_file,omitempty"`
 	ResumeFrom int64                  `json:"resume_from,omitempty"`
 	// Sharing a busy host (share.go, yield.go).
-	MaxRate      int64         `json:"max_rate"` // the cap at the end, bytes/s; 0 for none
-	AchievedRate float64       `json:"achieved_rate"`
-	IOPrio       string        `json:"ioprio"`
-	IOLimits     []jsonIOLimit `json:"io_limits"`
-	Yield        *jsonYield    `json:"yield"`
+	MaxRate      int64          `json:"max_rate"` // the cap at the end, bytes/s; 0 for none
+	AchievedRate float64        `json:"achieved_rate"`
+	IOPrio       string         `json:"ioprio"`
+	IOLimits     []jsonIOLimit  `json:"io_limits"`
+	Yield        *jsonYield     `json:"yield"`
+	Neighbour    *jsonNeighbour `json:"neighbour"`
 }
 
 func toJSON(o copier.Options, r copier.Report, err error) jsonReport {
@@ -97,6 +98,7 @@ func toJSON(o copier.Options, r copier.Report, err error) jsonReport {
 	addTrust(&j, r)
 	j.MaxRate, j.AchievedRate, j.IOPrio, j.IOLimits = r.MaxRate, r.Rate(), r.IOPrio, ioLimitsJSON(r.IOLimits)
 	j.Yield = yieldJSON(r.Yield)
+	j.Neighbour = neighbourJSON(r.Neighbour)
 	return j
 }
 
@@ -145,9 +147,9 @@ func rangeDone(r copier.Report) int64 { return r.Bytes + r.BytesHoles + r.BytesZ
 // printSummary is the one human line at the end.
 func printSummary(w io.Writer, r copier.Report, verb string) {
 	total := rangeDone(r)
-	fmt.Fprintf(w, "ringcp: %s %s in %.2f s (%s), CPU %.2f s, engine %s%s%s\n",
+	fmt.Fprintf(w, "ringcp: %s %s in %.2f s (%s), CPU %.2f s, engine %s%s%s%s\n",
 		verb, units.Format(total), r.Seconds, units.Rate(total, r.Seconds), r.CPUSeconds, r.Engine,
-		sparseNote(r), fallbackNote(r))
+		sparseNote(r), fallbackNote(r), heldNote(r.Neighbour))
 }
 
 // sparseNote splits the total when not everything was data.

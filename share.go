@@ -6,6 +6,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/engine"
@@ -62,4 +63,36 @@ func checkIOPrio(s string) error {
 		return fmt.Errorf("--ioprio: %w", err)
 	}
 	return nil
+}
+
+// jsonNeighbour is what the good neighbour chose, in --json; null when
+// --queue-depth was given.
+type jsonNeighbour struct {
+	MinBytes        int64   `json:"min_bytes_in_flight"`
+	MedianBytes     int64   `json:"median_bytes_in_flight"`
+	MaxBytes        int64   `json:"max_bytes_in_flight"`
+	LeastLatencySec float64 `json:"least_latency_seconds"`
+	SoloRate        float64 `json:"solo_rate"`
+	HeldSeconds     float64 `json:"held_seconds"`
+	LowestShare     float64 `json:"lowest_share"`
+	FloorSeconds    float64 `json:"floor_seconds"`
+	Floor           float64 `json:"floor"`
+	Samples         int     `json:"samples"`
+}
+
+func neighbourJSON(n *copier.NeighbourReport) *jsonNeighbour {
+	if n == nil {
+		return nil
+	}
+	return &jsonNeighbour{MinBytes: n.MinBytes, MedianBytes: n.MedianBytes, MaxBytes: n.MaxBytes,
+		LeastLatencySec: round(n.LeastLatency, 6), SoloRate: math.Round(n.SoloRate), HeldSeconds: round(n.HeldSeconds, 2),
+		LowestShare: round(n.LowestShare, 3), FloorSeconds: round(n.FloorSeconds, 2), Floor: n.Floor, Samples: n.Samples}
+}
+
+// heldNote says in the summary when others held the copy back.
+func heldNote(n *copier.NeighbourReport) string {
+	if held := n.Held(); held != "" {
+		return "; " + held
+	}
+	return ""
 }

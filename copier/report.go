@@ -44,6 +44,9 @@ type Report struct {
 	// Yield is what the yield controller did (Options.Yield), nil when
 	// it did not run.
 	Yield *YieldReport
+	// Neighbour is what the good neighbour chose (neighbour.go), nil when
+	// the queue depth was given, or in a batch (BatchReport's).
+	Neighbour *NeighbourReport
 	// Notes are what Run decided or met that Plan.Notes could not say
 	// yet: how a new DST was created, why an offload gave way, a side
 	// that stayed buffered.

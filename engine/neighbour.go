@@ -38,6 +38,7 @@ import (
 // rate cap's; tests feed it samples or run it against modelled devices.
 type Neighbour struct {
 	block   int
+	slots   int
 	levels  []Window              // the windows it chooses from, fewest bytes first
 	at      int                   // the window now: levels[at]
 	least   map[int]*leastLatency // by request size
@@ -49,6 +50,7 @@ type Neighbour struct {
 	wait    int                   // samples to wait before the next probe
 	flip    bool                  // the next probe goes down
 	others  bool                  // Signals.Others at the last sample
+	samples int
 	floorAt int                   // the level the floor last grew it to: no shrink below; -1 for none
 	hold    int                   // samples to let pass before judging a change
 	hist    map[int]time.Duration // time spent at each window, for the median
@@ -104,6 +106,7 @@ func NewNeighbour(slots, block, unit int) *Neighbour {
 	n := &Neighbour{block: block, prev: level{at: -1}, floorAt: -1,
 		least: map[int]*leastLatency{}, hist: map[int]time.Duration{}, wait: neighbourProbeEvery}
 	slots, unit = max(slots, 1), max(unit, 1)
+	n.slots = slots
 	pair := min(2, slots)
 	for r := min(block, max(unit, alignDown(neighbourMinRequest, unit))); r < block; r *= 2 {
 		n.levels = append(n.levels, Window{Depth: pair, Request: r})
@@ -114,6 +117,9 @@ func NewNeighbour(slots, block, unit int) *Neighbour {
 	n.at = len(n.levels) - 1
 	return n
 }
+
+// Slots is how many buffers it sizes the window over.
+func (n *Neighbour) Slots() int { return n.slots }
 
 // Window is the depth and request size now.
 func (n *Neighbour) Window() Window { return n.levels[n.at] }
@@ -159,6 +165,7 @@ func (n *Neighbour) down(bytes int) int {
 // the window.
 func (n *Neighbour) Step(s Sample, sig Signals) Window {
 	n.clock += s.Elapsed
+	n.samples++
 	if sig.Others != n.others {
 		n.others, n.wait = sig.Others, neighbourProbeEvery // others came or went: probe soon
 		n.floorAt = -1
@@ -360,19 +367,24 @@ type NeighbourReport struct {
 	// the window from shrinking further.
 	FloorSeconds float64
 	Floor        float64
+	// Samples is how many samples it heard: 0 for a copy shorter than
+	// SampleEvery, which kept the window it started with.
+	Samples int
 }
 
 // Report is what the controller chose so far.
 func (n *Neighbour) Report() NeighbourReport {
 	r := n.rep
-	r.SoloRate, r.Floor = n.solo, neighbourFloor
+	r.SoloRate, r.Floor, r.Samples = n.solo, neighbourFloor, n.samples
 	var total time.Duration
 	sizes := make([]int, 0, len(n.hist))
 	for b, d := range n.hist {
 		sizes = append(sizes, b)
 		total += d
 	}
-	if len(sizes) == 0 {
+	if len(sizes) == 0 { // not one sample yet: the window it starts with
+		w := int64(n.Bytes())
+		r.MinBytes, r.MedianBytes, r.MaxBytes = w, w, w
 		return r
 	}
 	slices.Sort(sizes)
