@@ -78,6 +78,7 @@ type jsonNeighbour struct {
 	FloorSeconds    float64 `json:"floor_seconds"`
 	Floor           float64 `json:"floor"`
 	Samples         int     `json:"samples"`
+	OthersSeconds   float64 `json:"others_seconds"`
 }
 
 func neighbourJSON(n *copier.NeighbourReport) *jsonNeighbour {
@@ -86,7 +87,8 @@ func neighbourJSON(n *copier.NeighbourReport) *jsonNeighbour {
 	}
 	return &jsonNeighbour{MinBytes: n.MinBytes, MedianBytes: n.MedianBytes, MaxBytes: n.MaxBytes,
 		LeastLatencySec: round(n.LeastLatency, 6), SoloRate: math.Round(n.SoloRate), HeldSeconds: round(n.HeldSeconds, 2),
-		LowestShare: round(n.LowestShare, 3), FloorSeconds: round(n.FloorSeconds, 2), Floor: n.Floor, Samples: n.Samples}
+		LowestShare: round(n.LowestShare, 3), FloorSeconds: round(n.FloorSeconds, 2), Floor: n.Floor, Samples: n.Samples,
+		OthersSeconds: round(n.OthersSeconds, 2)}
 }
 
 // heldNote says in the summary when others held the copy back.

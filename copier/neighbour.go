@@ -91,7 +91,8 @@ func (g *governor) neighbourReport() *NeighbourReport {
 	r := g.nbFirst.Report()
 	return &NeighbourReport{MinBytes: r.MinBytes, MedianBytes: r.MedianBytes, MaxBytes: r.MaxBytes,
 		LeastLatency: r.LeastLatency.Seconds(), SoloRate: r.SoloRate, HeldSeconds: r.HeldSeconds,
-		LowestShare: r.LowestShare, FloorSeconds: r.FloorSeconds, Floor: r.Floor, Samples: r.Samples}
+		LowestShare: r.LowestShare, FloorSeconds: r.FloorSeconds, Floor: r.Floor, Samples: r.Samples,
+		OthersSeconds: r.OthersSeconds}
 }
 
 // NeighbourReport is what the good neighbour chose during a copy whose
@@ -114,6 +115,8 @@ type NeighbourReport struct {
 	// Samples is how many times it looked (four a second): 0 for a copy
 	// too short to, which kept every slot.
 	Samples int
+	// OthersSeconds is the time others used the copy's disks.
+	OthersSeconds float64
 }
 
 // String says what it chose, for -v.
@@ -122,6 +125,9 @@ func (r *NeighbourReport) String() string {
 		units.Format(r.MinBytes), units.Format(r.MaxBytes), units.Format(r.MedianBytes), r.LeastLatency*1e3)
 	if r.SoloRate > 0 {
 		s += fmt.Sprintf(", alone %s/s", units.Format(int64(r.SoloRate)))
+	}
+	if r.OthersSeconds > 0 {
+		s += fmt.Sprintf(", others used the disks %.1f s", r.OthersSeconds)
 	}
 	if held := r.Held(); held != "" {
 		s += "; " + held

@@ -166,6 +166,9 @@ func (n *Neighbour) down(bytes int) int {
 func (n *Neighbour) Step(s Sample, sig Signals) Window {
 	n.clock += s.Elapsed
 	n.samples++
+	if sig.Others {
+		n.rep.OthersSeconds += s.Elapsed.Seconds()
+	}
 	if sig.Others != n.others {
 		n.others, n.wait = sig.Others, neighbourProbeEvery // others came or went: probe soon
 		n.floorAt = -1
@@ -370,6 +373,8 @@ type NeighbourReport struct {
 	// Samples is how many samples it heard: 0 for a copy shorter than
 	// SampleEvery, which kept the window it started with.
 	Samples int
+	// OthersSeconds is the time others used the disks (Signals.Others).
+	OthersSeconds float64
 }
 
 // Report is what the controller chose so far.
