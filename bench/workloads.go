@@ -125,6 +125,22 @@ var workloads = []Workload{
 		Foreground: true,
 		Optional:   true,
 	},
+	{
+		Name:       "busy-mq-deadline",
+		Desc:       "the busy workload with the disk's scheduler set to mq-deadline for it (and put back)",
+		Setup:      setupBusySched("mq-deadline"),
+		Tools:      busyTools,
+		Foreground: true,
+		Optional:   true,
+	},
+	{
+		Name:       "busy-bfq",
+		Desc:       "the busy workload with the disk's scheduler set to bfq for it (and put back)",
+		Setup:      setupBusySched("bfq"),
+		Tools:      busyTools,
+		Foreground: true,
+		Optional:   true,
+	},
 }
 
 func findWorkload(name string) (*Workload, error) {
