@@ -142,8 +142,27 @@ func startForeground(ctx context.Context, p *Pair) (*foreground, error) {
 	if err := f.cmd.Start(); err != nil {
 		return nil, err
 	}
+	waitReading(f.cmd.Process.Pid, 10*time.Second)
 	time.Sleep(fgRamp + 100*time.Millisecond)
 	return f, nil
+}
+
+// waitReading waits until a process that fio started (its job) has read
+// from storage, at most limit. fio defers a SIGINT that comes while it
+// sets its job up, then never writes its figures: the foreground of a
+// copy shorter than fio's start (a -quick run) came back empty.
+func waitReading(pid int, limit time.Duration) {
+	for end := time.Now().Add(limit); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+		for _, kid := range strings.Fields(string(kids)) {
+			io, _ := os.ReadFile("/proc/" + kid + "/io")
+			for _, line := range strings.Split(string(io), "\n") {
+				if n, ok := strings.CutPrefix(line, "read_bytes: "); ok && n != "0" {
+					return
+				}
+			}
+		}
+	}
 }
 
 // stop ends fio (SIGINT: it prints its figures and exits) and reads them.

@@ -35,6 +35,9 @@ type Workload struct {
 	// Optional keeps the workload out of the default -workloads list; it
 	// runs when named, and in -quick mode.
 	Optional bool
+	// NotQuick keeps it out of -quick too: the busy workload under a
+	// scheduler runs busy's tools again, and sets a machine-wide setting.
+	NotQuick bool
 }
 
 // errSkip wraps the reason a workload or tool cannot run here.
@@ -132,6 +135,7 @@ var workloads = []Workload{
 		Tools:      busyTools,
 		Foreground: true,
 		Optional:   true,
+		NotQuick:   true,
 	},
 	{
 		Name:       "busy-bfq",
@@ -140,6 +144,7 @@ var workloads = []Workload{
 		Tools:      busyTools,
 		Foreground: true,
 		Optional:   true,
+		NotQuick:   true,
 	},
 }
 
