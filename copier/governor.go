@@ -254,5 +254,8 @@ func (p *Plan) MaxRate() int64 { return p.gov.capNow() }
 // the limiter's burst is one block.
 func (p *Plan) startGovernor() error {
 	p.gov = newGovernor(p.opts.MaxRate, p.BlockSize, p.unit(), p.QueueDepth, p.opts.BlockSize > 0, p.opts.QueueDepth == 0)
+	if p.gov.adapt && p.QueueDepth > 1 {
+		p.note("good neighbour: the bytes in flight follow the latency measured, from all %d slots down (a given queue depth stays)", p.QueueDepth)
+	}
 	return nil
 }
