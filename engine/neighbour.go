@@ -44,6 +44,7 @@ type Neighbour struct {
 	least   map[int]*leastLatency // by request size
 	clock   time.Duration         // the samples' time, summed
 	solo    float64               // bytes per second alone, the best seen
+	best    float64               // the best seen, others there or not
 	prev    level                 // the window before the last step up (a level), and its throughput
 	probing int                   // the last change was a probe not yet judged: +1 up, -1 down
 	steady  int                   // samples since the last change
@@ -194,7 +195,7 @@ func (n *Neighbour) Step(s Sample, sig Signals) Window {
 		n.hold--
 		return n.Window()
 	}
-	if thr >= 0.9*n.solo {
+	if thr >= 0.9*n.soloRate() {
 		n.floorAt = -1 // as fast as alone: the load that starved it went
 	}
 	n.decide(v)
@@ -204,8 +205,11 @@ func (n *Neighbour) Step(s Sample, sig Signals) Window {
 // learn keeps the least latency at the request size now, and the solo
 // speed; it returns the least to judge the latency against.
 func (n *Neighbour) learn(s Sample, sig Signals, thr float64) time.Duration {
-	if !sig.Others && (sig.Cap == 0 || thr < sig.Cap*0.9) {
-		n.solo = max(n.solo, thr) // a rate cap's speed is not the device's
+	if sig.Cap == 0 || thr < sig.Cap*0.9 { // a rate cap's speed is not the device's
+		n.best = max(n.best, thr)
+		if !sig.Others {
+			n.solo = max(n.solo, thr)
+		}
 	}
 	ll := n.least[n.request()]
 	if ll == nil {
@@ -247,10 +251,19 @@ func (n *Neighbour) bounded(least time.Duration) time.Duration {
 	return least
 }
 
+// soloRate is the speed alone, or, for a copy that never was (others
+// used the disk from its start), the best it moved: a floor it holds.
+func (n *Neighbour) soloRate() float64 {
+	if n.solo > 0 {
+		return n.solo
+	}
+	return n.best
+}
+
 // starved: the copy moves less than the floor of its solo speed (and of
 // the cap), where a larger window could help.
 func (n *Neighbour) starved(thr float64, sig Signals) bool {
-	floor := neighbourFloor * n.solo
+	floor := neighbourFloor * n.soloRate()
 	if sig.Cap > 0 {
 		floor = min(floor, 0.9*sig.Cap)
 	}
@@ -344,9 +357,9 @@ func (n *Neighbour) account(dt time.Duration, thr float64, sig Signals, starved 
 	if starved {
 		n.rep.FloorSeconds += dt.Seconds()
 	}
-	if sig.Others && n.solo > 0 && thr < 0.9*n.solo {
+	if solo := n.soloRate(); sig.Others && solo > 0 && thr < 0.9*solo {
 		n.rep.HeldSeconds += dt.Seconds()
-		share := thr / n.solo
+		share := thr / solo
 		if n.rep.LowestShare == 0 || share < n.rep.LowestShare {
 			n.rep.LowestShare = share
 		}

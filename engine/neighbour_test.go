@@ -148,3 +148,21 @@ func TestNeighbourWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestNeighbourNeverAlone: others used the disk from the copy's start,
+// so it never moved alone: the floor is half the best it moved, and a
+// load that only grows never takes it below.
+func TestNeighbourNeverAlone(t *testing.T) {
+	const knee = 6 << 20
+	d := &kneeDevice{bw: 1 << 30, knee: knee, other: knee}
+	n := NewNeighbour(8, 8<<20, 4096)
+	steps(n, d, Signals{Others: true}, 20)
+	first := d.sample(n.Bytes())
+	best := float64(first.Bytes) / first.Elapsed.Seconds() // about what it moved at best
+	d.other = 8 * knee
+	steps(n, d, Signals{Others: true}, 40)
+	s := d.sample(n.Bytes())
+	if thr := float64(s.Bytes) / s.Elapsed.Seconds(); thr < 0.8*neighbourFloor*best {
+		t.Errorf("never alone: %.0f B/s under a heavier load, the best was %.0f", thr, best)
+	}
+}
