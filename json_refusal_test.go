@@ -21,6 +21,8 @@ var jsonFields = []string{
 	"schema", "version", "outcome", "exit_code", "src_offset", "dst_offset", "length",
 	// issue 13
 	"max_rate", "achieved_rate", "ioprio", "io_limits", "yield",
+	// issue 27
+	"neighbour",
 }
 
 // jsonOf runs the command and decodes the one object it prints on stdout.
