@@ -1,6 +1,7 @@
 package copier
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 
@@ -146,4 +147,24 @@ func (r *NeighbourReport) Held() string {
 		s += fmt.Sprintf(" (its floor of %.0f%% kept it moving %.1f s)", 100*r.Floor, r.FloorSeconds)
 	}
 	return s
+}
+
+// MarshalJSON: bytes in flight as integers, times in ms, the least
+// latency in µs, shares from 0 to 1.
+func (r NeighbourReport) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		MinBytes          int64   `json:"min_bytes_in_flight"`
+		MedianBytes       int64   `json:"median_bytes_in_flight"`
+		MaxBytes          int64   `json:"max_bytes_in_flight"`
+		LeastLatency      int64   `json:"least_latency_microseconds"`
+		SoloRate          int64   `json:"solo_rate"`
+		HeldMilliseconds  int64   `json:"held_milliseconds"`
+		LowestShare       float64 `json:"lowest_share"`
+		FloorMilliseconds int64   `json:"floor_milliseconds"`
+		Floor             float64 `json:"floor"`
+		Samples           int     `json:"samples"`
+		OthersMillis      int64   `json:"others_milliseconds"`
+	}{r.MinBytes, r.MedianBytes, r.MaxBytes, int64(math.Round(r.LeastLatency * 1e6)), int64(math.Round(r.SoloRate)),
+		Milliseconds(r.HeldSeconds), round3(r.LowestShare), Milliseconds(r.FloorSeconds), r.Floor, r.Samples,
+		Milliseconds(r.OthersSeconds)})
 }
