@@ -39,7 +39,7 @@ func printSummary(w io.Writer, r copier.Report, verb string) {
 	total := rangeDone(r)
 	fmt.Fprintf(w, "ringcp: %s %s in %.2f s (%s), CPU %.2f s, engine %s%s%s%s\n",
 		verb, units.Format(total), r.Seconds, units.Rate(total, r.Seconds), r.CPUSeconds, r.Engine,
-		sparseNote(r), fallbackNote(r), slowdownNote(r))
+		sparseNote(r), fallbackNote(r), slowdownNote(r)+heldNote(r.Neighbour))
 }
 
 // slowdownNote says what held the copy back on purpose, so that a rate
@@ -61,6 +61,16 @@ func slowdownNote(r copier.Report) string {
 		return ""
 	}
 	return "; " + strings.Join(parts, "; ")
+
+}
+
+// heldNote says in the summary when others held the copy back (the good
+// neighbour, issue 27).
+func heldNote(n *copier.NeighbourReport) string {
+	if held := n.Held(); held != "" {
+		return "; " + held
+	}
+	return ""
 }
 
 // sparseNote splits the total when not everything was data.

@@ -66,7 +66,7 @@ func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
 		return nil, refuse(KindBadInput, "", fmt.Sprintf("the rate cap's burst of %d bytes is smaller than a block (%d)", bo.Rate.Burst(), b.BlockSize))
 	}
 	if bo.Rate == nil {
-		b.gov = newGovernor(bo.MaxRate, b.BlockSize, b.unit(), b.Slots, false)
+		b.gov = newGovernor(bo.MaxRate, b.BlockSize, b.unit(), b.Slots, false, b.depthChosen())
 		b.rate = b.gov.lim
 	}
 	return b, nil
@@ -99,6 +99,17 @@ func (b *Batch) close() {
 			p.Close()
 		}
 	}
+}
+
+// depthChosen: no job asked for a queue depth, so the batch's good
+// neighbour sizes the shared budget's bytes in flight.
+func (b *Batch) depthChosen() bool {
+	for _, p := range b.Plans {
+		if p.opts.QueueDepth > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // sizeBudget gives the batch its shared buffers (batchSizes).

@@ -53,6 +53,9 @@ type Report struct {
 	// Yield is what the yield controller did (Options.Yield), nil when
 	// it did not run.
 	Yield *YieldReport `json:"yield"`
+	// Neighbour is what the good neighbour chose (neighbour.go): nil when
+	// the queue depth was given, or in a batch.
+	Neighbour *NeighbourReport `json:"neighbour"`
 	// Notes are what Run decided or met that Plan.Notes could not say
 	// yet: how a new DST was created, why an offload gave way, a side
 	// that stayed buffered.

@@ -55,6 +55,9 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 	if rep.Yield = y.stop(); rep.Yield != nil {
 		rep.note("%s", rep.Yield)
 	}
+	if rep.Neighbour = p.gov.neighbourReport(); rep.Neighbour != nil && rep.Neighbour.Samples > 0 {
+		rep.note("%s", rep.Neighbour)
+	}
 	a.undrained = errors.Is(err, engine.ErrUndrained)
 	rep.Seconds, rep.CPUSeconds = time.Since(start).Seconds(), cpuTime()-cpu0
 	rep.MaxRate = p.gov.capNow()
