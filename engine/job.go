@@ -49,6 +49,9 @@ type Job struct {
 	// blocks are overwrites, which ext4 and XFS run in parallel.
 	Preallocate bool
 	Sparse
+	// Changed restricts the copy to some ranges, or to what differs
+	// (changed.go, sync.go).
+	Changed
 	// Observer, when not nil, sees the data as it is read, the holes, and
 	// the barriers (observe.go).
 	Observer Observer
@@ -142,6 +145,7 @@ type Stats struct {
 	// still change beyond Contiguous (never within it: a chunk counts
 	// there only once all its writes completed).
 	InFlight int
+	SyncStats
 }
 
 // slotBuffers are the buffers of every slot the copy may use.

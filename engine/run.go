@@ -225,6 +225,7 @@ func (r *run) plan() (starved bool) {
 // planned: no chunk is left to start (the range is planned, or the copy
 // is stopping). The budget then stops counting this copy for fair shares.
 func (r *run) planned() bool {
+	r.skipGap()
 	done := r.planner.done() || r.stopping()
 	if done {
 		r.member.want(false)
@@ -332,7 +333,7 @@ func (r *run) readDone(idx int, s *slot, n int) {
 		// was checked against SRC's size, so SRC shrank under us (or, in
 		// a read pass, the file is shorter than its range).
 		cause := ErrSourceShrank
-		if r.job.Check != nil {
+		if r.job.Check != nil || s.phase == phaseReadDst {
 			cause = ErrEndedEarly
 		}
 		r.fail(r.opError(s, cause))
@@ -343,8 +344,12 @@ func (r *run) readDone(idx int, s *slot, n int) {
 		r.queue(idx)
 		return
 	}
-	if r.job.Check != nil && s.phase == phaseReadDst {
-		r.checkRead(idx, s)
+	if s.phase == phaseReadDst {
+		if r.job.Check != nil {
+			r.checkRead(idx, s)
+		} else {
+			r.syncRead(idx, s)
+		}
 		return
 	}
 	r.stats.BytesRead += int64(s.n)
@@ -356,6 +361,11 @@ func (r *run) readDone(idx int, s *slot, n int) {
 	}
 	if r.job.Check != nil {
 		r.checkRead(idx, s)
+		return
+	}
+	if r.job.syncing() {
+		s.phase, s.done = phaseReadDst, 0 // DST's side of the chunk next
+		r.queue(idx)
 		return
 	}
 	r.nextSegment(idx)

@@ -37,6 +37,9 @@ type slot struct {
 	// short transfer that cannot advance.
 	start, done int
 	retry       retryState // -EAGAIN/-EINTR in a row for its request
+	// A sync's differing runs of the chunk, and the next one to write.
+	changes []change
+	change  int
 }
 
 // reading: the slot's request reads, so nobody waits for it once the
