@@ -226,6 +226,9 @@ func (f *fileEnd) checkSame(file *os.File) error {
 // cut gives an existing file DST that the copy replaces from DstOffset on
 // (SizeTruncate) that size, once nothing is left to acquire.
 func (d *dest) cut(p *Plan) error {
+	if err := p.sizeForSync(d); err != nil {
+		return err
+	}
 	if !p.truncate || !d.end.ep.exists {
 		return nil
 	}

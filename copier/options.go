@@ -162,6 +162,9 @@ type Options struct {
 	ProgressInterval time.Duration
 	// NBD tunes the ends that are NBD URIs (export_linux.go).
 	NBD NBDOptions
+	// OnlyChanged restricts the copy to some ranges, or makes it a sync
+	// (changed.go).
+	OnlyChanged
 }
 
 // Limits on what a user may ask for.

@@ -11,15 +11,15 @@ func Prepare(opts Options) (*Plan, error) {
 		p.Close() // the connections to NBD ends
 		return nil, err
 	}
-	p.meter = newMeter(p.opts.Progress, p.Length)
+	p.meter = newMeter(p.opts.Progress, p.workLength())
 	return p, nil
 }
 
 // prepare runs Prepare's steps in order: look at both ends, check
 // everything, then decide.
 func (p *Plan) prepare() error {
-	steps := []func() error{p.inspectEnds, p.checkEndsAlone, p.checkRange, p.checkResume, p.checkSameObject, p.checkEnds, p.checkDestSize,
-		p.chooseDirect, p.findLimits, p.chooseSizes, p.chooseIOPrio, p.chooseSparse, p.chooseOffload, p.chooseTrust, p.startGovernor, p.checkSpace, p.chooseEngine}
+	steps := []func() error{p.inspectEnds, p.checkEndsAlone, p.checkRange, p.checkChanged, p.checkResume, p.checkSameObject, p.checkEnds, p.checkDestSize,
+		p.chooseDirect, p.findLimits, p.chooseSizes, p.chooseIOPrio, p.chooseSparse, p.chooseOffload, p.chooseChanged, p.chooseTrust, p.startGovernor, p.checkSpace, p.chooseEngine}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err

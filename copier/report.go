@@ -32,6 +32,8 @@ type Report struct {
 	// without a gap; DstState says what DST holds (after a failure too).
 	Contiguous int64
 	DstState   DstState
+	// SyncReport: what a sync or a restricted copy did (changed.go).
+	SyncReport
 	// MaxRate is the rate cap when the copy ended (Plan.SetMaxRate may
 	// have changed Options.MaxRate meanwhile), in bytes per second; 0
 	// for none.

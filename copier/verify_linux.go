@@ -40,7 +40,7 @@ import (
 
 // dstAccess is how DST is opened: read-write when it is read back.
 func (p *Plan) dstAccess() int {
-	if p.opts.Verify {
+	if p.opts.Verify || p.changed.syncing {
 		return os.O_RDWR
 	}
 	return os.O_WRONLY
