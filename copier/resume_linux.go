@@ -10,15 +10,18 @@ import (
 	"time"
 
 	"github.com/ringcp/ringcp/align"
+	"github.com/ringcp/ringcp/internal/safedir"
 	"github.com/ringcp/ringcp/internal/units"
 	"golang.org/x/sys/unix"
 )
 
-// A resumable copy (Options.Resume) records in a state file (state.go)
+// A resumable copy (Options.Resume) records in a state file (state_linux.go, its types in state.go)
 // the prefix of the range that a completed fdatasync of DST covers, after
 // every periodic barrier (Options.SyncEvery). Run again with the same
 // SRC, DST and range, it checks that SRC and DST are the very ones the
-// state describes, unchanged, and copies only the rest.
+// state describes (identity_linux.go), that the part recorded as copied
+// is still what the earlier run wrote (resumecheck_linux.go), and copies
+// only the rest.
 //
 // A new DST cannot be an unnamed inode then (a kill would lose it, and
 // the work with it): it is copied under the visible name DST.ringcp-partial
@@ -88,20 +91,30 @@ func (f *fileEnd) checkResumed(p *Plan) error {
 }
 
 // target is the path the copy writes: DST, or the partial file of a new
-// DST that an earlier run began.
+// DST that an earlier run began. Names are compared with their folders
+// resolved: k2.img and /abs/k2.img are one DST.
 func (r *resumePlan) target(dst string) (string, error) {
 	st := r.state
 	if st == nil || st.Partial == "" {
 		return dst, nil
 	}
-	if st.Partial != r.partial {
-		return "", refuse(KindChanged, dst, fmt.Sprintf("the resume state %s is for a copy into %s: remove it, or give this copy its own Options.StatePath", r.statePath, st.Partial))
+	if st.Partial != newFileKey(r.partial) {
+		return "", refuse(KindChanged, dst, fmt.Sprintf("the resume state %s records a copy into %s, not into this DST: give this copy a state file of its own (Options.StatePath), or run the copy the state records", r.statePath, st.Partial))
 	}
-	if _, err := os.Lstat(r.partial); err == nil {
+	_, partialErr := os.Lstat(r.partial)
+	_, dstErr := os.Lstat(dst)
+	switch {
+	case partialErr == nil && dstErr == nil:
+		return "", refuse(KindChanged, dst, fmt.Sprintf("exists now, but the resume state %s records a new DST being copied into %s: a DST that appeared meanwhile is never replaced; move it away to finish the copy, or remove %s and the state to keep it", r.statePath, r.partial, r.partial))
+	case partialErr == nil:
+		// Only a partial file of this user's own is resumed: one another
+		// user put there (or a symlink) would get SRC's bytes.
+		if err := safedir.LstatOwn(r.partial); err != nil {
+			return "", refuse(KindPermission, dst, err.Error()+"; it is not resumed: remove it and "+r.statePath+" to start over")
+		}
 		r.newDst = true
 		return r.partial, nil
-	}
-	if _, err := os.Lstat(dst); err != nil {
+	case dstErr != nil:
 		return "", refuse(KindChanged, dst, fmt.Sprintf("the resume state %s records a copy into %s, which is gone: remove the state to start over", r.statePath, r.partial))
 	}
 	// The partial file is gone and DST is there: the earlier run renamed
@@ -110,32 +123,64 @@ func (r *resumePlan) target(dst string) (string, error) {
 	return dst, nil
 }
 
-// checkResume holds a found state against SRC, DST and the range, and
-// settles where the copy starts. A fresh start needs nothing.
+// checkResume holds a found state against SRC, DST, the range and the
+// size policy, and settles where the copy starts. A fresh start needs
+// nothing but the identities, for the state it will write.
 func (p *Plan) checkResume() error {
-	r, o := p.resume, &p.opts
+	r := p.resume
 	if r == nil {
 		return nil
+	}
+	r.owns = p.truncate || r.newDst || (r.state != nil && r.state.Partial != "")
+	var err error
+	if r.src, err = p.src.identity(); err != nil {
+		return err
+	}
+	if r.dst, err = p.dst.identity(); err != nil {
+		return err
 	}
 	if r.state == nil {
 		p.note("resume: no state at %s: the copy starts from the beginning and records its progress there", r.statePath)
 		return nil
 	}
-	p.truncate = false // what was copied stays
-	st, again := r.state, fmt.Sprintf("; remove %s to start over", r.statePath)
-	if why := st.Src.differs(p.src.identity()); why != "" {
-		return refuse(KindChanged, o.Src, "changed since the copy that the resume state records: "+why+again)
+	if err := p.sameCopy(); err != nil {
+		return err
 	}
-	if why := st.Dst.differs(p.dst.identity()); why != "" {
-		return refuse(KindChanged, p.dst.path, "is not the DST the resume state records: "+why+again)
-	}
-	if st.SrcOffset != o.SrcOffset || st.DstOffset != o.DstOffset || st.Length != p.Length {
-		return refuse(KindChanged, "", fmt.Sprintf("the resume state %s records the range %d+%d to offset %d, this copy is %d+%d to %d%s",
-			r.statePath, st.SrcOffset, st.Length, st.DstOffset, o.SrcOffset, p.Length, o.DstOffset, again))
-	}
+	st := r.state
+	p.truncate = st.OwnsSize // cut where this run starts (Plan.cutAt), sized at the end
 	r.from = resumePoint(st.Done, p.Length)
 	p.note("resume: %s of %s copied and synced by an earlier run; copying the rest", units.Format(r.from), units.Format(p.Length))
 	return nil
+}
+
+// sameCopy refuses a rerun whose SRC, DST, range or size policy is not
+// the state's.
+func (p *Plan) sameCopy() error {
+	r, o := p.resume, &p.opts
+	st, again := r.state, fmt.Sprintf("; remove %s to start over", r.statePath)
+	if why := st.Src.differs(r.src); why != "" {
+		return refuse(KindChanged, o.Src, "changed since the copy that the resume state records: "+why+again)
+	}
+	if why := st.Dst.differs(r.dst); why != "" {
+		return refuse(KindChanged, p.dst.path, "is not the DST the resume state records: "+why+again)
+	}
+	rerun := fmt.Sprintf(": run it as the earlier run was (the same range and size options), or remove %s to start over", r.statePath)
+	if st.SrcOffset != o.SrcOffset || st.DstOffset != o.DstOffset || st.Length != p.Length {
+		return refuse(KindChanged, "", fmt.Sprintf("the resume state %s records the range %d+%d to offset %d, this copy is %d+%d to %d%s",
+			r.statePath, st.SrcOffset, st.Length, st.DstOffset, o.SrcOffset, p.Length, o.DstOffset, rerun))
+	}
+	if st.OwnsSize != r.owns {
+		return refuse(KindChanged, "", fmt.Sprintf("the resume state %s records a copy that %s, this copy %s%s",
+			r.statePath, sizePolicy(st.OwnsSize), sizePolicy(r.owns), rerun))
+	}
+	return nil
+}
+
+func sizePolicy(owns bool) string {
+	if owns {
+		return "gives DST the range's end as its size (a whole-file copy)"
+	}
+	return "keeps DST's size and what lies outside the range (Options.DstOffset or Options.Length given, or the keep size policy)"
 }
 
 // resumeInPlace sets up a resumable copy into a DST that has no folder to
@@ -154,6 +199,16 @@ func (p *Plan) resumeInPlace(what string) error {
 	}
 	p.resume = r
 	return nil
+}
+
+// cutAt is where a copy that owns DST's size cuts it before writing: at
+// the range's start, or where a resumed copy starts (what lies past that
+// is copied again, and whatever wrote it).
+func (p *Plan) cutAt() int64 {
+	if p.resume == nil {
+		return p.opts.DstOffset
+	}
+	return p.opts.DstOffset + p.resume.from
 }
 
 // releasePatience is how long a resumed copy waits for a killed ringcp
@@ -214,7 +269,7 @@ func resumePoint(done, length int64) int64 {
 // and makes the name durable: a state will soon point at it.
 func (d *dest) createPartial(p *Plan, flag int) error {
 	d.tmp = p.resume.partial
-	f, err := createTemp(d.tmp, d.end.ep.path, flag&unix.O_ACCMODE)
+	f, err := createTemp(d.dir, d.tmp, d.end.ep.path, flag&unix.O_ACCMODE)
 	if err != nil {
 		return err
 	}
@@ -222,20 +277,24 @@ func (d *dest) createPartial(p *Plan, flag int) error {
 	if d.direct {
 		d.direct = setFlag(f, unix.O_DIRECT, true) == nil
 	}
-	if err := syncDirOf(d.tmp); err != nil {
-		return err
-	}
-	return nil
+	return syncDir(d.dir.File())
 }
 
-// resumeDest takes the partial file an earlier run began as the new DST
-// it still is, renamed to DST at the end. No other ringcp resumes it at
-// the same time: lockEnds holds DST's flock (and QEMU's locks) on it.
-func (p *Plan) resumeDest(d *dest) error {
+// openPartial opens the partial file an earlier run began as the new DST
+// it still is, renamed to DST at the end: through a descriptor of its
+// folder, never through a symlink. No other ringcp resumes it at the same
+// time: lockEnds holds DST's flock (and QEMU's locks) on it.
+func (d *dest) openPartial(p *Plan, flag int) error {
 	r := p.resume
-	if r == nil || !r.newDst || !d.end.ep.exists {
-		return nil
+	dir, err := safedir.Open(dirOf(r.partial))
+	if err != nil {
+		return err
 	}
-	d.creation, d.tmp, d.keepIt = newPartial, r.partial, true
-	return nil
+	d.dir, d.creation, d.tmp, d.keepIt = dir, newPartial, r.partial, true
+	d.f, err = dir.OpenOwn(filepath.Base(r.partial), d.end.ep.path, flag)
+	var owner *safedir.OwnerError
+	if errors.As(err, &owner) {
+		return refuse(KindPermission, p.opts.Dst, "the partial file "+owner.Error()+"; it is not resumed").on("Dst")
+	}
+	return err
 }
