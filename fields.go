@@ -11,6 +11,7 @@ import (
 // flag sets to that flag, for messages and for "flag" in --json.
 var fieldFlags = map[string]string{
 	"SrcOffset": "--src-offset", "DstOffset": "--dst-offset", "Length": "--length",
+	"Extents": "--extents", "DirtyBitmap": "--dirty-bitmap", "Sync": "ringcp sync", "SyncGranule": "--granule",
 	"BlockSize": "--block-size", "QueueDepth": "--queue-depth", "Engine": "--engine",
 	"Direct": "--direct", "NoSync": "--sync none", "Sparse": "--sparse", "ZeroBlock": "--zero-block",
 	"TargetIsZero": "--target-is-zero", "Offload": "--offload", "Force": "--force", "SrcFormat": "--src-format",

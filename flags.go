@@ -22,6 +22,7 @@ type config struct {
 	progress progressConfig
 	jobs     string // --jobs FILE: the batch's list, "" for one copy
 	parallel int
+	sync     syncConfig // ringcp sync's own flags (changedflags.go)
 }
 
 // sizeFlag is a byte count flag that remembers whether it was given.
@@ -94,6 +95,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	yield := fs.Bool("yield", false, "give the disk to other work: cut depth and rate while others wait on it, raise them when they no longer do")
 	force := fs.Bool("force", false, "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device), create a file in /dev, try a copy that seems not to fit; never a mounted DST")
 	fs.BoolVar(&cfg.version, "version", false, "print the version, and whether io_uring is usable here (with --json: as JSON)")
+	changed := addChangedFlags(fs)
 	help := fs.BoolP("help", "h", false, "show this help")
 	onlyOnce(fs)
 	if err := fs.Parse(args); err != nil {
@@ -171,7 +173,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	}
 	cfg.opts.SyncEvery = *syncEvery
 	cfg.opts.MaxRate, cfg.opts.IOPrio, cfg.opts.Yield = maxRate.v, ioprio, *yield
-	return cfg, nil
+	return cfg, changed.apply(&cfg)
 }
 
 func checkChoices(engine, direct, syncMode, progress, sparse, offload string) error {

@@ -74,6 +74,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 			return runDemo(args[1:], stdout, stderr)
 		case "dd":
 			return runDD(args[1:], stdout, stderr)
+		case "sync":
+			return runSync(args[1:], stdout, stderr)
 		}
 	}
 	if len(args) == 0 {
@@ -95,6 +97,9 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 	case cfg.version:
 		return printVersion(stdout, cfg.json)
 	}
+	if err := cfg.sync.onlyForSync(); err != nil {
+		return err
+	}
 	if cfg.jobs != "" {
 		return jobsCommand(cfg, stdout, stderr)
 	}
@@ -109,10 +114,13 @@ func exitCode(err error) int {
 		verify   *copier.MismatchError
 		refused  *copier.RefusedError
 		usage    *usageError
+		status   *exitStatus
 	)
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 		return exitOK
+	case errors.As(err, &status):
+		return status.code
 	case errors.As(err, &intr):
 		return exitInterrupted + int(intr.sig)
 	case errors.As(err, &mismatch), errors.As(err, &verify):

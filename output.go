@@ -68,6 +68,8 @@ type jsonReport struct {
 	IOPrio       string        `json:"ioprio"`
 	IOLimits     []jsonIOLimit `json:"io_limits"`
 	Yield        *jsonYield    `json:"yield"`
+	// A sync, or a copy restricted to ranges (synccmd.go).
+	Changed *copier.SyncReport `json:"changed,omitempty"`
 }
 
 func toJSON(o copier.Options, r copier.Report, err error) jsonReport {
@@ -97,6 +99,9 @@ func toJSON(o copier.Options, r copier.Report, err error) jsonReport {
 	addTrust(&j, r)
 	j.MaxRate, j.AchievedRate, j.IOPrio, j.IOLimits = r.MaxRate, r.Rate(), r.IOPrio, ioLimitsJSON(r.IOLimits)
 	j.Yield = yieldJSON(r.Yield)
+	if o.Sync || o.ExtentsSet || o.DirtyBitmap != "" {
+		j.Changed = &r.SyncReport
+	}
 	return j
 }
 

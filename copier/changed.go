@@ -49,13 +49,13 @@ const DefaultSyncGranule = 64 << 10
 type SyncReport struct {
 	// Ranges is how many ranges a restricted copy (Extents,
 	// DirtyBitmap) copied, RangeBytes the bytes in them.
-	Ranges     int   `json:"ranges,omitempty"`
-	RangeBytes int64 `json:"range_bytes,omitempty"`
+	Ranges     int   `json:"ranges"`
+	RangeBytes int64 `json:"range_bytes"`
 	// BytesReadDst is what a sync read of DST to compare;
 	// GranulesChanged how many granules it wrote or zeroed, of Granules.
-	BytesReadDst    int64 `json:"bytes_read_dst,omitempty"`
-	GranulesChanged int64 `json:"granules_changed,omitempty"`
-	Granules        int64 `json:"granules,omitempty"`
+	BytesReadDst    int64 `json:"bytes_read_dst"`
+	GranulesChanged int64 `json:"granules_changed"`
+	Granules        int64 `json:"granules"`
 }
 
 // restricted: the copy is limited to some ranges.
