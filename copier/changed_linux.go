@@ -120,11 +120,16 @@ func (p *Plan) chooseChanged() error {
 		return refuse(KindBadInput, "", fmt.Sprintf("offload %s copies whole files: not a sync or a restricted copy", p.opts.Offload)).on("Offload")
 	}
 	p.offloadMode = OffloadNever
-	if g := 2 * p.changed.granule; p.changed.syncing && p.BlockSize%g != 0 {
+	g := 2 * p.changed.granule
+	if p.opts.Verify {
+		g = 2 * CellSize // the digests take whole cells: each half holds whole ones
+	}
+	if p.changed.syncing && p.BlockSize%g != 0 {
 		// A slot holds a chunk of SRC and the same of DST, each whole
-		// granules: the block is a multiple of two granules.
+		// granules (whole cells with Verify): the block is a multiple of
+		// two of them.
 		p.BlockSize = (p.BlockSize/g + 1) * g
-		p.note("sync: block size %d, a multiple of two granules of %d", p.BlockSize, g/2)
+		p.note("sync: block size %d, a multiple of twice %d", p.BlockSize, g/2)
 	}
 	return nil
 }

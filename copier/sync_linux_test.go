@@ -42,6 +42,7 @@ func TestSyncFiles(t *testing.T) {
 					t.Run(fmt.Sprintf("%s/%s/g=%d/%s", eng, direct, g, c.Name), func(t *testing.T) {
 						o := copier.Options{Engine: eng, Direct: direct}
 						o.SyncGranule = g
+						o.Verify = direct == copier.DirectNever // read back against the digests taken
 						syncFile(t, c, o)
 					})
 				}
