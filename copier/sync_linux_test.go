@@ -10,6 +10,7 @@ import (
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/internal/blocktest"
 	"github.com/ringcp/ringcp/internal/iocount"
+	"github.com/ringcp/ringcp/internal/nbdtest"
 	"github.com/ringcp/ringcp/internal/synctest"
 )
 
@@ -140,5 +141,42 @@ func writeDev(t *testing.T, dev string, b []byte) {
 	}
 	if err := f.Sync(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSyncNBD: a sync with an NBD end (qemu-nbd serving a raw file), to
+// it and from it: DST ends up SRC's bytes, and only the differing
+// granules were written.
+func TestSyncNBD(t *testing.T) {
+	nbdtest.Need(t, "qemu-nbd")
+	const g = 64 << 10
+	c := caseNamed(t, g, "random-bytes")
+	written, zeroed, granules := synctest.Expect(c, g)
+	for _, toNBD := range []bool{true, false} {
+		t.Run(fmt.Sprint("to-nbd=", toNBD), func(t *testing.T) {
+			dir := t.TempDir()
+			src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+			synctest.WriteFile(t, src, c.Src)
+			synctest.WriteDst(t, dst, c)
+			o := copier.Options{Src: src, Dst: dst}
+			if toNBD {
+				o.Dst = nbdtest.QemuNBD(t, nbdtest.Unix, "raw", dst).URI
+			} else {
+				o.Src = nbdtest.QemuNBD(t, nbdtest.Unix, "raw", src, "-r").URI
+			}
+			o.SyncGranule = g
+			rep := syncOnce(t, o)
+			want := c.Src
+			if !toNBD {
+				// qemu-nbd serves a raw file rounded up to whole sectors,
+				// zeros past its end: that is SRC's size.
+				want = append(append([]byte(nil), c.Src...), make([]byte, (512-len(c.Src)%512)%512)...)
+			}
+			synctest.Same(t, dst, want)
+			if rep.Bytes+rep.BytesZeroed+rep.BytesHoles != written+zeroed || rep.GranulesChanged != granules {
+				t.Fatalf("moved %d+%d+%d bytes, %d granules: want %d bytes, %d granules",
+					rep.Bytes, rep.BytesZeroed, rep.BytesHoles, rep.GranulesChanged, written+zeroed, granules)
+			}
+		})
 	}
 }
