@@ -75,7 +75,7 @@ func (p *planner) next(most int) (chunk, error) {
 	if g := p.job.Grid; g > 0 {
 		n = min(n, g-p.pos%g) // up to the next multiple of the grid
 	} else {
-		n = min(n, int64(most))
+		n = min(n, int64(p.job.chunkCap(most)))
 	}
 	if err := p.reserve(p.pos + n); err != nil {
 		return chunk{}, err

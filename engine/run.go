@@ -396,8 +396,10 @@ func (r *run) readDone(idx int, s *slot, n int) {
 		return
 	}
 	if r.job.syncing() {
-		s.phase, s.done = phaseReadDst, 0 // DST's side of the chunk next
-		r.queue(idx)
+		// DST's side of the chunk next; the caps count it, as a
+		// compare's second read.
+		s.phase, s.done, s.paid = phaseReadDst, 0, 0
+		r.send(idx)
 		return
 	}
 	r.nextSegment(idx)

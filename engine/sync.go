@@ -25,6 +25,18 @@ type change struct {
 // syncing: the job writes only what differs from DST.
 func (j *Job) syncing() bool { return j.SyncGranule > 0 && j.Check == nil }
 
+// chunkCap is the most a chunk planned now may hold when requests move
+// at most most bytes: most itself, or for a sync whole granules of it
+// (at least one), so that every chunk starts on the granule grid and a
+// granule is compared whole; such a chunk then moves in several
+// requests.
+func (j *Job) chunkCap(most int) int {
+	if g := j.SyncGranule; j.syncing() {
+		return max(g, alignDown(most, g))
+	}
+	return most
+}
+
 // SyncStats is what a sync did beyond a copy's Stats.
 type SyncStats struct {
 	BytesReadDst    int64 // bytes of DST read to compare

@@ -18,6 +18,9 @@ type SyncSpec struct {
 	Granule int
 	Direct  bool
 	Mutate  string
+	// MaxRequest, when positive, is the job's: requests smaller than a
+	// chunk, and not whole granules.
+	MaxRequest int
 }
 
 // mutations change DST (a copy of SRC) so that the sync has something to
@@ -35,6 +38,8 @@ func Syncs(t *testing.T, tg Target) {
 					sp := SyncSpec{Size: size, Granule: g, Direct: direct, Mutate: m}
 					t.Run(fmt.Sprintf("direct=%v/%d/%s/g=%d", direct, size, m, g), func(t *testing.T) { Sync(t, tg, sp) })
 				}
+				sp := SyncSpec{Size: size, Granule: 64 << 10, Direct: direct, Mutate: "all", MaxRequest: 25 * 4096}
+				t.Run(fmt.Sprintf("direct=%v/%d/max-request", direct, size), func(t *testing.T) { Sync(t, tg, sp) })
 			}
 		}
 	}
@@ -63,7 +68,7 @@ func Sync(t *testing.T, tg Target, sp SyncSpec) {
 	}
 	job, cleanup := syncJob(t, srcPath, dstPath, sp.Direct, 256<<10, 4)
 	defer cleanup()
-	job.Length, job.SyncGranule, job.FinalSize = sp.Size, sp.Granule, sp.Size
+	job.Length, job.SyncGranule, job.FinalSize, job.MaxRequest = sp.Size, sp.Granule, sp.Size, sp.MaxRequest
 	if sp.Size == 0 {
 		job.FinalSize = 0 // 0 leaves the size alone: cut it by hand below
 	}
