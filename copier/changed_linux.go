@@ -22,7 +22,7 @@ type changedPlan struct {
 // write, like every refusal.
 func (p *Plan) checkChanged() error {
 	o := &p.opts
-	if !o.restricted() && !o.Sync {
+	if !o.restricted() && !o.Sync && o.SyncGranule == 0 {
 		return nil
 	}
 	field := "Sync"
@@ -31,6 +31,8 @@ func (p *Plan) checkChanged() error {
 	}
 	bad := func(kind Kind, reason string) error { return refuse(kind, "", reason).on(field) }
 	switch {
+	case !o.Sync && o.SyncGranule != 0:
+		return refuse(KindBadInput, "", "a granule is a sync's: copies write every byte of their range").on("SyncGranule")
 	case o.Sync && o.restricted():
 		return bad(KindBadInput, "a sync compares all of SRC: extents and dirty bitmaps restrict a copy, not a sync")
 	case o.SrcOffset != 0 || o.DstOffset != 0 || o.LengthSet:

@@ -52,7 +52,7 @@ func inspectFile(p *Plan, path string, r role) (*endpoint, error) {
 	if r == roleSrc || p.readOnly {
 		return inspectSource(path, r)
 	}
-	return p.inspectTarget()
+	return inspectTarget(p)
 }
 
 // settle fills in the facts of an end once it is stat'ed and measured.

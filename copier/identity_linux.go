@@ -20,7 +20,8 @@ import (
 // block device by what sysfs says of it: a loop device by its backing
 // file (device, inode, offset, size limit), another disk by its WWID or
 // serial, else by its number, and a partition by its start; an end known
-// by name (an NBD export) by its name and size. Any difference refuses the rerun.
+// by name (an NBD export) by its name and size. Any difference refuses
+// the rerun.
 //
 // Marks are what every write to an object changes: a file's size, mtime
 // and ctime; for a loop device its backing file's, which every write
