@@ -18,7 +18,10 @@ import (
 // itself, and returns the outcome for main.go to turn into an exit code.
 func copyCommand(cfg config, stdout, stderr io.Writer) error {
 	if err := refuseOwnStream(cfg.opts.Dst, stdout, stderr); err != nil {
-		return err // no JSON either: stdout may be DST
+		if isStream(cfg.opts.Dst, stdout) {
+			return err // no JSON: it would land in DST
+		}
+		return jsonIfAsked(cfg, stdout, copier.Report{}, err)
 	}
 	endProgress, redrawn := startProgress(cfg.progress, &cfg.opts, stdout, stderr)
 	ctx, sig := withSignals()
@@ -50,7 +53,7 @@ func copyCommand(cfg config, stdout, stderr io.Writer) error {
 		return jsonIfAsked(cfg, stdout, rep, err)
 	}
 	if cfg.verbose {
-		fmt.Fprintf(stderr, "ringcp: engine %s: %s\n", rep.Engine, rep.Caps.Detail)
+		fmt.Fprintf(stderr, "ringcp: engine %s: %s\n", rep.Engine, rep.EngineDetail)
 	}
 	if cfg.json {
 		return writeJSON(stdout, cfg.opts, rep, nil)

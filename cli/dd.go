@@ -33,6 +33,7 @@ one word.
   conv=sync            accepted when it pads nothing (the copy is whole ibs records)
   iflag=, oflag=       direct (both: O_DIRECT or refuse), skip_bytes, count_bytes,
                        seek_bytes, sync, dsync, fullblock, noatime, nocache
+  --json               also print the --json object of the copy on stdout
   status=none|noxfer|progress
                        none: no records lines; noxfer: no transfer line;
                        progress: a transfer line redrawn every second
@@ -58,28 +59,48 @@ func runDD(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stdout, ddUsage)
 		return errHelp
 	}
-	err := dd(args, stderr)
+	args, asJSON := withoutJSON(args)
+	o, rep, err := dd(args, stderr)
 	var shown *reported
 	if err != nil && !errors.As(err, &shown) {
 		fmt.Fprintf(stderr, "ringcp dd: %s\n", oneLine(ddWords.Replace(err.Error())))
 		err = &reported{err}
 	}
+	if asJSON && !isStream(o.Dst, stdout) { // not into DST
+		return writeObject(stdout, newEnvelope("dd", err), err, copyObject(o, rep, err))
+	}
 	return err
 }
 
-func dd(args []string, stderr io.Writer) error {
+// withoutJSON takes --json out of dd's operands: dd has no such operand,
+// and with it ringcp dd prints the --json object of a copy on stdout, dd's
+// lines staying on stderr.
+func withoutJSON(args []string) ([]string, bool) {
+	out := make([]string, 0, len(args))
+	for _, a := range args {
+		if a != "--json" {
+			out = append(out, a)
+		}
+	}
+	return out, len(out) < len(args)
+}
+
+// dd copies as the operands say; the options are what they resolved to
+// (SRC and DST at least, when they could not be resolved).
+func dd(args []string, stderr io.Writer) (copier.Options, copier.Report, error) {
 	a, err := parseDD(args)
 	if err != nil {
-		return err
+		return copier.Options{Src: a.src, Dst: a.dst}, copier.Report{}, err
 	}
 	job, err := a.plan()
 	if err != nil {
-		return err
+		return copier.Options{Src: a.src, Dst: a.dst}, copier.Report{}, err
 	}
 	if job.warn != "" {
 		fmt.Fprintf(stderr, "ringcp dd: %s\n", job.warn)
 	}
-	return job.run(stderr)
+	rep, err := job.run(stderr)
+	return job.opts, rep, err
 }
 
 // ddJob is a dd command line resolved to one copy.
@@ -232,7 +253,7 @@ func sourceEnd(src string) (int64, error) {
 }
 
 // run copies and prints dd's lines.
-func (j ddJob) run(stderr io.Writer) error {
+func (j ddJob) run(stderr io.Writer) (copier.Report, error) {
 	a := j.args
 	var prog *ddProgress
 	if a.status == "progress" {
@@ -241,7 +262,7 @@ func (j ddJob) run(stderr io.Writer) error {
 	}
 	plan, err := copier.Prepare(j.opts)
 	if err != nil {
-		return err
+		return copier.Report{}, err
 	}
 	ctx, sig := withSignals()
 	defer sig.stop()
@@ -268,7 +289,7 @@ func (j ddJob) run(stderr io.Writer) error {
 			fmt.Fprintln(stderr, ddXfer(written, elapsed, false))
 		}
 	}
-	return err
+	return rep, err
 }
 
 // ddQuote quotes a file name as dd's messages do (gnulib's shell-escape

@@ -38,6 +38,34 @@ func parseArgs(args []string, stdout io.Writer) (config, error) {
 // own flags, which it checks here.
 func parseFlags(args []string, stdout io.Writer) (config, error) {
 	var cfg config
+	fs, help := copyFlags(&cfg)
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if *help {
+		fmt.Fprint(stdout, usageHead+flagHelp(fs)+usageTail)
+		return cfg, errHelp
+	}
+	if cfg.version {
+		return cfg, nil
+	}
+	cfg.opts.Src, cfg.opts.Dst = fs.Arg(0), fs.Arg(1)
+	if err := checkOperands(fs, cfg.jobs); err != nil {
+		return cfg, err
+	}
+	if err := checkProgress(cfg.progress, fs.Changed("progress-interval")); err != nil {
+		return cfg, err
+	}
+	if cfg.json && sharesStdout(cfg.progress) {
+		return cfg, fmt.Errorf("--progress %s --progress-fd %d with --json: the progress and the --json object would share stdout; give another descriptor", cfg.progress.mode, cfg.progress.fd)
+	}
+	cfg.progress.json = cfg.json
+	cfg.sync.noteSyncFlags(fs)
+	return cfg, nil
+}
+
+// copyFlags defines the command's flags, bound to cfg.
+func copyFlags(cfg *config) (*pflag.FlagSet, *bool) {
 	fs := newFlagSet("ringcp")
 	defineOptionFlags(fs, &cfg.opts, "block-size", "queue-depth", "engine", "direct", "sync", "src-offset", "dst-offset",
 		"length", "sparse", "zero-block", "target-is-zero", "offload")
@@ -55,29 +83,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.BoolVar(&cfg.version, "version", false, "print the version, and whether io_uring is usable here (with --json: as JSON)")
 	help := fs.BoolP("help", "h", false, "show this help")
 	onlyOnce(fs)
-	if err := fs.Parse(args); err != nil {
-		return cfg, err
-	}
-	if *help {
-		fmt.Fprint(stdout, usageHead+flagHelp(fs)+usageTail)
-		return cfg, errHelp
-	}
-	if cfg.version {
-		return cfg, nil
-	}
-	if err := checkOperands(fs, cfg.jobs); err != nil {
-		return cfg, err
-	}
-	if err := checkProgress(cfg.progress, fs.Changed("progress-interval")); err != nil {
-		return cfg, err
-	}
-	if cfg.jobs != "" && cfg.progress.mode != progressAuto && cfg.progress.mode != progressAlways && cfg.progress.mode != progressNone {
-		return cfg, fmt.Errorf("--progress %s is for one copy; with --jobs the line on a terminal shows them all, and --json reports each job", cfg.progress.mode)
-	}
-	cfg.progress.json = cfg.json
-	cfg.opts.Src, cfg.opts.Dst = fs.Arg(0), fs.Arg(1)
-	cfg.sync.noteSyncFlags(fs)
-	return cfg, nil
+	return fs, help
 }
 
 // newFlagSet is a flag set that reports its errors rather than printing
@@ -110,6 +116,20 @@ func checkProgress(pc progressConfig, intervalSet bool) error {
 		return fmt.Errorf("--progress-fd %d: open for reading only", pc.fd)
 	}
 	return nil
+}
+
+// sharesStdout says whether progress would be written to stdout, which
+// --json keeps for its one object: --progress-fd 1, or a descriptor open
+// on the same file or pipe.
+func sharesStdout(pc progressConfig) bool {
+	if pc.fd < 0 || pc.mode == progressNone {
+		return false
+	}
+	if pc.fd == 1 {
+		return true
+	}
+	var a, b unix.Stat_t
+	return unix.Fstat(pc.fd, &a) == nil && unix.Fstat(1, &b) == nil && a.Dev == b.Dev && a.Ino == b.Ino
 }
 
 // wantsJSON says whether a command line that could not be read asked for

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 
 	"github.com/ringcp/ringcp/copier"
 )
@@ -18,10 +19,15 @@ import (
 func jobsCommand(cfg config, stdout, stderr io.Writer) error {
 	list, err := readJobList(cfg.jobs)
 	if err != nil {
-		return &usageError{err}
+		err = &flagError{flag: "--jobs", err: &usageError{err}}
+		if cfg.json {
+			fmt.Fprintf(stderr, "ringcp: %s\n", message(err))
+			return writeJobsJSON(stdout, &reported{err}, nil, jsonTotal{})
+		}
+		return err
 	}
 	if err := checkJobStates(cfg, list); err != nil {
-		return &usageError{err}
+		return jobsStoppedEarly(stdout, stderr, cfg, list, &flagError{flag: "--state", err: &usageError{err}})
 	}
 	opts := make([]copier.Options, len(list))
 	own := map[int]error{}
@@ -39,10 +45,10 @@ func jobsCommand(cfg config, stdout, stderr io.Writer) error {
 	})
 	var stopped *interruptedError
 	if errors.As(err, &stopped) {
-		return err
+		return jobsStoppedEarly(stdout, stderr, cfg, list, err)
 	}
 	if err != nil || len(own) > 0 {
-		return refusedJobs(stderr, list, err, own)
+		return refusedJobs(stdout, stderr, cfg, list, opts, err, own, 0)
 	}
 	explainBatch(stderr, cfg, list, batch)
 	defer startRateControl(batch, stderr)()
@@ -52,11 +58,7 @@ func jobsCommand(cfg config, stdout, stderr io.Writer) error {
 	if refusedRun(err) {
 		// Nothing was written; a signal during acquiring (a resumed
 		// job comparing what an earlier run copied) still sets the code.
-		err := refusedJobs(stderr, list, err, nil)
-		if s := sig.caught(); s != 0 {
-			return &interruptedError{sig: s, err: err}
-		}
-		return err
+		return refusedJobs(stdout, stderr, cfg, list, opts, err, nil, sig.caught())
 	}
 	if cfg.verbose {
 		for i, j := range rep.Jobs {
@@ -102,10 +104,11 @@ func refusedRun(err error) bool {
 	return err != nil
 }
 
-// refusedJobs prints one line per refused job, then what it means, and
-// returns the refusal, reported. err is PrepareAll's or Run's; own holds
-// the jobs whose DST is one of ringcp's own streams.
-func refusedJobs(stderr io.Writer, list []jobLine, err error, own map[int]error) error {
+// refusedJobs prints one line per refused job, then what it means (and,
+// with --json, the batch's object), and returns the refusal, reported.
+// err is PrepareAll's or Run's; own holds the jobs whose DST is one of
+// ringcp's own streams.
+func refusedJobs(stdout, stderr io.Writer, cfg config, list []jobLine, opts []copier.Options, err error, own map[int]error, sig syscall.Signal) error {
 	why := map[int]error{}
 	var be *copier.BatchError
 	if errors.As(err, &be) {
@@ -133,7 +136,27 @@ func refusedJobs(stderr io.Writer, list []jobLine, err error, own map[int]error)
 			refusal.Kind = r.Kind
 		}
 	}
-	return &reported{refusal}
+	var out error = &reported{refusal}
+	if sig != 0 {
+		out = &interruptedError{sig: sig, err: out}
+	}
+	if cfg.json && !anyStdout(list, stdout) {
+		jobs, total := jobsRefused(list, opts, why)
+		return writeJobsJSON(stdout, out, jobs, total)
+	}
+	return out
+}
+
+// jobsStoppedEarly is the outcome of a batch stopped before any job could
+// be checked: a --state that does not fit, a signal while checking. With
+// --json it prints the batch's object, every job not started.
+func jobsStoppedEarly(stdout, stderr io.Writer, cfg config, list []jobLine, err error) error {
+	if !cfg.json || anyStdout(list, stdout) {
+		return err
+	}
+	fmt.Fprintf(stderr, "ringcp: %s\n", message(err))
+	jobs, total := jobsRefused(list, nil, nil)
+	return writeJobsJSON(stdout, &reported{err}, jobs, total)
 }
 
 // explainBatch prints what -v explains for each job, and what --force
@@ -152,4 +175,15 @@ func explainBatch(stderr io.Writer, cfg config, list []jobLine, b *copier.Batch)
 	if cfg.verbose {
 		fmt.Fprintf(stderr, "ringcp: %d jobs, %d at once, sharing %d buffers of %d bytes\n", len(list), b.Parallel, b.Slots, b.BlockSize)
 	}
+}
+
+// anyStdout says whether a job's DST is ringcp's stdout: then no --json
+// object is printed, which would land in it.
+func anyStdout(list []jobLine, stdout io.Writer) bool {
+	for _, j := range list {
+		if isStream(j.dst, stdout) {
+			return true
+		}
+	}
+	return false
 }

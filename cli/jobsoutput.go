@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -67,20 +66,19 @@ func reportJobs(stdout, stderr io.Writer, cfg config, list []jobLine, opts []cop
 			printJob(stderr, i, list[i], opts[i], j, sig)
 		}
 	}
-	if cfg.json {
-		if err := writeJobsJSON(stdout, opts, list, b, rep, t); err != nil {
-			return fmt.Errorf("writing JSON: %w", err)
-		}
-	} else {
-		printTotal(stderr, t, rep)
-	}
+	var err error
 	switch {
 	case t.count[outcomeComplete] == len(rep.Jobs):
-		return nil
 	case sig != 0:
-		return &interruptedError{sig: sig, err: &reported{errJobsIncomplete}}
+		err = &interruptedError{sig: sig, err: &reported{errJobsIncomplete}}
+	default:
+		err = &reported{errJobsIncomplete}
 	}
-	return &reported{errJobsIncomplete}
+	if cfg.json {
+		return writeJobsJSON(stdout, err, jobsRan(list, opts, rep, sig), totalJSON(t, rep, b))
+	}
+	printTotal(stderr, t, rep)
+	return err
 }
 
 // printJob is a job's line and, when it did not complete, what its DST
@@ -125,59 +123,4 @@ func printTotal(w io.Writer, t jobsTotal, rep copier.BatchReport) {
 	fmt.Fprintf(w, "ringcp: total: %s: %s in %.2f s (%s), CPU %.2f s, %d x %s buffers shared\n",
 		strings.Join(counts, ", "), units.Format(t.written), rep.Seconds, units.Rate(t.written, rep.Seconds),
 		rep.CPUSeconds, rep.Slots, units.Format(int64(rep.BlockSize)))
-}
-
-// jsonJobs is the --json object of a batch. Field names are a stable
-// interface for integrations: add, never rename.
-type jsonJobs struct {
-	Jobs  []jsonJob `json:"jobs"`
-	Total jsonTotal `json:"total"`
-}
-
-// jsonJob is a single copy's object plus where the job is in the list
-// and what became of it.
-type jsonJob struct {
-	Job     int    `json:"job"`
-	Line    int    `json:"line"`
-	Outcome string `json:"outcome"` // complete, failed, interrupted, not_started
-	// ExitCode hides the single copy's: the batch has one exit code.
-	ExitCode int `json:"exit_code,omitempty"`
-	jsonReport
-}
-
-type jsonTotal struct {
-	Jobs           int     `json:"jobs"`
-	Complete       int     `json:"complete"`
-	Failed         int     `json:"failed"`
-	Interrupted    int     `json:"interrupted"`
-	NotStarted     int     `json:"not_started"`
-	Bytes          int64   `json:"bytes"`
-	BytesRead      int64   `json:"bytes_read"`
-	BytesHoles     int64   `json:"bytes_holes"`
-	BytesZeroed    int64   `json:"bytes_zeroed"`
-	Seconds        float64 `json:"seconds"`
-	BytesPerSecond float64 `json:"bytes_per_second"`
-	CPUSeconds     float64 `json:"cpu_seconds"`
-	BlockSize      int     `json:"block_size"`  // each shared buffer
-	QueueDepth     int     `json:"queue_depth"` // shared buffers: requests in flight, all jobs together
-	Parallel       int     `json:"parallel"`
-	MaxRate        int64   `json:"max_rate"` // the cap on all the jobs together when they ended; 0 for none
-	Synced         bool    `json:"synced"`   // every job complete and synced
-}
-
-func writeJobsJSON(stdout io.Writer, opts []copier.Options, list []jobLine, b *copier.Batch, rep copier.BatchReport, t jobsTotal) error {
-	out := jsonJobs{Jobs: make([]jsonJob, len(rep.Jobs)), Total: jsonTotal{
-		Jobs: len(rep.Jobs), Complete: t.count[outcomeComplete], Failed: t.count[outcomeFailed],
-		Interrupted: t.count[outcomeInterrupted], NotStarted: t.count[outcomeNotStarted],
-		Bytes: t.bytes, BytesRead: t.read, BytesHoles: t.holes, BytesZeroed: t.zeroed,
-		Seconds: rep.Seconds, CPUSeconds: rep.CPUSeconds, BlockSize: rep.BlockSize, QueueDepth: rep.Slots,
-		Parallel: b.Parallel, MaxRate: rep.MaxRate, Synced: t.allSynced,
-	}}
-	if rep.Seconds > 0 {
-		out.Total.BytesPerSecond = float64(t.bytes) / rep.Seconds
-	}
-	for i, j := range rep.Jobs {
-		out.Jobs[i] = jsonJob{Job: i + 1, Line: list[i].line, Outcome: outcomeOf(j), jsonReport: toJSON(opts[i], j.Report, j.Err)}
-	}
-	return json.NewEncoder(stdout).Encode(out)
 }

@@ -23,16 +23,19 @@ const maxShownJobs = 6
 
 // startJobsProgress draws the batch's line while it runs where a single
 // copy's human line would go (newSink: stderr or --progress-fd, as often
-// as --progress-interval says) and returns the function that stops and
-// erases it. The machine formats are for one copy (parseFlags).
+// as --progress-interval says), or writes a machine format (jobsMachine),
+// and returns the function that stops and erases it.
 func startJobsProgress(pc progressConfig, b *copier.Batch, stdout, stderr io.Writer) func() {
 	sink, every := newSink(pc, stdout, stderr)
-	human, ok := sink.(*humanSink)
-	if !ok {
-		return func() {}
-	}
 	if pc.interval > 0 {
 		every = pc.interval
+	}
+	human, ok := sink.(*humanSink)
+	if sink != nil && !ok {
+		return startJobsMachine(sink, b, every)
+	}
+	if !ok {
+		return func() {}
 	}
 	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {

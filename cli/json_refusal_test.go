@@ -11,16 +11,19 @@ import (
 )
 
 // jsonFields are the --json object's fields. They are an interface:
-// fields are added, never renamed or removed. A name missing here is a
-// rename; add new ones at the end.
+// fields are added, never renamed or removed (schema 2 renamed the times
+// to integer milliseconds and moved the error's fields into "error"). A
+// name missing here is a rename; add new ones at the end.
 var jsonFields = []string{
-	"src", "dst", "engine", "fallback_reason", "bytes", "bytes_read", "seconds", "bytes_per_second",
-	"cpu_seconds", "block_size", "queue_depth", "direct_src", "direct_dst", "bytes_holes", "bytes_zeroed",
+	"src", "dst", "engine", "fallback_reason", "bytes", "bytes_read", "milliseconds", "bytes_per_second",
+	"cpu_milliseconds", "block_size", "queue_depth", "direct_src", "direct_dst", "bytes_holes", "bytes_zeroed",
 	"offload", "offload_fallback", "synced", "dst_state", "contiguous", "fixed_buffers", "engine_detail",
 	// issue 12
 	"schema", "version", "outcome", "exit_code", "src_offset", "dst_offset", "length",
 	// issue 13
-	"max_rate", "achieved_rate", "ioprio", "io_limits", "yield",
+	"max_rate", "ioprio", "io_limits", "yield",
+	// issue 22
+	"command", "data_bytes_per_second",
 }
 
 // jsonOf runs the command and decodes the one object it prints on stdout.
@@ -56,26 +59,27 @@ func TestJSONEveryOutcome(t *testing.T) {
 		{[]string{"--json", filepath.Join(fx.Dir, "missing"), fx.New}, "not_found", "Src", "ENOENT", "", "no such file or device"},
 		{[]string{"--json", "--src-offset", "1M", fx.Src, fx.New}, "bad_input", "SrcOffset", "", "--src-offset", "--src-offset 1048576 is past the end"},
 		{[]string{"--json", fx.Src, fx.Src}, "overlap", "Dst", "", "", "SRC and DST are the same file"},
-		{[]string{"--json", "-q", "0", fx.Src, fx.New}, "bad_input", "", "", "", `"-q, --queue-depth" flag: must be more than 0`},
+		{[]string{"--json", "-q", "0", fx.Src, fx.New}, "bad_input", "QueueDepth", "", "--queue-depth", `"-q, --queue-depth" flag: must be more than 0`},
 		{[]string{"--json", "-q", "2000", fx.Src, fx.New}, "bad_input", "QueueDepth", "", "--queue-depth", "--queue-depth 2000: out of range (1 to 1024)"},
 		{[]string{"--json", fx.Src, fx.Sub}, "not_supported", "Dst", "EISDIR", "", "is a directory"},
 	}
 	for _, c := range cases {
 		got, r := jsonOf(t, c.args...)
 		r.want(t, exitRefused, c.errorContains)
-		want := map[string]any{"outcome": "refused", "exit_code": float64(exitRefused), "kind": c.kind,
+		want := map[string]any{"outcome": "refused", "exit_code": float64(exitRefused),
 			"dst_state": "untouched", "schema": float64(jsonSchema)}
 		for k, v := range want {
 			if got[k] != v {
 				t.Errorf("%q: %s = %v, want %v", c.args, k, got[k], v)
 			}
 		}
-		for k, v := range map[string]string{"field": c.field, "errno": c.errno, "flag": c.flag} {
-			if s, _ := got[k].(string); s != v {
-				t.Errorf("%q: %s = %q, want %q", c.args, k, s, v)
+		errObj, _ := got["error"].(map[string]any)
+		for k, v := range map[string]string{"kind": c.kind, "field": c.field, "errno": c.errno, "flag": c.flag} {
+			if s, _ := errObj[k].(string); s != v {
+				t.Errorf("%q: error.%s = %q, want %q", c.args, k, s, v)
 			}
 		}
-		if e, _ := got["error"].(string); !strings.Contains(e, c.errorContains) || !strings.Contains(r.stderr, e) {
+		if e, _ := errObj["message"].(string); !strings.Contains(e, c.errorContains) || !strings.Contains(r.stderr, e) {
 			t.Errorf("%q: error %q: want it to say %q, as stderr does:\n%s", c.args, e, c.errorContains, r.stderr)
 		}
 		fx.Unchanged(t)
@@ -83,7 +87,7 @@ func TestJSONEveryOutcome(t *testing.T) {
 }
 
 // TestJSONComplete: a complete copy's object carries the range and the
-// schema, and its floats are rounded (no 0.30000000000000004).
+// schema, and its times and rates are integers.
 func TestJSONComplete(t *testing.T) {
 	fx := newFixture(t)
 	got, r := jsonOf(t, "--json", "--src-offset", "4096", "--length", "8192", fx.Src, fx.New)
@@ -95,10 +99,10 @@ func TestJSONComplete(t *testing.T) {
 			t.Errorf("%s = %v, want %v", k, got[k], v)
 		}
 	}
-	for _, k := range []string{"seconds", "cpu_seconds", "bytes_per_second"} {
+	for _, k := range []string{"milliseconds", "cpu_milliseconds", "bytes_per_second", "data_bytes_per_second"} {
 		raw := strings.Split(strings.Split(r.stdout, `"`+k+`":`)[1], ",")[0]
-		if i := strings.IndexByte(raw, '.'); i >= 0 && len(raw)-i-1 > 3 {
-			t.Errorf("%s = %s: more than 3 decimals", k, raw)
+		if strings.ContainsAny(raw, ".eE") {
+			t.Errorf("%s = %s: not an integer", k, raw)
 		}
 	}
 	if v, _ := got["version"].(string); v == "" {
@@ -115,7 +119,7 @@ func TestJSONComplete(t *testing.T) {
 func TestJSONFieldsDocumented(t *testing.T) {
 	fx := newFixture(t)
 	got, _ := jsonOf(t, "--json", filepath.Join(fx.Dir, "missing"), fx.New)
-	extra := []string{"error", "kind", "field", "flag", "errno"}
+	extra := []string{"error"}
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ringcp/ringcp/internal/schematest"
 	"github.com/ringcp/ringcp/internal/uringtest"
 )
 
@@ -44,8 +45,9 @@ func TestJSONReport(t *testing.T) {
 				t.Errorf("%s: %s = %v, want %v", engine, k, got[k], v)
 			}
 		}
-		for _, k := range []string{"seconds", "bytes_per_second", "cpu_seconds", "block_size", "queue_depth"} {
-			if v, ok := got[k].(float64); !ok || v < 0 || (k != "cpu_seconds" && v == 0) {
+		schematest.Output(t).Check(t, stdout.Bytes())
+		for _, k := range []string{"milliseconds", "bytes_per_second", "data_bytes_per_second", "cpu_milliseconds", "block_size", "queue_depth"} {
+			if v, ok := got[k].(float64); !ok || v < 0 || (k != "cpu_milliseconds" && k != "milliseconds" && v == 0) {
 				t.Errorf("%s: %s = %v, want a positive number", engine, k, got[k])
 			}
 		}
@@ -123,10 +125,15 @@ func TestJSONOnFailure(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 		t.Fatalf("stdout is not one JSON object: %v\n%s", err, stdout.String())
 	}
-	if e, _ := got["error"].(string); !strings.Contains(e, "no space left on device") || got["dst_state"] != "discarded" {
-		t.Fatalf("error %q, dst_state %v: want ENOSPC and a discarded DST", got["error"], got["dst_state"])
+	schematest.Output(t).Check(t, stdout.Bytes())
+	e, _ := got["error"].(map[string]any)
+	if m, _ := e["message"].(string); !strings.Contains(m, "no space left on device") || got["dst_state"] != "discarded" {
+		t.Fatalf("error %v, dst_state %v: want ENOSPC and a discarded DST", got["error"], got["dst_state"])
 	}
-	if got["outcome"] != "failed" || got["exit_code"] != float64(ExitFailed) || got["errno"] != "ENOSPC" {
-		t.Errorf("outcome %v, exit_code %v, errno %v: want failed, 1, ENOSPC", got["outcome"], got["exit_code"], got["errno"])
+	if got["outcome"] != "failed" || got["exit_code"] != float64(ExitFailed) || e["errno"] != "ENOSPC" || e["kind"] != "failed" {
+		t.Errorf("outcome %v, exit_code %v, error %v: want failed, 1, ENOSPC", got["outcome"], got["exit_code"], e)
+	}
+	if e["path"] != dst && !strings.HasPrefix(e["path"].(string), full) || e["op"] == "" || e["offset"] == nil {
+		t.Errorf("error %v: want the op, path and offset of the write that failed", e)
 	}
 }

@@ -16,26 +16,32 @@ import (
 // number for block devices (two nodes of one disk). A new DST cannot be
 // one. Library callers have no such streams and are not concerned.
 func refuseOwnStream(dst string, stdout, stderr io.Writer) error {
-	fi, err := os.Stat(dst)
-	if err != nil {
-		return nil
-	}
 	for _, s := range []struct {
 		name string
 		w    io.Writer
 	}{{"stdout", stdout}, {"stderr", stderr}} {
-		f, ok := s.w.(*os.File)
-		if !ok {
-			continue
+		if isStream(dst, s.w) {
+			return &copier.RefusedError{Kind: copier.KindBadInput, Path: dst, Field: "Dst", Reason: fmt.Sprintf(
+				"DST is ringcp's own %s: the copy and ringcp's output would overwrite each other (redirect %s elsewhere)", s.name, s.name)}
 		}
-		si, err := f.Stat()
-		if err != nil || !(os.SameFile(fi, si) || sameBlockDevice(fi, si)) {
-			continue
-		}
-		return &copier.RefusedError{Kind: copier.KindBadInput, Path: dst, Field: "Dst", Reason: fmt.Sprintf(
-			"DST is ringcp's own %s: the copy and ringcp's output would overwrite each other (redirect %s elsewhere)", s.name, s.name)}
 	}
 	return nil
+}
+
+// isStream says whether path is the file or block device w writes to.
+// Only a DST that is stdout keeps a refusal's --json object from being
+// printed: one on stderr leaves stdout to the report.
+func isStream(path string, w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	si, err := f.Stat()
+	return err == nil && (os.SameFile(fi, si) || sameBlockDevice(fi, si))
 }
 
 func sameBlockDevice(a, b os.FileInfo) bool {

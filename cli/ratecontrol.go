@@ -254,38 +254,59 @@ func capString(bps int64) string {
 // rateCommand is `ringcp rate PID [RATE]`. A PID that is not a running
 // copy is refused (exit 2), so no other program gets the signal.
 func rateCommand(args []string, stdout io.Writer) error {
-	if len(args) < 1 || len(args) > 2 {
-		return usagef("usage: ringcp rate PID [RATE]  (RATE like --max-rate: 50M is 50 MiB/s, 0 removes the cap)")
+	args, asJSON := withoutJSON(args)
+	pid, rate, err := changeRate(args, stdout, !asJSON)
+	if asJSON {
+		return writeObject(stdout, newEnvelope("rate", err), err, jsonRate{PID: pid, MaxRate: rate})
 	}
-	pid, err := strconv.Atoi(args[0])
+	return err
+}
+
+// jsonRate is `ringcp rate --json`'s body: the copy and its cap after
+// the command (bytes per second, 0 for none; -1 when unknown).
+type jsonRate struct {
+	PID     int   `json:"pid"`
+	MaxRate int64 `json:"max_rate"`
+}
+
+// changeRate reads the cap of the copy pid names, or sets it; it prints
+// the cap read on stdout when say.
+func changeRate(args []string, stdout io.Writer, say bool) (pid int, rate int64, err error) {
+	if len(args) < 1 || len(args) > 2 {
+		return 0, -1, usagef("usage: ringcp rate [--json] PID [RATE]  (RATE like --max-rate: 50M is 50 MiB/s, 0 removes the cap)")
+	}
+	pid, err = strconv.Atoi(args[0])
 	if err != nil || pid <= 0 {
-		return usagef("rate: %q is not a process ID", args[0])
+		return 0, -1, usagef("rate: %q is not a process ID", args[0])
 	}
 	dir, err := openRunDir()
 	if err != nil {
-		return usagef("rate: %v", err)
+		return pid, -1, usagef("rate: %v", err)
 	}
 	defer dir.Close()
 	c, err := liveControl(dir, pid)
 	if err != nil {
-		return usagef("rate: %v", err)
+		return pid, -1, usagef("rate: %v", err)
 	}
 	if len(args) == 1 {
-		fmt.Fprintf(stdout, "%d\n", c.rate)
-		return nil
+		if say {
+			fmt.Fprintf(stdout, "%d\n", c.rate)
+		}
+		return pid, c.rate, nil
 	}
 	n, err := units.ParseSize(args[1])
 	if err != nil {
-		return usagef("rate: %q: %v", args[1], err)
+		return pid, c.rate, usagef("rate: %q: %v", args[1], err)
 	}
+	old := c.rate
 	c.rate = n
 	if err := writeControl(dir, controlName(pid), c); err != nil {
-		return fmt.Errorf("rate: %w", err)
+		return pid, old, fmt.Errorf("rate: %w", err)
 	}
 	if err := syscall.Kill(pid, rateSignal); err != nil {
-		return fmt.Errorf("rate: signal %d: %w", pid, err)
+		return pid, old, fmt.Errorf("rate: signal %d: %w", pid, err)
 	}
-	return nil
+	return pid, n, nil
 }
 
 // liveControl reads the control file of pid, which must be this user's,

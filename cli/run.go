@@ -60,7 +60,7 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseArgs(args, stdout)
 	switch {
 	case err != nil && wantsJSON(args):
-		return writeJSON(stdout, cfg.opts, copier.Report{}, err)
+		return badLineJSON(args, stdout, stderr, cfg, err)
 	case err != nil:
 		return err
 	case cfg.version:
@@ -126,6 +126,16 @@ func (e *interruptedError) Unwrap() error { return e.err }
 type mismatchError struct{ src, dst string }
 
 func (e *mismatchError) Error() string { return fmt.Sprintf("%s differs from %s", e.dst, e.src) }
+
+// flagError is an error about the value of a command's own flag (a
+// --jobs list that cannot be read): --json names the flag.
+type flagError struct {
+	flag string
+	err  error
+}
+
+func (e *flagError) Error() string { return e.err.Error() }
+func (e *flagError) Unwrap() error { return e.err }
 
 // reported wraps an error whose lines the command has already printed
 // (with what DST holds after it): run prints nothing more.

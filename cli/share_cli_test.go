@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ringcp/ringcp/internal/schematest"
+
 	"github.com/ringcp/ringcp/internal/uringtest"
 )
 
@@ -25,15 +27,17 @@ func TestShareFlags(t *testing.T) {
 		dst := filepath.Join(dir, "dst-"+eng)
 		r := cli(t, "--engine", eng, "--max-rate", "8M", "--ioprio", "be:7", "--yield", "-v", "--json", src, dst)
 		r.want(t, 0, "I/O priority be:7 on every read and write", "50 ms of the 8.00 MiB/s cap", "yield: depth and rate are cut", "yield: cut ", "ioprio be:7")
+		schematest.Output(t).Check(t, []byte(r.stdout)) // the yield object too
 		var got map[string]any
 		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 			t.Fatalf("%s: %v\n%s", eng, err, r.stdout)
 		}
-		if got["max_rate"] != float64(8<<20) || got["ioprio"] != "be:7" || got["achieved_rate"].(float64) <= 0 {
-			t.Errorf("%s: max_rate %v, ioprio %v, achieved_rate %v", eng, got["max_rate"], got["ioprio"], got["achieved_rate"])
+		rate, _ := got["bytes_per_second"].(float64)
+		if got["max_rate"] != float64(8<<20) || got["ioprio"] != "be:7" || rate <= 0 {
+			t.Errorf("%s: max_rate %v, ioprio %v, bytes_per_second %v", eng, got["max_rate"], got["ioprio"], got["bytes_per_second"])
 		}
-		if got["achieved_rate"].(float64) > 8<<20*1.05+float64(got["block_size"].(float64))*4 {
-			t.Errorf("%s: achieved %v over the cap", eng, got["achieved_rate"])
+		if rate > 8<<20*1.05+float64(got["block_size"].(float64))*4 {
+			t.Errorf("%s: achieved %v over the cap", eng, rate)
 		}
 		if l, ok := got["io_limits"].([]any); !ok || len(l) != 0 {
 			t.Errorf("%s: io_limits %v, want []", eng, got["io_limits"])

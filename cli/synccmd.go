@@ -84,13 +84,15 @@ func (e *exitStatus) Unwrap() error { return e.err }
 // printChanged is the line a sync or a restricted copy adds to the
 // summary: what it compared and what it changed.
 func printChanged(w io.Writer, r copier.Report) {
+	c := r.Changed
 	switch {
-	case r.Granules > 0:
+	case c == nil:
+	case c.Granules > 0:
 		fmt.Fprintf(w, "ringcp: sync: %d of %d granules differed (%s written, %s zeroed); read %s of SRC and %s of DST\n",
-			r.GranulesChanged, r.Granules, units.Format(r.Bytes), units.Format(r.BytesZeroed+r.BytesHoles),
-			units.Format(r.BytesRead), units.Format(r.BytesReadDst))
-	case r.Ranges > 0 || r.RangeBytes > 0:
-		fmt.Fprintf(w, "ringcp: only %d ranges (%s); DST's other bytes kept\n", r.Ranges, units.Format(r.RangeBytes))
+			c.GranulesChanged, c.Granules, units.Format(r.Bytes), units.Format(r.BytesZeroed+r.BytesHoles),
+			units.Format(r.BytesRead), units.Format(c.BytesReadDst))
+	default:
+		fmt.Fprintf(w, "ringcp: only %d ranges (%s); DST's other bytes kept\n", c.Ranges, units.Format(c.RangeBytes))
 	}
 }
 

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -125,12 +124,9 @@ func remoteExit(err error, sig syscall.Signal) int {
 	return ExitFailed
 }
 
-// remoteJSON is --json's object for a sync across hosts.
+// remoteJSON is the --json body of a sync across hosts, after the
+// envelope (command "sync").
 type remoteJSON struct {
-	Schema   int    `json:"schema"`
-	Version  string `json:"version"`
-	Outcome  string `json:"outcome"`
-	ExitCode int    `json:"exit_code"`
 	Src      string `json:"src"`
 	Dst      string `json:"dst"`
 	Peer     string `json:"peer"`
@@ -146,23 +142,15 @@ type remoteJSON struct {
 	Sent     int64  `json:"bytes_sent"`
 	Received int64  `json:"bytes_received"`
 	Created  bool   `json:"created"`
-	Error    string `json:"error,omitempty"`
 }
 
 func writeRemoteJSON(stdout io.Writer, cfg config, res syncproto.Result, err error) error {
-	j := remoteJSON{Schema: jsonSchema, Version: moduleVersion(), Outcome: outcome(err), ExitCode: exitCode(err),
-		Src: cfg.opts.Src, Dst: cfg.opts.Dst, Peer: res.Peer, Sent: res.Sent, Received: res.Received, Created: res.Created}
 	st := res.Stats
-	j.Size, j.OldSize, j.SrcRead, j.DstRead = st.Size, st.OldSize, st.SrcRead, st.DstRead
-	j.Written, j.Zeroed, j.Granules, j.Changed = st.Written, st.Zeroed, st.Granules, st.Changed
+	j := remoteJSON{Src: cfg.opts.Src, Dst: cfg.opts.Dst, Peer: res.Peer, Size: st.Size, OldSize: st.OldSize,
+		SrcRead: st.SrcRead, DstRead: st.DstRead, Written: st.Written, Zeroed: st.Zeroed, Granules: st.Granules,
+		Changed: st.Changed, Sent: res.Sent, Received: res.Received, Created: res.Created}
 	if res.Digest != 0 {
 		j.Digest = res.Digest.String()
 	}
-	if err != nil {
-		j.Error = message(err)
-	}
-	if werr := json.NewEncoder(stdout).Encode(j); werr != nil {
-		return errors.Join(err, fmt.Errorf("writing JSON: %w", werr))
-	}
-	return err
+	return writeObject(stdout, newEnvelope("sync", err), err, j)
 }

@@ -4,53 +4,13 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/ringcp/ringcp/blkhash"
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/internal/units"
 )
 
 // imageioChecksum makes the oVirt imageio checksum of a range of length
-// bytes (--checksum, ringcp checksum): blkhash, hashing on every CPU.
-func imageioChecksum(length int64) copier.BlockSum {
-	return imageioSum{blkhash.NewHasher(length, 0)}
-}
-
-// imageioSum is blkhash's Hasher as copier takes a block checksum.
-type imageioSum struct{ *blkhash.Hasher }
-
-func (s imageioSum) Sum() (copier.ChecksumResult, error) {
-	r, err := s.Result()
-	return copier.ChecksumResult(r), err
-}
-
-// jsonVerify is the "verify" object of --json with --verify.
-type jsonVerify struct {
-	Result    string  `json:"result"` // "ok" or "mismatch"
-	Bytes     int64   `json:"bytes"`
-	Seconds   float64 `json:"seconds"`
-	BlockSize int     `json:"block_size"` // the blocks bad_blocks counts
-	BadBlocks int64   `json:"bad_blocks"`
-	// FirstBadOffset is DST's offset of the first byte that differs, -1
-	// when none does.
-	FirstBadOffset int64  `json:"first_bad_offset"`
-	Read           string `json:"read"` // how DST was read back
-	// SrcZerosRead: bytes of an NBD SRC that its block status called
-	// zeros, read from SRC after the copy to check them.
-	SrcZerosRead int64 `json:"src_zeros_read"`
-}
-
-// addTrust fills in what --verify, --checksum and --resume add.
-func addTrust(j *jsonReport, r copier.Report) {
-	if v := r.Verify; v != nil {
-		j.Verify = &jsonVerify{Result: "ok", Bytes: v.Bytes, Seconds: v.Seconds, BlockSize: copier.CellSize,
-			BadBlocks: v.BadBlocks, FirstBadOffset: v.FirstBad, Read: v.How, SrcZerosRead: v.SrcZerosRead}
-		if v.BadBlocks > 0 {
-			j.Verify.Result = "mismatch"
-		}
-	}
-	j.Checksum = r.Checksum
-	j.Resumed, j.StateFile, j.ResumeFrom = r.Resumed, r.StatePath, r.ResumeFrom
-}
+// bytes (--checksum, ringcp checksum): the library's.
+var imageioChecksum = copier.ImageioChecksum
 
 // printTrust adds the lines of --verify, --checksum and --resume to the
 // summary of a complete copy.

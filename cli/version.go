@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"runtime"
@@ -13,7 +12,7 @@ import (
 // versionInfo is what --version prints: which ringcp this is, and whether
 // its fast path runs here.
 type versionInfo struct {
-	Version    string   `json:"version"`  // the module version: v1.2.3, or (devel) for a build from a checkout
+	Version    string   `json:"-"`        // the module version (the envelope's version in JSON): v1.2.3, or (devel) for a build from a checkout
 	Revision   string   `json:"revision"` // the VCS commit it was built from, "" when unknown
 	Time       string   `json:"time"`     // that commit's time (RFC 3339), "" when unknown
 	Modified   bool     `json:"modified"` // built from a work tree with uncommitted changes
@@ -60,7 +59,7 @@ func buildVersion() versionInfo {
 func printVersion(stdout io.Writer, asJSON bool) error {
 	v := buildVersion()
 	if asJSON {
-		return json.NewEncoder(stdout).Encode(v)
+		return writeObject(stdout, newEnvelope("version", nil), nil, v)
 	}
 	rev := v.Revision
 	if rev == "" {

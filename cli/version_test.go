@@ -37,8 +37,13 @@ func TestVersionIOUringOff(t *testing.T) {
 func versionJSON(t *testing.T, out string) versionInfo {
 	t.Helper()
 	var v versionInfo
+	var env envelope
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
+	if err := json.Unmarshal([]byte(out), &env); err != nil || env.Command != "version" || env.Schema != jsonSchema {
+		t.Fatalf("not the envelope (%v): %s", err, out)
+	}
+	v.Version = env.Version // the envelope carries it
 	return v
 }

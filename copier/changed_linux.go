@@ -181,10 +181,10 @@ func (p *Plan) syncReport(rep *Report, st engine.Stats) {
 	c := &p.changed
 	switch {
 	case c.restricted:
-		rep.Ranges, rep.RangeBytes = len(c.ranges), c.ranges.Total()
+		rep.Changed = &SyncReport{Ranges: len(c.ranges), RangeBytes: c.ranges.Total()}
 	case c.syncing:
-		rep.BytesReadDst, rep.GranulesChanged = st.BytesReadDst, st.GranulesChanged
 		g := int64(max(c.granule, 1))
-		rep.Granules = (p.Length + g - 1) / g
+		rep.Changed = &SyncReport{BytesReadDst: st.BytesReadDst, GranulesChanged: st.GranulesChanged,
+			Granules: (p.Length + g - 1) / g}
 	}
 }

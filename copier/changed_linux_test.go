@@ -60,8 +60,8 @@ func TestExtentsFiles(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if rep.DstState != copier.DstComplete || rep.Ranges != len(ranges) || rep.RangeBytes != ranges.Total() {
-					t.Fatalf("report %+v", rep.SyncReport)
+				if rep.DstState != copier.DstComplete || rep.Changed.Ranges != len(ranges) || rep.Changed.RangeBytes != ranges.Total() {
+					t.Fatalf("report %+v", *rep.Changed)
 				}
 				got, _ := os.ReadFile(o.Dst)
 				widened := ranges
@@ -196,8 +196,8 @@ func TestDirtyBitmap(t *testing.T) {
 	// Granules 0, 1 (the write across their boundary), 5-7, 9, the last,
 	// and the two zeroed.
 	dirty := int64(6*g) + (size - (size-1)/g*g) + 2*g
-	if moved := rep.Bytes + rep.BytesZeroed + rep.BytesHoles; moved != dirty || rep.RangeBytes != dirty {
-		t.Fatalf("moved %d bytes of %d in ranges, want the %d dirty", moved, rep.RangeBytes, dirty)
+	if moved := rep.Bytes + rep.BytesZeroed + rep.BytesHoles; moved != dirty || rep.Changed.RangeBytes != dirty {
+		t.Fatalf("moved %d bytes of %d in ranges, want the %d dirty", moved, rep.Changed.RangeBytes, dirty)
 	}
 }
 

@@ -142,8 +142,8 @@ type Options struct {
 	// Checksum, when not nil, makes a block checksum of SRC's range from
 	// the data the copy reads (Report.Checksum): it is called once with
 	// the range's length, and what it returns is given every 4 MiB block
-	// of the range (BlockSum). For the oVirt imageio checksum, wrap
-	// blkhash.NewHasher (as the ringcp command does for --checksum).
+	// of the range (BlockSum). For the oVirt imageio checksum, give
+	// ImageioChecksum (as the ringcp command does for --checksum).
 	Checksum func(length int64) BlockSum
 	// Resume keeps a state file of the part of the copy known durable,
 	// and continues from it when one is there (resume_linux.go).

@@ -63,15 +63,15 @@ func syncFile(t *testing.T, c synctest.Case, o copier.Options) {
 	// A zero run's unaligned last bytes (past the last O_DIRECT unit of
 	// the range) go through the tail's buffered write, as data.
 	moved := rep.Bytes + rep.BytesZeroed + rep.BytesHoles
-	if moved != written+zeroed || rep.Bytes < written || rep.Bytes > written+4095 || rep.GranulesChanged != granules {
+	if moved != written+zeroed || rep.Bytes < written || rep.Bytes > written+4095 || rep.Changed.GranulesChanged != granules {
 		t.Fatalf("written %d, zeroed %d+%d, granules %d: want %d, %d, %d",
-			rep.Bytes, rep.BytesZeroed, rep.BytesHoles, rep.GranulesChanged, written, zeroed, granules)
+			rep.Bytes, rep.BytesZeroed, rep.BytesHoles, rep.Changed.GranulesChanged, written, zeroed, granules)
 	}
-	if n := int64(len(c.Src)); rep.BytesRead != n || rep.BytesReadDst != n {
-		t.Fatalf("read %d of SRC, %d of DST: want %d each", rep.BytesRead, rep.BytesReadDst, n)
+	if n := int64(len(c.Src)); rep.BytesRead != n || rep.Changed.BytesReadDst != n {
+		t.Fatalf("read %d of SRC, %d of DST: want %d each", rep.BytesRead, rep.Changed.BytesReadDst, n)
 	}
-	if again := syncOnce(t, o); again.Bytes+again.BytesZeroed+again.BytesHoles != 0 || again.GranulesChanged != 0 {
-		t.Fatalf("a second sync changed %d granules", again.GranulesChanged)
+	if again := syncOnce(t, o); again.Bytes+again.BytesZeroed+again.BytesHoles != 0 || again.Changed.GranulesChanged != 0 {
+		t.Fatalf("a second sync changed %d granules", again.Changed.GranulesChanged)
 	}
 }
 
@@ -173,9 +173,9 @@ func TestSyncNBD(t *testing.T) {
 				want = append(append([]byte(nil), c.Src...), make([]byte, (512-len(c.Src)%512)%512)...)
 			}
 			synctest.Same(t, dst, want)
-			if rep.Bytes+rep.BytesZeroed+rep.BytesHoles != written+zeroed || rep.GranulesChanged != granules {
+			if rep.Bytes+rep.BytesZeroed+rep.BytesHoles != written+zeroed || rep.Changed.GranulesChanged != granules {
 				t.Fatalf("moved %d+%d+%d bytes, %d granules: want %d bytes, %d granules",
-					rep.Bytes, rep.BytesZeroed, rep.BytesHoles, rep.GranulesChanged, written+zeroed, granules)
+					rep.Bytes, rep.BytesZeroed, rep.BytesHoles, rep.Changed.GranulesChanged, written+zeroed, granules)
 			}
 		})
 	}

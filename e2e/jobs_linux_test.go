@@ -186,11 +186,11 @@ func TestJobsENOSPC(t *testing.T) {
 			}
 			for i, j := range got.Jobs {
 				failed := i == 1
-				if j.Job != i+1 || j.Line != i+1 || (j.Outcome == "failed") != failed || (j.Error != "") != failed || !(j.Synced || failed) {
+				if j.Job != i+1 || j.Line != i+1 || (j.Outcome == "failed") != failed || (j.Error != nil) != failed || !(j.Synced || failed) {
 					t.Errorf("job %d: %+v", i+1, j)
 				}
 			}
-			if j := got.Jobs[1]; !strings.Contains(j.Error, "no space left on device (ENOSPC)") || j.DstState != "discarded" {
+			if j := got.Jobs[1]; !strings.Contains(j.message(), "no space left on device (ENOSPC)") || j.DstState != "discarded" {
 				t.Errorf("failed job: error %q, dst_state %q", j.Error, j.DstState)
 			}
 			if strings.Contains(r.stderr, "job 1 ") || !strings.Contains(r.stderr, "job 2 (line 2)") {

@@ -15,10 +15,25 @@ type jsonReport struct {
 	QueueDepth   int           `json:"queue_depth"`
 	Synced       bool          `json:"synced"`
 	DstState     string        `json:"dst_state"`
-	Error        string        `json:"error"`
+	Error        *jsonError    `json:"error"`
 	MaxRate      int64         `json:"max_rate"`
 	IOLimits     []jsonIOLimit `json:"io_limits"`
 	Yield        *jsonYield    `json:"yield"`
+}
+
+// jsonError is why a command did not complete.
+type jsonError struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+	Errno   string `json:"errno"`
+}
+
+// message is the error's message, "" without one.
+func (r jsonReport) message() string {
+	if r.Error == nil {
+		return ""
+	}
+	return r.Error.Message
 }
 
 // jsonIOLimit is a cgroup limit the copy was fitted to.

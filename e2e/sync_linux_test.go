@@ -12,6 +12,7 @@ import (
 
 	"github.com/ringcp/ringcp/internal/blocktest"
 	"github.com/ringcp/ringcp/internal/iocount"
+	"github.com/ringcp/ringcp/internal/schematest"
 	"github.com/ringcp/ringcp/internal/sshtest"
 	"github.com/ringcp/ringcp/internal/synctest"
 )
@@ -36,6 +37,7 @@ type syncJSON struct {
 
 func decodeSync(t *testing.T, r result) syncJSON {
 	t.Helper()
+	schematest.Output(t).Check(t, []byte(r.stdout))
 	var j syncJSON
 	if err := json.Unmarshal([]byte(r.stdout), &j); err != nil || j.Changed == nil {
 		t.Fatalf("--json: %v (changed %v)\n%s", err, j.Changed, r.stdout)
@@ -199,6 +201,7 @@ func TestSyncOverSSH(t *testing.T) {
 					}
 					synctest.Same(t, dst, c.Src)
 					_, _, granules := synctest.Expect(c, 64<<10)
+					schematest.Output(t).Check(t, []byte(r.stdout))
 					var j struct {
 						Changed int64 `json:"granules_changed"`
 					}

@@ -224,14 +224,14 @@ func TestCopyVerifyMismatchExit(t *testing.T) {
 	r = cli(t, "--verify", "--json", fs.Path("src"), fs.Path("dst"))
 	r.want(t, 3)
 	var j struct {
-		DstState string `json:"dst_state"`
-		Error    string
+		DstState string     `json:"dst_state"`
+		Error    *jsonError `json:"error"`
 		Verify   jsonVerify
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &j); err != nil {
 		t.Fatal(err)
 	}
-	if j.DstState != "mismatch" || j.Verify.Result != "mismatch" || j.Verify.FirstBadOffset != at || j.Verify.BadBlocks != 1 || j.Verify.BlockSize != copier.CellSize || !strings.Contains(j.Error, "differs from SRC") {
+	if j.DstState != "mismatch" || j.Verify.Result != "mismatch" || j.Verify.FirstBadOffset != at || j.Verify.BadBlocks != 1 || j.Verify.BlockSize != copier.CellSize || j.Error == nil || j.Error.Kind != "mismatch" || !strings.Contains(j.Error.Message, "differs from SRC") {
 		t.Errorf("--json: %+v", j)
 	}
 }
