@@ -70,6 +70,10 @@ func remoteFlagsOK(cfg config) error {
 		return usagef("--extents and --dirty-bitmap restrict a copy, not a sync")
 	case o.Resume || o.Checksum != nil || cfg.jobs != "":
 		return usagef("--resume, --checksum and --jobs are not supported for a sync with an ssh:// end")
+	case o.MaxRate != 0 || o.Yield || o.IOPrio != "":
+		// blocksync's readers on both hosts have no rate cap or priority
+		// yet: refused rather than ignored.
+		return usagef("--max-rate, --yield and --ioprio are not supported yet for a sync with an ssh:// end")
 	}
 	return nil
 }

@@ -126,6 +126,7 @@ func TestSyncCommandRefused(t *testing.T) {
 		{[]string{"sync", "--granule", "1M", src, dst}, "--granule"},
 		{[]string{"sync", src, "ssh://-oProxyCommand=x/p"}, "ssh option"},
 		{[]string{"sync", "ssh://h/a", "ssh://h/b"}, "both ends"},
+		{[]string{"sync", "--max-rate", "1M", src, "ssh://h/b"}, "--max-rate"},
 	} {
 		cli(t, c.args...).want(t, 2, c.want)
 		synctest.Same(t, dst, old)
