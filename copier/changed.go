@@ -1,5 +1,15 @@
 package copier
 
+import "github.com/ringcp/ringcp/extents"
+
+// changedPlan is what Prepare decided for OnlyChanged.
+type changedPlan struct {
+	restricted bool
+	ranges     extents.List // a restricted copy's ranges, as given (not yet aligned)
+	syncing    bool         // Options.Sync over an existing DST
+	granule    int
+}
+
 // DefaultSyncGranule is blocksync's default: a qcow2 cluster, and the
 // granule of its dirty bitmaps.
 const DefaultSyncGranule = 64 << 10

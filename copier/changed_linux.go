@@ -9,14 +9,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// changedPlan is what Prepare decided for OnlyChanged.
-type changedPlan struct {
-	restricted bool
-	ranges     extents.List // a restricted copy's ranges, as given (not yet aligned)
-	syncing    bool         // Options.Sync over an existing DST
-	granule    int
-}
-
 // checkChanged refuses what a restricted copy or a sync cannot be, and
 // reads the ranges (an NBD SRC's dirty bitmap included): before any
 // write, like every refusal.
