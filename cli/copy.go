@@ -51,6 +51,7 @@ func copyCommand(cfg config, stdout, stderr io.Writer) error {
 		printNotes(stderr, rep.Notes)
 	}
 	if err != nil {
+		stoppedSync(stderr, cfg.opts, rep)
 		err = stoppedCopy(stderr, cfg.opts, rep, err, sig.caught())
 		return jsonIfAsked(cfg, stdout, rep, err)
 	}
@@ -60,7 +61,8 @@ func copyCommand(cfg config, stdout, stderr io.Writer) error {
 	if cfg.json {
 		return writeJSON(stdout, cfg.opts, rep, nil)
 	}
-	printSummary(stderr, rep, "copied")
+	printSummary(stderr, rep, map[bool]string{false: "copied", true: "synced"}[cfg.opts.Sync])
+	printChanged(stderr, rep)
 	printTrust(stderr, rep)
 	return nil
 }

@@ -25,6 +25,7 @@ const usageHead = `Usage: ringcp [flags] SRC DST
        ringcp dd if=SRC of=DST [OPERAND]...   (ringcp dd --help)
        ringcp verify [flags] SRC DST          compare two files or devices (exit 3 if they differ)
        ringcp checksum [flags] PATH           print the oVirt imageio checksum as JSON
+       ringcp sync [flags] SRC DST            write only what differs (DST or SRC may be ssh://host/path)
        ringcp rate PID [RATE]                 show or change the rate cap of copy PID (0: none)
        ringcp demo [--size SIZE] [--dir DIR]
        ringcp completion bash|zsh|fish        print the shell's completion script
@@ -58,6 +59,9 @@ Examples:
   ringcp 'nbd+unix:///?socket=/tmp/disk.sock' /dev/vg0/disk  # after: qemu-nbd -r -f qcow2 --socket /tmp/disk.sock disk.qcow2
   ringcp --verify --resume disk.img /dev/sdc --state /var/lib/ringcp/sdc.state
   ringcp --max-rate 100M --ioprio idle --yield /dev/vg0/lv0 /dev/vg1/lv0   # on a busy host
+  ringcp sync disk.img /dev/sdc                  # write only the 64 KiB granules that differ
+  ringcp sync disk.img ssh://backup/srv/disk.img # ringcp sync --serve runs there, over ssh
+  ringcp --dirty-bitmap b0 'nbd+unix:///disk?socket=/run/vm.sock' backup.raw  # incremental
 
 Exit codes:
   0    the copy is complete and synced
@@ -77,7 +81,8 @@ which are added, never renamed.
 // would print [=true|false]).
 func flagPlaceholders() map[string]string {
 	places := map[string]string{"progress": "MODE", "progress-interval": "DURATION", "progress-fd": "FD",
-		"size": "SIZE", "dir": "DIR", "jobs": "FILE", "parallel": "N"}
+		"size": "SIZE", "dir": "DIR", "jobs": "FILE", "parallel": "N",
+		"granule": "SIZE", "ssh": "COMMAND", "remote-ringcp": "PATH"}
 	for _, f := range optionFlags {
 		if f.placeholder != "" {
 			places[f.name] = f.placeholder

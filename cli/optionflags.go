@@ -133,6 +133,17 @@ var optionFlags = []optionFlag{
 	{field: "Yield", name: "yield",
 		usage: "give the disk to other work: cut depth and rate while others wait on it, raise them when they no longer do",
 		bind:  func(o *copier.Options) pflag.Value { return boolValue{&o.Yield} }},
+	{field: "Extents", name: "extents", placeholder: "FILE",
+		usage: "copy only the ranges listed in FILE (- reads stdin): one \"OFFSET LENGTH\" a line in bytes, or a JSON array of {\"offset\",\"length\"}; SRC offset = DST offset, DST must exist and keeps every other byte",
+		bind: func(o *copier.Options) pflag.Value {
+			return extentsValue{p: &o.Extents, set: &o.ExtentsSet, arg: new(string)}
+		}},
+	{field: "DirtyBitmap", name: "dirty-bitmap", placeholder: "NAME",
+		usage: "with an NBD SRC: copy only what its dirty bitmap NAME marks dirty (qemu-nbd -B NAME, qemu-storage-daemon's bitmaps); a server without it is refused",
+		bind:  func(o *copier.Options) pflag.Value { return nameValue{&o.DirtyBitmap} }},
+	{field: "SyncGranule", name: "granule", placeholder: "SIZE",
+		usage: "ringcp sync: the unit compared and written, a power of two from 4K to 64K (default 64K)",
+		bind:  func(o *copier.Options) pflag.Value { return sizeValue[int]{&o.SyncGranule, true} }},
 	{field: "Force", name: "force",
 		usage: "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device) or a disk image, copy a SRC mounted read-write, create a file in /dev, try a copy that seems not to fit; never a mounted DST",
 		bind:  func(o *copier.Options) pflag.Value { return boolValue{&o.Force} }},
@@ -154,6 +165,8 @@ var unboundFields = map[string]string{
 	"Web.Logf":         "set by -v",
 	"Stream.Stdin":     "the process's standard input",
 	"Stream.Threads":   "all cores",
+	"ExtentsSet":       "set by --extents",
+	"Sync":             "set by ringcp sync",
 }
 
 // batchFlags name the BatchOptions fields that copier's errors may name.

@@ -27,7 +27,11 @@ func copyObject(o copier.Options, r copier.Report, err error) copier.Report {
 // writeJSON prints the one --json object for a copy; err, when not nil,
 // is why it did not complete.
 func writeJSON(stdout io.Writer, o copier.Options, r copier.Report, err error) error {
-	return writeObject(stdout, newEnvelope("copy", err), err, copyObject(o, r, err))
+	command := "copy"
+	if o.Sync {
+		command = "sync" // the same fields, and changed
+	}
+	return writeObject(stdout, newEnvelope(command, err), err, copyObject(o, r, err))
 }
 
 // rangeDone is how much of the range the copy finished: data written,

@@ -48,6 +48,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 			return completionCommand(args[1:], stdout)
 		case "man":
 			return manCommand(args[1:], stdout)
+		case "sync":
+			return runSync(args[1:], stdout, stderr)
 		}
 	}
 	if len(args) == 0 {
@@ -69,6 +71,9 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 	case cfg.version:
 		return printVersion(stdout, cfg.json)
 	}
+	if err := cfg.sync.onlyForSync(); err != nil {
+		return err
+	}
 	if cfg.jobs != "" {
 		return jobsCommand(cfg, stdout, stderr)
 	}
@@ -84,10 +89,13 @@ func exitCode(err error) int {
 		expected *expectsum.MismatchError
 		refused  *copier.RefusedError
 		usage    *usageError
+		status   *exitStatus
 	)
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 		return exitOK
+	case errors.As(err, &status):
+		return status.code
 	case errors.As(err, &intr):
 		return exitInterrupted + int(intr.sig)
 	case errors.As(err, &mismatch), errors.As(err, &verify), errors.As(err, &expected):

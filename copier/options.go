@@ -6,6 +6,7 @@ import (
 
 	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
+	"github.com/ringcp/ringcp/extents"
 )
 
 // EngineChoice selects the backend.
@@ -183,6 +184,41 @@ type Options struct {
 	// like any other, and fails if SRC ends elsewhere. A SRC that says
 	// its size must say this one.
 	SrcSize int64
+	// Only what changed (changed.go, changed_linux.go): Extents and
+	// DirtyBitmap copy only some ranges of SRC (at the same offsets in
+	// DST, whose other bytes are kept); Sync copies only the granules
+	// where DST differs from SRC.
+	//
+	// Extents, with ExtentsSet, are the only ranges copied: offsets in
+	// SRC and, the same, in DST (extents.Parse's entries, so that a
+	// range past an end is refused by its line). Overlapping and
+	// unsorted ranges merge; an empty list copies nothing. DST must
+	// exist. Ranges are widened to whole O_DIRECT units of both ends
+	// (512 or 4096 bytes) where they are not aligned: those few bytes
+	// around a range are copied from SRC too.
+	Extents    []extents.Entry
+	ExtentsSet bool
+	// DirtyBitmap, on an NBD SRC, copies only the extents its dirty
+	// bitmap marks dirty (the qemu:dirty-bitmap:NAME meta context, as
+	// qemu-nbd -B NAME and qemu-storage-daemon offer it); within Extents
+	// when both are set. A server that does not offer it is a refusal
+	// that names it.
+	DirtyBitmap string
+	// Sync makes DST equal to SRC by writing only the granules that
+	// differ: both ends are read through the engine (SRC and DST of each
+	// chunk into one slot), compared per SyncGranule, and only differing
+	// granules written; granules that are zeros in SRC are made zero in
+	// DST as a copy makes zero runs (punched where DST can). A regular
+	// file DST gets SRC's size; a device DST keeps its own and must hold
+	// SRC. A DST that does not exist yet is simply copied. The copy is
+	// in place: a sync that fails or is stopped leaves DST a mix of old
+	// and new granules (Report.DstState DstPartial), never complete: run
+	// it again.
+	Sync bool
+	// SyncGranule is the unit compared and written (DefaultSyncGranule
+	// when 0): a power of two from 4 KiB to 64 KiB, so a changed 4 KiB
+	// costs at most one granule; raised to the ends' O_DIRECT unit.
+	SyncGranule int
 }
 
 // Limits on what a user may ask for.

@@ -46,6 +46,8 @@ type Plan struct {
 	// sizing is what BlockSize and QueueDepth were decided from
 	// (sizes.go).
 	sizing sizing
+	// changed: Options.OnlyChanged's ranges or sync (changed_linux.go).
+	changed changedPlan
 }
 
 // Close releases what a Plan holds open between Prepare and Run: the

@@ -74,6 +74,9 @@ type Report struct {
 	StatePath   string `json:"state_file,omitempty"`
 	ResumeFrom  int64  `json:"resume_from,omitempty"`
 	PartialPath string `json:"partial_file,omitempty"`
+	// Changed is what a sync or a copy restricted to ranges did
+	// (Options.Sync, Extents, DirtyBitmap; changed.go); nil otherwise.
+	Changed *SyncReport `json:"changed,omitempty"`
 }
 
 // Rate is the rate the cap governs, in bytes per second: the bytes read

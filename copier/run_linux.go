@@ -68,6 +68,7 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 	rep.Bytes, rep.BytesRead, rep.Synced = st.BytesWritten, st.BytesRead, st.Synced
 	rep.BytesHoles, rep.BytesZeroed = st.BytesHoles, st.BytesZeroed
 	rep.Contiguous = st.Contiguous
+	p.syncReport(&rep, st)
 	if a.trust != nil {
 		rep.Resumed, rep.Contiguous = a.trust.from, a.trust.from+st.Contiguous
 	}
@@ -293,6 +294,7 @@ func (p *Plan) job(a *acquired) engine.Job {
 	job.Blocking = len(p.IOLimits) > 0
 	a.dst.shape(p, &job)
 	p.openEndJob(&job)
+	p.changedJob(&job)
 	return job
 }
 

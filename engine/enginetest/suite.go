@@ -104,6 +104,8 @@ func RunTarget(t *testing.T, tg Target) {
 	t.Run("observed", func(t *testing.T) { Observed(t, tg) })
 	t.Run("periodic-barriers", func(t *testing.T) { PeriodicBarriers(t, tg) })
 	t.Run("read-passes", func(t *testing.T) { ReadPasses(t, tg) })
+	t.Run("only-ranges", func(t *testing.T) { OnlyRanges(t, tg) })
+	t.Run("sync", func(t *testing.T) { Syncs(t, tg) })
 	faults(t, tg)
 }
 
