@@ -83,9 +83,21 @@ const (
 	SizeKeep SizePolicy = "keep"
 )
 
-// SrcFormatRaw in Options.SrcFormat says SRC's bytes are what to copy even
-// when they start like a disk image container.
-const SrcFormatRaw = "raw"
+// Image formats of Options.SrcFormat and Options.DstFormat.
+const (
+	// FormatAuto (or ""): SRC is read by what its first bytes say, a
+	// qcow2 image as its guest sees it, raw bytes otherwise; another
+	// container (vmdk, vhdx...) is refused. A DST is raw.
+	FormatAuto = "auto"
+	// FormatRaw: the bytes as they are, even when they start like a disk
+	// image container (SrcFormatRaw).
+	FormatRaw = "raw"
+	// FormatQcow2: a qcow2 image; as SRC, its guest's bytes are read
+	// (format.go); as DST, a new image is made (Options.Qcow2).
+	FormatQcow2 = "qcow2"
+	// SrcFormatRaw is FormatRaw, under its older name.
+	SrcFormatRaw = FormatRaw
+)
 
 // DefaultZeroBlock is the zero detection granularity: a filesystem block.
 const DefaultZeroBlock = 4096
@@ -115,9 +127,18 @@ type Options struct {
 	// file on devtmpfs, and tries a copy its filesystem seems to lack room
 	// for. It never allows writing over a mounted file system or swap.
 	Force bool
-	// SrcFormat "raw" (SrcFormatRaw) copies SRC's bytes even when they are
-	// a disk image container (qcow2, vmdk...); "" refuses such a SRC.
+	// SrcFormat is what SRC's bytes are: FormatAuto ("") reads a qcow2
+	// image's guest bytes and refuses other containers (vmdk...),
+	// FormatRaw copies the bytes as they are, FormatQcow2 refuses
+	// anything but a qcow2 image. A qcow2 SRC's offsets and length are
+	// of its guest's bytes.
 	SrcFormat string
+	// DstFormat is what DST is made as: FormatRaw ("") writes the bytes
+	// as they are, FormatQcow2 creates a new qcow2 image (Qcow2 says
+	// how) whose guest reads them.
+	DstFormat string
+	// Qcow2 is how a qcow2 DST is made.
+	Qcow2 Qcow2Options
 	// MaxRate, when positive, caps the bytes of the range moved per
 	// second (read, then written once; holes that are never read and
 	// fallocate zeroing do not count). Plan.SetMaxRate changes it while
@@ -188,6 +209,12 @@ func (o *Options) normalize() error {
 	if o.ZeroBlock == 0 {
 		o.ZeroBlock = DefaultZeroBlock
 	}
+	if o.SrcFormat == "" {
+		o.SrcFormat = FormatAuto
+	}
+	if o.DstFormat == "" {
+		o.DstFormat = FormatRaw
+	}
 	if o.Progress == nil {
 		o.Progress = &engine.Progress{}
 	}
@@ -208,8 +235,10 @@ func (o *Options) checkValues() error {
 	case !hasKind(o.Src) || !hasKind(o.Dst):
 		return bad(map[bool]string{true: "Src", false: "Dst"}[!hasKind(o.Src)],
 			"streams are not supported: SRC and DST are files or block devices (use ./- for a file named -)")
-	case o.SrcFormat != "" && o.SrcFormat != SrcFormatRaw:
-		return bad("SrcFormat", fmt.Sprintf("unknown source format %q: ringcp copies raw bytes (Options.SrcFormat raw copies an image file as it is; convert others with qemu-img convert -O raw)", o.SrcFormat))
+	case o.SrcFormat != FormatAuto && o.SrcFormat != FormatRaw && o.SrcFormat != FormatQcow2:
+		return bad("SrcFormat", fmt.Sprintf("unknown source format %q: ringcp reads raw and qcow2 (Options.SrcFormat raw copies an image file as it is; convert others with qemu-img convert -O raw)", o.SrcFormat))
+	case o.DstFormat != FormatRaw && o.DstFormat != FormatQcow2:
+		return bad("DstFormat", fmt.Sprintf("unknown destination format %q: ringcp writes raw and qcow2", o.DstFormat))
 	case o.ZeroBlock < 0 || o.ZeroBlock > MaxBlockSize || o.ZeroBlock&(o.ZeroBlock-1) != 0:
 		return bad("ZeroBlock", fmt.Sprintf("Options.ZeroBlock %d: must be a power of two up to 1 GiB", o.ZeroBlock))
 	case o.SrcOffset < 0:
@@ -232,5 +261,5 @@ func (o *Options) checkValues() error {
 	if _, err := engine.ParseIOPrio(o.IOPrio); err != nil {
 		return bad("IOPrio", err.Error())
 	}
-	return nil
+	return o.checkQcow2()
 }
