@@ -17,6 +17,8 @@ var fieldFlags = map[string]string{
 	"Verify": "--verify", "Checksum": "--checksum", "Resume": "--resume", "StatePath": "--state", "SyncEvery": "--sync-every",
 	"NBD.Connections": "--nbd-connections", "NBD.Timeout": "--nbd-timeout",
 	"MaxRate": "--max-rate", "IOPrio": "--ioprio", "Yield": "--yield",
+	"DstFormat": "--dst-format", "Qcow2.ClusterSize": "--cluster-size", "Qcow2.Compress": "--compress",
+	"Qcow2.Backing": "--backing", "Qcow2.BackingFormat": "--backing-format", "Qcow2.Preallocation": "--preallocation",
 }
 
 // flagWords rewrites "Options.Field" in the library's words to the flag.

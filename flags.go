@@ -56,7 +56,9 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	var bs, srcOff, dstOff, length sizeFlag
 	var qd, nbdConns int
 	var nbdTimeout time.Duration
-	var engine, direct, syncMode, sparse, offload, srcFormat string
+	var engine, direct, syncMode, sparse, offload, srcFormat, dstFormat string
+	var q copier.Qcow2Options
+	var clusterSize sizeFlag
 	var zeroBlock, maxRate sizeFlag
 	var ioprio string
 	fs := pflag.NewFlagSet("ringcp", pflag.ContinueOnError)
@@ -79,7 +81,13 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.DurationVar(&cfg.progress.interval, "progress-interval", 0, "how often progress is written (default 1s; the terminal line 250ms)")
 	fs.IntVar(&cfg.progress.fd, "progress-fd", -1, "write progress to this open file descriptor instead")
 	fs.BoolVarP(&cfg.verbose, "verbose", "v", false, "explain alignment, block size, direct I/O and engine choices")
-	fs.StringVar(&srcFormat, "src-format", "", "copy SRC's bytes as they are although they form a disk image (qcow2, vmdk, vhdx, vdi, vpc, qed), which is refused otherwise")
+	fs.StringVar(&srcFormat, "src-format", "auto", "auto: a qcow2 SRC is read as its guest sees it (ranges are of the guest's bytes), other disk images (vmdk, vhdx, vdi, vpc, qed) are refused; raw: SRC's bytes as they are; qcow2: refuse anything else")
+	fs.StringVar(&dstFormat, "dst-format", "raw", "raw: the bytes as they are; qcow2: make DST a new qcow2 image (version 3) that stores no holes nor zeros")
+	fs.Var(&clusterSize, "cluster-size", "with --dst-format qcow2: the cluster size, a power of two from 512 to 2M (default 64K)")
+	fs.StringVar(&q.Compress, "compress", "", "with --dst-format qcow2: compress every cluster, zstd or zlib (as qemu-img convert -c)")
+	fs.StringVar(&q.Backing, "backing", "", "with --dst-format qcow2: the new image's backing file (a relative name is from DST's folder); only clusters that differ from it are stored")
+	fs.StringVar(&q.BackingFormat, "backing-format", "", "the --backing file's format, raw or qcow2 (default: by its first bytes)")
+	fs.StringVar(&q.Preallocation, "preallocation", "", "with --dst-format qcow2: off, or metadata (every table written, as qemu-img's preallocation=metadata)")
 	fs.StringVar(&cfg.jobs, "jobs", "", "copy each job listed in FILE (a line: SRC DST [range flags]; - reads stdin) in this one process, sharing one buffer budget; the other flags apply to every job")
 	fs.IntVar(&cfg.parallel, "parallel", 0, "with --jobs: how many jobs run at once, in the list's order (0: all)")
 	verify := fs.Bool("verify", false, "read DST back after the copy (from the device, not the cache) and compare it with what was read from SRC; exit 3 on a difference")
@@ -158,7 +166,9 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		return cfg, fmt.Errorf("--nbd-timeout %v: must not be negative", nbdTimeout)
 	}
 	cfg.opts.NBD = copier.NBDOptions{Connections: nbdConns, Timeout: nbdTimeout}
-	cfg.opts.Force, cfg.opts.SrcFormat = *force, srcFormat
+	cfg.opts.Force, cfg.opts.SrcFormat, cfg.opts.DstFormat = *force, srcFormat, dstFormat
+	q.ClusterSize = clusterSize.v
+	cfg.opts.Qcow2 = q
 	if (*statePath != "" || fs.Changed("sync-every")) && !*resume {
 		return cfg, errors.New("--state and --sync-every are for --resume: give --resume too")
 	}

@@ -75,7 +75,9 @@ func flagPlaceholders() map[string]string {
 		"direct": choiceList(copier.DirectChoices), "sync": "end|none", "src-offset": "SIZE",
 		"dst-offset": "SIZE", "length": "SIZE", "sparse": choiceList(copier.SparseChoices),
 		"zero-block": "SIZE", "offload": choiceList(copier.OffloadChoices), "progress": "MODE",
-		"progress-interval": "DURATION", "progress-fd": "FD", "src-format": "raw",
+		"progress-interval": "DURATION", "progress-fd": "FD", "src-format": "auto|raw|qcow2",
+		"dst-format": "raw|qcow2", "cluster-size": "SIZE", "compress": "zstd|zlib", "backing": "FILE",
+		"backing-format": "raw|qcow2", "preallocation": "off|metadata",
 		"size": "SIZE", "dir": "DIR", "jobs": "FILE", "parallel": "N", "state": "PATH", "sync-every": "DURATION",
 		"nbd-connections": "N", "nbd-timeout": "DURATION", "max-rate": "RATE", "ioprio": "CLASS[:LEVEL]",
 	}

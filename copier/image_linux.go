@@ -66,6 +66,11 @@ func (p *Plan) withFormat(ep *endpoint, r role) (*endpoint, error) {
 		}
 		return ep, nil
 	}
+	// What the kind refuses whatever the range (a file on a pseudo
+	// filesystem) is refused before its bytes are read.
+	if err := ep.checkAlone(p); err != nil {
+		return ep, err
+	}
 	isImage, err := sniffQcow2(rr)
 	switch {
 	case err != nil:
@@ -91,6 +96,9 @@ func sniffQcow2(rr randomReader) (bool, error) {
 	}
 	var head [8]byte
 	if n, err := r.ReadAt(head[:], 0); n < len(head) {
+		if err == io.EOF {
+			err = nil // shorter than its size said: the copy will tell
+		}
 		return false, err
 	}
 	v := uint32(head[4])<<24 | uint32(head[5])<<16 | uint32(head[6])<<8 | uint32(head[7])

@@ -418,7 +418,7 @@ func TestQcow2DstRefusals(t *testing.T) {
 		{"cluster size", copier.Options{DstFormat: copier.FormatQcow2, Qcow2: copier.Qcow2Options{ClusterSize: 3000}}, "Qcow2.ClusterSize"},
 		{"compression", copier.Options{DstFormat: copier.FormatQcow2, Qcow2: copier.Qcow2Options{Compress: "lz4"}}, "Qcow2.Compress"},
 		{"prealloc with compression", copier.Options{DstFormat: copier.FormatQcow2, Qcow2: copier.Qcow2Options{Compress: "zstd", Preallocation: "metadata"}}, "Qcow2.Preallocation"},
-		{"qcow2 options on raw", copier.Options{Qcow2: copier.Qcow2Options{Compress: "zstd"}}, "Qcow2.ClusterSize"},
+		{"qcow2 options on raw", copier.Options{Qcow2: copier.Qcow2Options{Compress: "zstd"}}, "Qcow2.Compress"},
 		{"missing backing", copier.Options{DstFormat: copier.FormatQcow2, Qcow2: copier.Qcow2Options{Backing: "nothing"}}, "Qcow2.Backing"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -40,7 +40,8 @@ func (o *Options) checkQcow2() error {
 	cs := q.ClusterSize
 	switch {
 	case o.DstFormat != FormatQcow2 && *q != (Qcow2Options{}):
-		return bad("ClusterSize", "Options.Qcow2 says how a qcow2 DST is made: it needs Options.DstFormat qcow2")
+		f := q.setField()
+		return bad(f, fmt.Sprintf("Options.Qcow2.%s is for a qcow2 DST: give Options.DstFormat qcow2 too", f))
 	case cs != 0 && (cs < 512 || cs > 2<<20 || cs&(cs-1) != 0):
 		return bad("ClusterSize", fmt.Sprintf("Options.Qcow2.ClusterSize %d: a power of two from 512 to 2097152", cs))
 	case q.Compress != "" && q.Compress != "zlib" && q.Compress != "zstd":
@@ -57,4 +58,19 @@ func (o *Options) checkQcow2() error {
 		return refuse(KindNotSupported, "", "Options.Resume cannot resume a qcow2 DST: its tables are written only when it is complete").on("Resume")
 	}
 	return nil
+}
+
+// setField names a field of q that is set.
+func (q *Qcow2Options) setField() string {
+	switch {
+	case q.ClusterSize != 0:
+		return "ClusterSize"
+	case q.Compress != "":
+		return "Compress"
+	case q.Backing != "":
+		return "Backing"
+	case q.BackingFormat != "":
+		return "BackingFormat"
+	}
+	return "Preallocation"
 }
