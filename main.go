@@ -74,6 +74,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 			return runDemo(args[1:], stdout, stderr)
 		case "dd":
 			return runDD(args[1:], stdout, stderr)
+		case "info":
+			return runInfo(args[1:], stdout, stderr)
 		}
 	}
 	if len(args) == 0 {
