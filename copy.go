@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,7 +21,9 @@ func copyCommand(cfg config, stdout, stderr io.Writer) error {
 		return err // no JSON either: stdout may be DST
 	}
 	endProgress, redrawn := startProgress(cfg.progress, &cfg.opts, stdout, stderr)
-	plan, err := copier.Prepare(cfg.opts)
+	ctx, sig := withSignals()
+	defer sig.stop()
+	plan, err := unlessStopped(ctx, sig, func() (*copier.Plan, error) { return copier.Prepare(cfg.opts) })
 	if err != nil {
 		return jsonIfAsked(cfg, stdout, copier.Report{}, err)
 	}
@@ -29,8 +32,6 @@ func copyCommand(cfg config, stdout, stderr io.Writer) error {
 	} else {
 		sayOverrides(stderr, cfg.opts, plan)
 	}
-	ctx, sig := withSignals()
-	defer sig.stop()
 	defer startRateControl(plan, stderr)()
 	prefix := ""
 	if redrawn {
@@ -126,6 +127,37 @@ func withSignals() (context.Context, *signals) {
 		}
 	}()
 	return ctx, s
+}
+
+// errStoppedChecking: a stop signal came while SRC and DST were being
+// checked, before anything was written.
+var errStoppedChecking = errors.New("stopped while checking SRC and DST; nothing was written")
+
+// unlessStopped runs check (Prepare, which writes nothing) unless a stop
+// signal comes first: then the command stops at once and says so, as at
+// any other phase, instead of waiting out a server that stalls its
+// handshake (up to --nbd-timeout) and instead of the signal's default
+// action, which ended the process without a line or a --json object
+// (SIGQUIT: a goroutine dump and exit 2, "refused"). check goes on alone
+// until the process exits; it has nothing to undo.
+func unlessStopped[T any](ctx context.Context, sig *signals, check func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := check()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var none T
+		caught := sig.caught()
+		return none, &interruptedError{sig: caught, err: fmt.Errorf("%s: %w", stoppedBy(caught, "interrupted"), errStoppedChecking)}
+	}
 }
 
 func (s *signals) stop() {

@@ -93,7 +93,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	verify := fs.Bool("verify", false, "read DST back after the copy (from the device, not the cache) and compare it with what was read from SRC; exit 3 on a difference")
 	checksum := fs.Bool("checksum", false, "compute SRC's oVirt imageio checksum (blake2b, 4 MiB blocks) from the data as it is copied")
 	resume := fs.Bool("resume", false, "record progress in a state file and, when one is there, continue the interrupted copy it records")
-	statePath := fs.String("state", "", "the --resume state file (default: DST.ringcp-state; a block device DST needs one)")
+	statePath := fs.String("state", "", "the --resume state file (default: DST.ringcp-state; a block device DST needs one); with --jobs, a folder for one per job")
 	syncEvery := fs.Duration("sync-every", copier.DefaultSyncEvery, "with --resume: sync DST and record the progress this often: a kill loses about this much work")
 	fs.IntVar(&nbdConns, "nbd-connections", copier.DefaultNBDConnections, "connections to an NBD export whose server allows several (CAN_MULTI_CONN)")
 	fs.DurationVar(&nbdTimeout, "nbd-timeout", 0, "fail when an NBD server does not answer for this long (default 5m; 30s to connect)")

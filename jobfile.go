@@ -13,7 +13,8 @@ import (
 )
 
 // The --jobs list: one job a line, "SRC DST", with the range flags
-// --src-offset, --dst-offset and --length where a job needs them. Words
+// --src-offset, --dst-offset and --length, and --state (the job's resume
+// state file), where a job needs them. Words
 // are split as a POSIX shell splits them, without any expansion:
 //
 //   - blanks (spaces, tabs) separate words; a blank line is no job;
@@ -22,7 +23,10 @@ import (
 //     or ` stands for that character;
 //   - outside quotes a backslash makes the next character plain;
 //   - # at the start of a word comments out the rest of the line;
-//   - no $VAR, ~, globs or command substitution: they are plain text.
+//   - no $VAR, ~, globs or command substitution: they are plain text;
+//   - lines may end in CRLF, and a UTF-8 byte order mark may start the
+//     list; any other control character in a word (a CR inside quotes,
+//     a tab) is refused.
 //
 // A path that starts with - follows --. Relative paths are relative to
 // ringcp's working folder, as on its command line. A line is one job: a
@@ -40,6 +44,7 @@ type jobLine struct {
 	srcOff   sizeFlag
 	dstOff   sizeFlag
 	length   sizeFlag
+	state    string // --state: this job's resume state file
 }
 
 // readJobList reads the list from the file named, or stdin for "-".
@@ -61,7 +66,15 @@ func parseJobList(r io.Reader, name string) ([]jobLine, error) {
 	sc.Buffer(make([]byte, 64<<10), maxJobLine)
 	var jobs []jobLine
 	for n := 1; sc.Scan(); n++ {
-		words, err := splitWords(strings.TrimSuffix(sc.Text(), "\r"))
+		line := strings.TrimSuffix(sc.Text(), "\r") // CRLF lines
+		if n == 1 {
+			// A UTF-8 byte order mark, as Windows editors write one.
+			line = strings.TrimPrefix(line, "\ufeff")
+		}
+		words, err := splitWords(line)
+		if err == nil {
+			err = controlIn(words)
+		}
 		if err == nil && len(words) > 0 {
 			var j jobLine
 			j, err = parseJobWords(words)
@@ -81,6 +94,21 @@ func parseJobList(r io.Reader, name string) ([]jobLine, error) {
 	return jobs, nil
 }
 
+// controlIn refuses a word that holds a control character: a CR left in
+// a quoted name by a list saved with CRLF line ends, a tab or an escape
+// sequence pasted in, or a byte order mark that does not start the list,
+// would name a file nobody meant.
+func controlIn(words []string) error {
+	for _, w := range words {
+		for i, r := range w {
+			if r < 0x20 || r == 0x7f || r == 0xfeff {
+				return fmt.Errorf("%s holds the control character %q at byte %d: not taken as a file name", quoteWord(w), r, i)
+			}
+		}
+	}
+	return nil
+}
+
 // parseJobWords reads one job's words: two operands and range flags.
 func parseJobWords(words []string) (jobLine, error) {
 	var j jobLine
@@ -89,12 +117,16 @@ func parseJobWords(words []string) (jobLine, error) {
 	fs.Var(&j.srcOff, "src-offset", "")
 	fs.Var(&j.dstOff, "dst-offset", "")
 	fs.Var(&j.length, "length", "")
+	fs.StringVar(&j.state, "state", "", "")
 	onlyOnce(fs)
 	if err := fs.Parse(words); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			err = errors.New("unknown flag: --help")
 		}
-		return j, fmt.Errorf("%v (a job line takes SRC DST and --src-offset, --dst-offset, --length; other flags go on the command line)", err)
+		return j, fmt.Errorf("%v (a job line takes SRC DST and --src-offset, --dst-offset, --length, --state; other flags go on the command line)", err)
+	}
+	if fs.Changed("state") && j.state == "" {
+		return j, errors.New("--state needs a PATH")
 	}
 	if fs.NArg() != 2 {
 		return j, fmt.Errorf("want SRC DST, got %d word(s) besides flags (quote paths with blanks: 'my disk.img')", fs.NArg())
@@ -105,12 +137,21 @@ func parseJobWords(words []string) (jobLine, error) {
 
 // options are the command line's options with this job's ends and range.
 // As on the command line, --dst-offset or --length keeps the rest of DST.
-func (j jobLine) options(common copier.Options) copier.Options {
+// A resumable job keeps its state in the file its line names, else in
+// the folder --state names (stateDir; copier.StateIn names it after
+// DST), else beside DST.
+func (j jobLine) options(common copier.Options, stateDir string) copier.Options {
 	o := common
 	o.Src, o.Dst = j.src, j.dst
 	o.SrcOffset, o.DstOffset, o.Length, o.LengthSet = j.srcOff.v, j.dstOff.v, j.length.v, j.length.set
 	if j.dstOff.set || j.length.set {
 		o.DstSize = copier.SizeKeep
+	}
+	switch {
+	case j.state != "":
+		o.StatePath = j.state
+	case stateDir != "":
+		o.StatePath = copier.StateIn(stateDir, j.dst)
 	}
 	return o
 }

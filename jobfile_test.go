@@ -63,7 +63,7 @@ func TestQuoteWordRoundTrip(t *testing.T) {
 // TestParseJobList: comments, blank lines, CRLF, range flags in either
 // form and place, and -- before a path that starts with -.
 func TestParseJobList(t *testing.T) {
-	list := "# VM 42's disks\r\n" +
+	list := "\ufeff# VM 42's disks\r\n" +
 		"\n" +
 		"/img/root.img /dev/vdb\n" +
 		"   'data disk.img' /dev/vdc --length 1M   # only the first MiB\r\n" +
@@ -89,11 +89,32 @@ func TestParseJobList(t *testing.T) {
 	}
 	for i, w := range want {
 		j := jobs[i]
-		o := j.options(copier.Options{BlockSize: 4096})
+		o := j.options(copier.Options{BlockSize: 4096}, "")
 		if j.line != w.line || o.Src != w.src || o.Dst != w.dst || o.SrcOffset != w.srcOff || o.DstOffset != w.dstOff ||
 			o.Length != w.length || o.LengthSet != w.lengthSet || (o.DstSize == copier.SizeKeep) != w.keepsDstSize || o.BlockSize != 4096 {
 			t.Errorf("job %d: line %d %+v; want %+v", i+1, j.line, o, w)
 		}
+	}
+}
+
+// TestJobStates: a line's --state is its job's state file; without one,
+// a folder given with --jobs holds one named after the job's DST.
+func TestJobStates(t *testing.T) {
+	jobs, err := parseJobList(strings.NewReader("a /img/b --state '/s/my b.state'\nc /img/d\n"), "list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := jobs[0].options(copier.Options{}, "/states").StatePath; got != "/s/my b.state" {
+		t.Errorf("job 1's state %q, want its line's", got)
+	}
+	if got, want := jobs[1].options(copier.Options{}, "/states").StatePath, copier.StateIn("/states", "/img/d"); got != want {
+		t.Errorf("job 2's state %q, want %q", got, want)
+	}
+	if got := jobs[1].options(copier.Options{}, "").StatePath; got != "" {
+		t.Errorf("job 2's state %q without a folder, want the default", got)
+	}
+	if _, err := parseJobList(strings.NewReader("a b --state ''\n"), "list"); err == nil || !strings.Contains(err.Error(), "--state needs a PATH") {
+		t.Errorf("an empty --state: %v", err)
 	}
 }
 
@@ -105,13 +126,17 @@ func TestParseJobListErrors(t *testing.T) {
 		{"\n\n'a b\n", "line 3: a ' quote is not closed"},
 		{"a \"b\n", "line 1: a \" quote is not closed"},
 		{"a b\\\n", "line 1: a backslash ends the line"},
-		{"a b --bs 4k\n", "line 1: unknown flag: --bs (a job line takes SRC DST and --src-offset, --dst-offset, --length"},
+		{"a b --bs 4k\n", "line 1: unknown flag: --bs (a job line takes SRC DST and --src-offset, --dst-offset, --length, --state"},
 		{"a b -q 4\n", "line 1: unknown shorthand flag: 'q'"},
 		{"a b --help\n", "line 1: unknown flag: --help"},
 		{"x y\na b --length 1x\n", "line 2: invalid argument \"1x\" for \"--length\""},
 		{"a b --length 1M --length 2M\n", "line 1: invalid argument \"2M\" for \"--length\" flag: given twice"},
 		{"# only comments\n\n", "--jobs list: no jobs"},
 		{"", "--jobs list: no jobs"},
+		{"'a\r' b\n", "line 1: 'a\r' holds the control character '\\r' at byte 1: not taken as a file name"},
+		{"x y\n\"a\tb\" c\r\n", "line 2: 'a\tb' holds the control character '\\t'"},
+		{"x y\n\ufeffa b\n", "line 2: '\ufeffa' holds the control character '\\ufeff' at byte 0"}, // a BOM only starts a list
+		{"a b\x1b[0m\n", "holds the control character '\\x1b'"},
 		{"a " + strings.Repeat("b", maxJobLine) + "\n", "line 1: bufio.Scanner: token too long"},
 	}
 	for _, c := range cases {

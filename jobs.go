@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/ringcp/ringcp/copier"
 )
@@ -19,28 +20,43 @@ func jobsCommand(cfg config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return &usageError{err}
 	}
+	if err := checkJobStates(cfg, list); err != nil {
+		return &usageError{err}
+	}
 	opts := make([]copier.Options, len(list))
 	own := map[int]error{}
 	for i, j := range list {
-		opts[i] = j.options(cfg.opts)
+		opts[i] = j.options(cfg.opts, cfg.opts.StatePath)
 		opts[i].MaxRate = 0 // --max-rate caps the jobs together: BatchOptions.MaxRate
 		if err := refuseOwnStream(j.dst, stdout, stderr); err != nil {
 			own[i] = err
 		}
 	}
-	batch, err := copier.PrepareAll(opts, copier.BatchOptions{Parallel: cfg.parallel, MaxRate: cfg.opts.MaxRate})
+	ctx, sig := withSignals()
+	defer sig.stop()
+	batch, err := unlessStopped(ctx, sig, func() (*copier.Batch, error) {
+		return copier.PrepareAll(opts, copier.BatchOptions{Parallel: cfg.parallel, MaxRate: cfg.opts.MaxRate})
+	})
+	var stopped *interruptedError
+	if errors.As(err, &stopped) {
+		return err
+	}
 	if err != nil || len(own) > 0 {
 		return refusedJobs(stderr, list, err, own)
 	}
 	explainBatch(stderr, cfg, list, batch)
-	ctx, sig := withSignals()
-	defer sig.stop()
 	defer startRateControl(batch, stderr)()
 	stopProgress := startJobsProgress(cfg.progress, batch, stdout, stderr)
 	rep, err := batch.Run(ctx)
 	stopProgress()
 	if refusedRun(err) {
-		return refusedJobs(stderr, list, err, nil)
+		// Nothing was written; a signal during acquiring (a resumed
+		// job comparing what an earlier run copied) still sets the code.
+		err := refusedJobs(stderr, list, err, nil)
+		if s := sig.caught(); s != 0 {
+			return &interruptedError{sig: s, err: err}
+		}
+		return err
 	}
 	if cfg.verbose {
 		for i, j := range rep.Jobs {
@@ -50,6 +66,30 @@ func jobsCommand(cfg config, stdout, stderr io.Writer) error {
 		}
 	}
 	return reportJobs(stdout, stderr, cfg, list, opts, batch, rep, sig.caught())
+}
+
+// checkJobStates checks where a batch's resume states go: with --jobs,
+// --state names a folder that holds one state file per job (a file
+// shared by every job would mix their records); a line's --state names
+// that job's own file, and needs --resume.
+func checkJobStates(cfg config, list []jobLine) error {
+	for _, j := range list {
+		if j.state != "" && !cfg.opts.Resume {
+			return fmt.Errorf("--jobs %s line %d: --state is for --resume: give --resume on the command line", cfg.jobs, j.line)
+		}
+	}
+	dir := cfg.opts.StatePath
+	if dir == "" {
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("--state %s: with --jobs, --state names a folder for the jobs' state files: %w", dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("--state %s: with --jobs, --state names a folder that holds one state file per job, not a file (a job's own file goes on its line: --state PATH)", dir)
+	}
+	return nil
 }
 
 // refusedRun: Run refused the batch before any job wrote (a job could

@@ -97,7 +97,7 @@ func printJob(w io.Writer, i int, l jobLine, opts copier.Options, j copier.JobRe
 		fmt.Fprintf(w, "not started (%s); DST untouched\n", stoppedBy(sig, "the batch stopped"))
 		return
 	case outcomeInterrupted:
-		fmt.Fprintln(w, interruptedText(sig, opts, j.Report))
+		fmt.Fprintln(w, stopText(sig, opts, j.Report, j.Err))
 	default:
 		fmt.Fprintf(w, "failed: %s\n", message(j.Err))
 	}

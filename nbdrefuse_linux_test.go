@@ -72,3 +72,52 @@ func TestNBDSameExportOtherName(t *testing.T) {
 	b := strings.Replace(a, "127.0.0.1", "localhost", 1)
 	cli(t, a, b).want(t, exitRefused, "SRC and DST are the same NBD export")
 }
+
+// TestNBDSameExportOtherAddress: one server listening on every address
+// of this host serves one export whichever of them a URI names
+// (127.0.0.1, [::1], 127.0.0.2, a v4-mapped address), and nbdkit serves
+// one disk under any export name. A copy within it whose ranges overlap
+// is refused with nothing written (issue 20: it overwrote SRC while
+// reading it, exit 0); ranges apart are copied.
+func TestNBDSameExportOtherAddress(t *testing.T) {
+	nbdtest.Need(t, "nbdkit")
+	a := memory(t, nbdtest.TCPAny, 2<<20)
+	old := enginetest.RandomBytes(2<<20, 3)
+	fillExport(t, a, old)
+	port := strings.TrimSuffix(strings.TrimPrefix(a, "nbd://127.0.0.1:"), "/")
+	overlap := []string{"--src-offset", "0", "--dst-offset", "524288", "--length", "1048576"}
+	for _, b := range []string{"[::1]", "127.0.0.2", "localhost", "[::ffff:127.0.0.1]", "127.0.0.1"} {
+		for _, name := range []string{"", "another-name"} {
+			other := "nbd://" + b + ":" + port + "/" + name
+			cli(t, append(overlap, a, other)...).want(t, exitRefused, "same NBD export")
+			sameBytes(t, other+" after a refusal", exportBytes(t, a), old)
+		}
+	}
+	cli(t, "--src-offset", "0", "--dst-offset", "1048576", "--length", "1048576", a, "nbd://[::1]:"+port+"/").want(t, exitOK)
+	sameBytes(t, "a copy between ranges apart", exportBytes(t, a)[1<<20:], old[:1<<20])
+}
+
+// TestNBDTwoExportsOneServer: qemu-storage-daemon serving two images as
+// two exports of one socket. Their bytes differ, so the probe proves them
+// two disks and the copy runs; the same image exported twice under two
+// names cannot be told apart and is refused.
+func TestNBDTwoExportsOneServer(t *testing.T) {
+	nbdtest.Need(t, "qemu-storage-daemon")
+	dir := t.TempDir()
+	imgA, imgB := filepath.Join(dir, "a.raw"), filepath.Join(dir, "b.raw")
+	data := randomFile(t, imgA, 1<<20, 4)
+	randomFile(t, imgB, 1<<20, 5)
+	s := nbdtest.Start(t, nbdtest.Unix, "a", "qemu-storage-daemon",
+		"--blockdev", "driver=file,node-name=fa,filename="+imgA,
+		"--blockdev", "driver=file,node-name=fb,filename="+imgB,
+		"--nbd-server", "addr.type=fd,addr.str=3",
+		"--export", "type=nbd,id=ea,node-name=fa,name=a,writable=on",
+		"--export", "type=nbd,id=eb,node-name=fb,name=b,writable=on",
+		"--export", "type=nbd,id=ea2,node-name=fa,name=a-again,writable=on")
+	uriB := strings.Replace(s.URI, "///a?", "///b?", 1)
+	uriA2 := strings.Replace(s.URI, "///a?", "///a-again?", 1)
+	cli(t, uriA2, s.URI).want(t, exitRefused, "maybe the same NBD export")
+	sameBytes(t, "a.raw after a refusal", readRange(t, imgA, 0, 1<<20), data)
+	cli(t, s.URI, uriB).want(t, exitOK)
+	sameBytes(t, "b.raw", readRange(t, imgB, 0, 1<<20), data)
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/ringcp/ringcp/internal/safedir"
 	"github.com/ringcp/ringcp/internal/units"
 )
 
@@ -31,6 +32,15 @@ import (
 // root, else $XDG_RUNTIME_DIR/ringcp, else /tmp/ringcp-UID; it is made
 // 0700, so only its owner and root change a copy's cap, as only they can
 // signal it.
+//
+// /tmp/ringcp-UID is a name any local user can take first. So RUNDIR is
+// opened once, and used only if it is this user's alone (a folder, not a
+// symlink, owned by the effective user, writable by nobody else:
+// safedir.OpenPrivate); every file in it is made through that descriptor
+// with O_EXCL|O_NOFOLLOW and read only if it is this user's. Issue 20: a
+// folder another user made, with a symlink named like the control file's
+// temporary, had a victim's `ringcp rate` truncate any file of the
+// victim's.
 
 // rateSignal asks a running copy to reread its control file.
 const rateSignal = syscall.SIGUSR2
@@ -48,8 +58,17 @@ func runDir() string {
 	return filepath.Join(os.TempDir(), "ringcp-"+strconv.Itoa(os.Geteuid()))
 }
 
-func controlPath(pid int) string {
-	return filepath.Join(runDir(), fmt.Sprintf("ringcp-%d.rate", pid))
+// controlName is the name of pid's control file in RUNDIR.
+func controlName(pid int) string { return fmt.Sprintf("ringcp-%d.rate", pid) }
+
+// openRunDir opens RUNDIR, making it where it is missing, and refuses it
+// unless it is this user's alone.
+func openRunDir() (*safedir.Dir, error) {
+	path := runDir()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	return safedir.OpenPrivate(path)
 }
 
 // control is the content of a control file.
@@ -88,13 +107,11 @@ func startTime(pid int) (int64, error) {
 }
 
 // writeControl replaces a control file at once (a reader never sees half
-// of it).
-func writeControl(path string, c control) error {
-	tmp := path + ".new"
-	if err := os.WriteFile(tmp, []byte(c.String()), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+// of it), through a temporary name of this process's own (the copy and a
+// `ringcp rate` may write at once).
+func writeControl(dir *safedir.Dir, name string, c control) error {
+	tmp := fmt.Sprintf("%s.%d.new", name, os.Getpid())
+	return dir.Replace(name, tmp, []byte(c.String()), 0o600, false)
 }
 
 // rateCapped is what `ringcp rate` changes: a copy's Plan, or the Batch
@@ -106,7 +123,8 @@ type rateCapped interface {
 
 // rateControl serves the control file of a running copy.
 type rateControl struct {
-	path  string
+	dir   *safedir.Dir // nil where RUNDIR could not be used
+	name  string
 	start int64
 	plan  rateCapped
 	sig   chan os.Signal
@@ -115,44 +133,84 @@ type rateControl struct {
 
 // startRateControl makes the copy's control file and applies what
 // `ringcp rate` writes there, with a line on stderr, until stop. Where
-// the file cannot be made, the copy goes on without it and says why.
+// the file cannot be made, or RUNDIR is not this user's alone, the copy
+// goes on without it and says why.
 func startRateControl(plan rateCapped, stderr io.Writer) (stop func()) {
-	rc := &rateControl{path: controlPath(os.Getpid()), plan: plan, sig: make(chan os.Signal, 1), done: make(chan struct{})}
+	rc := &rateControl{name: controlName(os.Getpid()), plan: plan, sig: make(chan os.Signal, 1), done: make(chan struct{})}
 	// SIGUSR2 is taken first, so that a request that races the file can
 	// never end the copy.
 	signal.Notify(rc.sig, rateSignal)
-	var err error
-	if rc.start, err = startTime(os.Getpid()); err == nil {
-		if err = os.MkdirAll(filepath.Dir(rc.path), 0o700); err == nil {
-			removeStale(filepath.Dir(rc.path))
-			err = writeControl(rc.path, control{start: rc.start, rate: plan.MaxRate()})
-		}
-	}
-	if err != nil {
+	if err := rc.create(); err != nil {
 		fmt.Fprintf(stderr, "ringcp: the rate cap cannot be changed while copying (ringcp rate): %v\n", err)
 	}
 	go rc.serve(stderr)
 	return func() {
 		signal.Stop(rc.sig)
 		close(rc.done)
-		os.Remove(rc.path)
+		if rc.dir != nil {
+			rc.dir.Remove(rc.name)
+			rc.dir.Close()
+		}
 	}
+}
+
+// create opens RUNDIR and writes the first control file.
+func (rc *rateControl) create() error {
+	var err error
+	if rc.start, err = startTime(os.Getpid()); err != nil {
+		return err
+	}
+	dir, err := openRunDir()
+	if err != nil {
+		return err
+	}
+	removeStale(dir)
+	if err := writeControl(dir, rc.name, control{start: rc.start, rate: rc.plan.MaxRate()}); err != nil {
+		dir.Close()
+		return err
+	}
+	rc.dir = dir
+	return nil
 }
 
 // removeStale removes the control files of copies that ended without
 // removing theirs (killed with SIGKILL): their process is gone, or its PID
-// now belongs to another process.
-func removeStale(dir string) {
-	files, _ := filepath.Glob(filepath.Join(dir, "ringcp-*.rate"))
-	for _, f := range files {
-		pid, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "ringcp-"), ".rate"))
-		if err != nil {
-			continue
-		}
-		if _, err := liveControl(pid, f); err != nil && !errors.Is(err, os.ErrPermission) {
-			os.Remove(f)
+// now belongs to another process; and the temporaries of writers that
+// were killed.
+func removeStale(dir *safedir.Dir) {
+	names, _ := dir.Names()
+	for _, name := range names {
+		pid, writer, ok := parseControlName(name)
+		switch {
+		case !ok:
+		case writer != 0:
+			if syscall.Kill(writer, 0) == syscall.ESRCH {
+				dir.Remove(name)
+			}
+		default:
+			if _, err := liveControl(dir, pid); err != nil && !errors.Is(err, os.ErrPermission) {
+				dir.Remove(name)
+			}
 		}
 	}
+}
+
+// parseControlName reads a name in RUNDIR: a control file
+// "ringcp-PID.rate" (writer 0), or a temporary "ringcp-PID.rate.WRITER.new"
+// that process WRITER is writing.
+func parseControlName(name string) (pid, writer int, ok bool) {
+	body, ok1 := strings.CutPrefix(name, "ringcp-")
+	num, tail, ok2 := strings.Cut(body, ".rate")
+	pid, err := strconv.Atoi(num)
+	if !ok1 || !ok2 || err != nil || pid <= 0 {
+		return 0, 0, false
+	}
+	if tail == "" {
+		return pid, 0, true
+	}
+	w, ok3 := strings.CutSuffix(tail, ".new")
+	writer, err = strconv.Atoi(strings.TrimPrefix(w, "."))
+	return pid, writer, ok3 && strings.HasPrefix(w, ".") && err == nil && writer > 0
 }
 
 func (rc *rateControl) serve(stderr io.Writer) {
@@ -169,18 +227,21 @@ func (rc *rateControl) serve(stderr io.Writer) {
 // apply reads the cap from the control file, applies it and writes back
 // what the copy now has.
 func (rc *rateControl) apply(stderr io.Writer) {
-	data, err := os.ReadFile(rc.path)
+	if rc.dir == nil {
+		return // no control file: nobody may change the cap
+	}
+	data, err := rc.dir.ReadOwn(rc.name)
 	var c control
 	if err == nil {
 		c, err = parseControl(string(data))
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "ringcp: %s: %v; the rate cap stays %s\n", rc.path, err, capString(rc.plan.MaxRate()))
+		fmt.Fprintf(stderr, "ringcp: %v; the rate cap stays %s\n", err, capString(rc.plan.MaxRate()))
 		return
 	}
 	rc.plan.SetMaxRate(c.rate)
 	fmt.Fprintf(stderr, "ringcp: rate cap now %s (ringcp rate)\n", capString(c.rate))
-	writeControl(rc.path, control{start: rc.start, rate: rc.plan.MaxRate()})
+	writeControl(rc.dir, rc.name, control{start: rc.start, rate: rc.plan.MaxRate()})
 }
 
 func capString(bps int64) string {
@@ -200,8 +261,12 @@ func rateCommand(args []string, stdout io.Writer) error {
 	if err != nil || pid <= 0 {
 		return usagef("rate: %q is not a process ID", args[0])
 	}
-	path := controlPath(pid)
-	c, err := liveControl(pid, path)
+	dir, err := openRunDir()
+	if err != nil {
+		return usagef("rate: %v", err)
+	}
+	defer dir.Close()
+	c, err := liveControl(dir, pid)
 	if err != nil {
 		return usagef("rate: %v", err)
 	}
@@ -214,7 +279,7 @@ func rateCommand(args []string, stdout io.Writer) error {
 		return usagef("rate: %q: %v", args[1], err)
 	}
 	c.rate = n
-	if err := writeControl(path, c); err != nil {
+	if err := writeControl(dir, controlName(pid), c); err != nil {
 		return fmt.Errorf("rate: %w", err)
 	}
 	if err := syscall.Kill(pid, rateSignal); err != nil {
@@ -223,22 +288,23 @@ func rateCommand(args []string, stdout io.Writer) error {
 	return nil
 }
 
-// liveControl reads the control file of pid and checks that pid is still
-// the copy that made it.
-func liveControl(pid int, path string) (control, error) {
-	data, err := os.ReadFile(path)
+// liveControl reads the control file of pid, which must be this user's,
+// and checks that pid is still the copy that made it.
+func liveControl(dir *safedir.Dir, pid int) (control, error) {
+	name := controlName(pid)
+	data, err := dir.ReadOwn(name)
 	if errors.Is(err, os.ErrNotExist) {
-		return control{}, fmt.Errorf("process %d is not a running ringcp copy (no %s)", pid, path)
+		return control{}, fmt.Errorf("process %d is not a running ringcp copy (no %s)", pid, dir.Join(name))
 	}
 	if err != nil {
 		return control{}, err
 	}
 	c, err := parseControl(string(data))
 	if err != nil {
-		return c, fmt.Errorf("%s: %w", path, err)
+		return c, fmt.Errorf("%s: %w", dir.Join(name), err)
 	}
 	if start, err := startTime(pid); err != nil || start != c.start {
-		return c, fmt.Errorf("process %d is not the ringcp copy that made %s (it ended; the file is stale)", pid, path)
+		return c, fmt.Errorf("process %d is not the ringcp copy that made %s (it ended; the file is stale)", pid, dir.Join(name))
 	}
 	return c, nil
 }

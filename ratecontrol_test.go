@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ringcp/ringcp/internal/safedir"
 )
 
 // TestRateCommand: a real copy started at 1 MiB/s, which would take 16 s,
@@ -143,15 +145,23 @@ func TestStaleControlFiles(t *testing.T) {
 	// live: a running copy's; stale: its PID now another process's; gone:
 	// no such process.
 	live, stale, gone := controlPath(pids[0]), controlPath(pids[1]), filepath.Join(dir, "ringcp-999999999.rate")
+	// And a temporary whose writer was killed, and one being written.
+	deadTmp, liveTmp := filepath.Join(dir, "ringcp-5.rate.999999999.new"), filepath.Join(dir, fmt.Sprintf("ringcp-5.rate.%d.new", pids[0]))
+	run := openTestRunDir(t)
 	for path, c := range map[string]control{live: {start: start}, stale: {start: 1}, gone: {start: 1}} {
-		if err := writeControl(path, c); err != nil {
+		if err := writeControl(run, filepath.Base(path), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, path := range []string{deadTmp, liveTmp} {
+		if err := os.WriteFile(path, nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	src := filepath.Join(t.TempDir(), "src")
 	randomFile(t, src, 4096, 1)
 	cli(t, src, filepath.Join(t.TempDir(), "dst")).want(t, 0)
-	for path, want := range map[string]bool{live: true, stale: false, gone: false} {
+	for path, want := range map[string]bool{live: true, stale: false, gone: false, deadTmp: false, liveTmp: true} {
 		if _, err := os.Stat(path); (err == nil) != want {
 			t.Errorf("%s: exists %v, want %v", path, err == nil, want)
 		}
@@ -170,7 +180,7 @@ func TestRateCommandRefuses(t *testing.T) {
 	defer func() { sleep.Process.Kill(); sleep.Wait() }()
 	pid := fmt.Sprint(sleep.Process.Pid)
 	cli(t, "rate", pid, "10M").want(t, 2, "is not a running ringcp copy")
-	if err := writeControl(controlPath(sleep.Process.Pid), control{start: 1, rate: 5}); err != nil {
+	if err := writeControl(openTestRunDir(t), controlName(sleep.Process.Pid), control{start: 1, rate: 5}); err != nil {
 		t.Fatal(err)
 	}
 	cli(t, "rate", pid, "10M").want(t, 2, "the file is stale")
@@ -200,6 +210,36 @@ func TestControlFile(t *testing.T) {
 	if err != nil || st <= 0 {
 		t.Errorf("startTime: %d, %v", st, err)
 	}
+}
+
+// TestControlName: the names in RUNDIR that removeStale reads, and the
+// ones it leaves alone.
+func TestControlName(t *testing.T) {
+	for name, want := range map[string][2]int{
+		"ringcp-42.rate": {42, 0}, "ringcp-42.rate.7.new": {42, 7},
+		"ringcp-42.rate.x.new": {-1}, "ringcp-42.rate.7": {-1}, "ringcp-42.ratex": {-1}, "ringcp--1.rate": {-1},
+		"ringcp-.rate": {-1}, "other": {-1}, "ringcp-42.rate.0.new": {-1}, "ringcp-42.rate7.new": {-1},
+	} {
+		pid, writer, ok := parseControlName(name)
+		if ok != (want[0] > 0) || ok && (pid != want[0] || writer != want[1]) {
+			t.Errorf("parseControlName(%q) = %d, %d, %v; want %v", name, pid, writer, ok, want)
+		}
+	}
+}
+
+// controlPath is where pid's control file is.
+func controlPath(pid int) string { return filepath.Join(runDir(), controlName(pid)) }
+
+// openTestRunDir opens RUNDIR as the command does, for a test that
+// plants files there.
+func openTestRunDir(t *testing.T) *safedir.Dir {
+	t.Helper()
+	dir, err := openRunDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dir.Close() })
+	return dir
 }
 
 func waitUntil(t *testing.T, ok func() bool) {

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/engine"
 	"github.com/ringcp/ringcp/internal/units"
 	"github.com/spf13/pflag"
 )
@@ -101,6 +102,7 @@ func (f *readFlags) explain(stderr io.Writer, rep copier.ReadReport) {
 	if !f.verbose {
 		return
 	}
+	printNotes(stderr, rep.Notes)
 	fmt.Fprintf(stderr, "ringcp: engine %s%s, block size %d, queue depth %d, O_DIRECT SRC %v DST %v\n",
 		rep.Engine, fallbackNote(copier.Report{FallbackReason: rep.FallbackReason}), rep.BlockSize, rep.QueueDepth, rep.DirectSrc, rep.DirectDst)
 }
@@ -138,7 +140,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		j.Error = message(err)
-		err = markStop(err, sig.caught())
+		err = readStopped(stderr, "verify", "compared", rep.Bytes, err, sig.caught())
 	} else {
 		fmt.Fprintf(stderr, "ringcp: %s and %s are equal: %s compared in %.2f s (%s)\n",
 			o.Src, o.Dst, units.Format(rep.Bytes), rep.Seconds, units.Rate(rep.Bytes, rep.Seconds))
@@ -162,7 +164,7 @@ func runChecksum(args []string, stdout, stderr io.Writer) error {
 	rep, err := copier.Checksum(ctx, o)
 	f.explain(stderr, rep)
 	if err != nil {
-		return markStop(err, sig.caught())
+		return readStopped(stderr, "checksum", "read", rep.Bytes, err, sig.caught())
 	}
 	// As imageio's API and Python's json.dumps write it.
 	c := rep.Checksum
@@ -186,11 +188,18 @@ func (f *readFlags) usage(stderr io.Writer, err error) error {
 	return &reported{&usageError{err}}
 }
 
-// markStop is err, marked as a stop by sig when a signal stopped the
-// command.
-func markStop(err error, sig syscall.Signal) error {
+// readStopped is verify's or checksum's error, marked as a stop by sig
+// when a signal stopped the command, which then says how much of total it
+// had read or compared (verb), not what a copy would have written.
+func readStopped(stderr io.Writer, cmd, verb string, total int64, err error, sig syscall.Signal) error {
 	if sig == 0 {
 		return err
+	}
+	var canceled *engine.CanceledError
+	if errors.As(err, &canceled) {
+		fmt.Fprintf(stderr, "ringcp: %s %s after %s of %s %s; no result\n",
+			cmd, stoppedBy(sig, "interrupted"), byteCount(canceled.Contiguous), units.Format(total), verb)
+		err = &reported{err}
 	}
 	return &interruptedError{sig: sig, err: err}
 }

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -92,4 +95,47 @@ func TestResumeIntoExportRefusesChanges(t *testing.T) {
 		t.Fatal("the export is not SRC after the resumed copy")
 	}
 	mustNotExist(t, state)
+}
+
+// TestResumeCheckInterrupted: a rerun into an export compares what the
+// earlier run copied before it writes (an export keeps no marks); a
+// SIGINT during that compare (the server here answers each read after a
+// second) ends it at once: exit 130, the export and the state as they
+// were. A batch likewise.
+func TestResumeCheckInterrupted(t *testing.T) {
+	blocktest.NeedRoot(t)
+	nbdtest.Need(t, "nbdkit")
+	dir := t.TempDir()
+	src, img := filepath.Join(dir, "src.img"), filepath.Join(dir, "dst.raw")
+	randomFile(t, src, resumeSize, 63)
+	randomFile(t, img, resumeSize, 64)
+	sock, state := filepath.Join(dir, "nbd.sock"), filepath.Join(dir, "state")
+	serve := func(args ...string) *nbdtest.Server {
+		os.Remove(sock)
+		return nbdtest.StartAt(t, sock, "", append([]string{"nbdkit", "-f"}, args...)...)
+	}
+	srv := serve("file", img)
+	killedAfter(t, state, 8<<20, "--state", state, src, srv.URI)
+	srv.Stop()
+	srv = serve("--filter=delay", "file", img, "delay-read=1")
+	keepImg, keepState := snap(t, img), snap(t, state)
+	list := filepath.Join(dir, "list")
+	os.WriteFile(list, []byte(quoteWord(src)+" "+quoteWord(srv.URI)+" --state "+quoteWord(state)+"\n"), 0o644)
+	for _, args := range [][]string{{"--state", state, src, srv.URI}, {"--jobs", list}} {
+		cmd := exec.Command(binary(t), append([]string{"--resume", "--progress", "none"}, args...)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(500 * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGINT)
+		cmd.Wait()
+		if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "interrupted while comparing the part an earlier run copied with SRC") || strings.Contains(stderr.String(), "engine \n") {
+			t.Errorf("ringcp --resume %v, SIGINT while it compares: exit %d, want 130 and the compare named:\n%s", args, code, stderr.String())
+		}
+		t.Logf("%v:\n%s", args, stderr.String())
+		keepImg.same(t)
+		keepState.same(t)
+	}
 }

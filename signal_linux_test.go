@@ -18,7 +18,7 @@ import (
 // flight finish, what was written is synced, the command says what it did
 // and what DST holds, and exits 128+signal.
 
-var writtenLine = regexp.MustCompile(`stopped submitting and waited for the I/O in flight; (\d+) bytes \([^)]*\) written, synced to DST \(fdatasync\)`)
+var writtenLine = regexp.MustCompile(`stopped submitting and waited for the I/O in flight; (\d+) bytes \([^)]*\) written, (synced to DST \(fdatasync\)|flushed to DST \(NBD FLUSH\))`)
 
 // interrupted checks the interruption lines and returns the bytes written.
 func interrupted(t *testing.T, r result, sig syscall.Signal, name string) int64 {

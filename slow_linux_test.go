@@ -70,6 +70,13 @@ func startSlowDepth(t *testing.T, wrapper string, depth int, args ...string) *sl
 	if wrapper != "" {
 		argv = append([]string{wrapper}, argv...)
 	}
+	return startArgv(t, argv)
+}
+
+// startArgv starts argv (ringcp with --progress always, maybe under a
+// wrapper) and returns once its progress line shows bytes written.
+func startArgv(t *testing.T, argv []string) *slowCopy {
+	t.Helper()
 	s := &slowCopy{cmd: exec.Command(argv[0], argv[1:]...),
 		moving: make(chan struct{}), exited: make(chan struct{})}
 	pipe, err := s.cmd.StderrPipe()

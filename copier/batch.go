@@ -40,8 +40,9 @@ type BatchOptions struct {
 	MaxRate int64
 	// Rate, when not nil, is a limiter of the caller's instead of MaxRate
 	// (set one or the other): it caps all the jobs together, and may be
-	// changed while they run (SetLimit, SetBurst). Its burst must hold the
-	// batch's block size.
+	// changed while they run (SetLimit, SetBurst); a job waiting on it
+	// sees the change within 200 ms (engine's pacePoll). Its burst must
+	// hold the batch's block size.
 	Rate *rate.Limiter
 }
 

@@ -12,7 +12,10 @@ import "fmt"
 //     and reports its DST as a whole copy of its own;
 //   - a job's DST is another job's SRC, or shares bytes with it through
 //     partitions and loop devices: the reader would copy a mix of old
-//     and new blocks. The writing job is refused.
+//     and new blocks. The writing job is refused;
+//   - two resumable jobs keep one state file: each would record its
+//     copy over the other's (ringcp --jobs --state FOLDER gives each job
+//     its own).
 
 // crossCheck returns one refusal per job that conflicts with another, in
 // job order. Jobs Prepare refused (nil plans) are left out.
@@ -38,6 +41,12 @@ func (b *Batch) crossJob(i int, p *Plan) error {
 		}
 		if j < i {
 			if err := sameDst(p, q, j); err != nil {
+				return err
+			}
+			if err := sameState(p, q, j); err != nil {
+				return err
+			}
+			if err := sameState(p, q, j); err != nil {
 				return err
 			}
 		}
@@ -74,4 +83,12 @@ func dstOnSrc(p, q *Plan, j int) error {
 		return refuse(KindOverlap, p.dst.path, fmt.Sprintf("overlaps job %d's SRC on %s: job %d's SRC %s, this DST %s", j+1, ov.on, j+1, ov.theirs, ov.mine)).on("Dst")
 	}
 	return nil
+}
+
+// sameState refuses p when it keeps its resume state in q's (job j).
+func sameState(p, q *Plan, j int) error {
+	if p.resume == nil || q.resume == nil || newFileKey(p.resume.statePath) != newFileKey(q.resume.statePath) {
+		return nil
+	}
+	return refuse(KindBadInput, p.dst.path, fmt.Sprintf("keeps its resume state in %s, as job %d does: each job needs a state file of its own (Options.StatePath)", p.resume.statePath, j+1)).on("StatePath")
 }

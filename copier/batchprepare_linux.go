@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/ringcp/ringcp/align"
 	"golang.org/x/time/rate"
 )
 
@@ -56,7 +57,7 @@ func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
 		return nil, refuse(KindBadInput, "", fmt.Sprintf("the rate cap's burst of %d bytes is smaller than a block (%d)", bo.Rate.Burst(), b.BlockSize))
 	}
 	if bo.Rate == nil {
-		b.gov = newGovernor(bo.MaxRate, b.BlockSize, b.Slots)
+		b.gov = newGovernor(bo.MaxRate, b.BlockSize, b.unit(), b.Slots, false)
 		b.rate = b.gov.lim
 	}
 	return b, nil
@@ -70,6 +71,16 @@ func fitToShared(o Options, shared int64) Options {
 		o.MaxRate = shared
 	}
 	return o
+}
+
+// unit is what every job's requests are a multiple of: the shared cap's
+// burst never goes below it.
+func (b *Batch) unit() int {
+	u := int64(1)
+	for _, p := range b.Plans {
+		u = align.LCM(u, int64(p.unit()))
+	}
+	return int(u)
 }
 
 // close releases what the prepared jobs hold open (Plan.Close).

@@ -76,10 +76,12 @@
 // # Sharing a busy host
 //
 // A copy fits a rate cap (Options.MaxRate, changed while it runs with
-// Plan.SetMaxRate) and the cgroup I/O limits it finds on SRC's and DST's
-// disks, and uses all of them (share.go); Options.IOPrio gives its I/O a
-// priority; Options.Yield backs it off while others wait on the disk
-// (yield.go).
+// Plan.SetMaxRate, at once) and the cgroup I/O limits it finds on SRC's
+// and DST's disks, and uses all of them (share.go); its read passes fit
+// the read limits of the disks they read (readfit.go); Options.IOPrio
+// gives its I/O a priority; Options.Yield backs it off while others wait
+// on the disk (yield.go). A cancelled context ends a copy waiting on any
+// of them at once.
 //
 // # What may be called concurrently
 //
@@ -126,8 +128,11 @@
 // program that does not ask for it). With
 // Options.Resume a state file records, after each periodic barrier, the
 // prefix of the range that is on DST and flushed; Run with the same
-// options continues from it, after checking that SRC, DST and the range
-// are the ones it records (a *RefusedError otherwise). Compare and
+// options continues from it, after checking that SRC, DST, the range and
+// the size policy are the ones it records, and that the prefix is still
+// what the earlier run wrote: DST's marks unchanged, or the prefix
+// compared with SRC (a *RefusedError otherwise, before any write).
+// StateIn names one state per DST in a folder, for a batch. Compare and
 // Checksum read existing files or devices and write nothing.
 //
 // # Kinds of end

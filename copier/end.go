@@ -66,9 +66,11 @@ type endFacts struct {
 	// mapsHoles: as SRC, the end says where its data is (SEEK_DATA, NBD
 	// block status), and the copy does not read its holes.
 	mapsHoles bool
-	// readBackMaps: reading the end back (a verification of DST), its
-	// map is trusted to say where it reads as zeros. A file's is; an
-	// export's block status is the server's word, and every byte is read.
+	// readBackMaps: the end's map is trusted to say where it reads as
+	// zeros when a verification checks it. A file's is; an export's block
+	// status is the server's word: read back as DST, every byte is read,
+	// and as SRC, the ranges its map called zeros (which the copy did not
+	// read) are read after the copy and must be zeros (srczeros_linux.go).
 	readBackMaps bool
 	// holeAlign: as DST, zero runs are rounded inward to this (a block
 	// device's logical block, which fallocate needs; an export's
@@ -160,8 +162,9 @@ type end interface {
 	// none, as a block device or an export).
 	space(p *Plan) (s dstSpace, ok bool)
 	// identity is what a resume state records of the end, to know it
-	// again.
-	identity() identity
+	// again, as it is now (a file's read through a descriptor checked to
+	// be the one Prepare inspected); a new DST has none yet (Kind "").
+	identity() (identity, error)
 	// open opens the end to be read, checked to be what Prepare saw.
 	open(p *Plan, rep *Report) (*held, error)
 	// lock takes the locks a SRC holds while it is read, on h, which
@@ -259,9 +262,10 @@ type target interface {
 	readBack(p *Plan) (how string, err error)
 	// identity is DST's identity once acquired, for a resume state.
 	identity(p *Plan) (identity, error)
-	// keep: a resume state records DST, which a failure must then leave
-	// for the next run; kept says whether it was asked.
-	keep()
+	// keep(true): a resume state records DST, which a failure must then
+	// leave for the next run; keep(false) undoes it (the state is gone
+	// again); kept says which.
+	keep(on bool)
 	kept() bool
 	// release closes what openDst opened.
 	release()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ringcp/ringcp/engine"
 	"github.com/ringcp/ringcp/guard"
+	"github.com/ringcp/ringcp/internal/safedir"
 	"golang.org/x/sys/unix"
 )
 
@@ -27,9 +28,13 @@ type dest struct {
 	// size is an existing file DST's size when it was opened.
 	size int64
 	// dir is a new DST's folder, opened with everything else before the
-	// copy, for the fsync that makes its name durable: at the end there
-	// may be no descriptor left to open it with.
-	dir *os.File
+	// copy: its temporary name is made, renamed and removed through it,
+	// and it is fsync'ed to make DST's name durable (at the end there may
+	// be no descriptor left to open it with).
+	dir *safedir.Dir
+	// tail is DST opened again without O_DIRECT for its unaligned last
+	// block (engine.FileDstTail, end_file_tail_linux.go), or nil.
+	tail *os.File
 	// keepIt: a resumable copy's partial file, which a state file
 	// records: a failure leaves it for the next run.
 	keepIt bool
@@ -69,18 +74,20 @@ func (f *fileEnd) openDst(p *Plan, rep *Report) (target, error) {
 	if d.direct {
 		d.h.align = f.ep.alignment()
 	}
+	d.tail = d.openTail()
 	return d, nil
 }
 
-func (d *dest) held() *held { return &d.h }
-func (d *dest) keep()       { d.keepIt = true }
-func (d *dest) kept() bool  { return d.keepIt }
+func (d *dest) held() *held  { return &d.h }
+func (d *dest) keep(on bool) { d.keepIt = on }
+func (d *dest) kept() bool   { return d.keepIt }
 
 // shape: a file this copy owns (new, or cut) gets exactly the range's end
 // as its size and is cut back if the copy stops; a file that holds other
 // data only grows, and keeps what lies outside the range. Its size is the
 // one found at the open, not at Prepare: it may have changed in between.
-// Its data ranges are preallocated ahead of the writes. A block device
+// Its data ranges are preallocated ahead of the writes, and its unaligned
+// tail written through a second descriptor (openTail). A block device
 // keeps its size.
 func (d *dest) shape(p *Plan, job *engine.Job) {
 	if d.end.isBlock {
@@ -93,6 +100,9 @@ func (d *dest) shape(p *Plan, job *engine.Job) {
 		job.FinalSize = end
 	}
 	job.Preallocate = true
+	if d.tail != nil {
+		job.Files[engine.FileDstTail] = d.tail
+	}
 }
 
 // release closes DST's descriptors and drops its locks.
@@ -118,6 +128,8 @@ func (f *fileEnd) openDest(p *Plan) (*dest, error) {
 		err = d.create(p, flag)
 	case f.isBlock:
 		d.f, err = f.openBlockDest(p, flag|unix.O_NONBLOCK)
+	case p.resume != nil && p.resume.newDst:
+		err = d.openPartial(p, flag|unix.O_NONBLOCK)
 	default:
 		// Not O_TRUNC: the name may point at another file by now, which
 		// checkSame must see before anything is cut.
@@ -138,10 +150,6 @@ func (f *fileEnd) openDest(p *Plan) (*dest, error) {
 			return nil, err
 		}
 		d.size = fi.Size()
-	}
-	if err := p.resumeDest(d); err != nil {
-		d.f.Close()
-		return nil, err
 	}
 	return d, nil
 }
@@ -224,13 +232,15 @@ func (f *fileEnd) checkSame(file *os.File) error {
 }
 
 // cut gives an existing file DST that the copy replaces from DstOffset on
-// (SizeTruncate) that size, once nothing is left to acquire.
+// (SizeTruncate) that size, once nothing is left to acquire; a resumed
+// copy that owns DST's size cuts it where it starts (Plan.cutAt).
 func (d *dest) cut(p *Plan) error {
 	if !p.truncate || !d.end.ep.exists {
 		return nil
 	}
-	if err := unix.Ftruncate(int(d.f.Fd()), p.opts.DstOffset); err != nil {
-		return fmt.Errorf("truncate %s to %d: %w", d.end.ep.path, p.opts.DstOffset, err)
+	at := p.cutAt()
+	if err := unix.Ftruncate(int(d.f.Fd()), at); err != nil {
+		return fmt.Errorf("truncate %s to %d: %w", d.end.ep.path, at, err)
 	}
 	return nil
 }
@@ -249,10 +259,7 @@ func (d *dest) publish(p *Plan, sync bool) error {
 	if !sync {
 		return nil
 	}
-	if d.dir == nil {
-		return syncDirOf(p.opts.Dst) // a resumed partial file: not created by this run
-	}
-	return syncDir(d.dir)
+	return syncDir(d.dir.File())
 }
 
 // close closes the descriptors of DST that are not the copy's files.
@@ -260,16 +267,10 @@ func (d *dest) close() {
 	if d.dir != nil {
 		d.dir.Close()
 	}
-}
-
-// syncDirOf fsyncs the folder of path, opening it now.
-func syncDirOf(path string) error {
-	dir, err := os.Open(dirOf(path))
-	if err != nil {
-		return err
+	if d.tail != nil {
+		d.tail.Close()
+		d.tail = nil
 	}
-	defer dir.Close()
-	return syncDir(dir)
 }
 
 // syncDir fsyncs a new DST's folder, so a name just given survives a
@@ -345,9 +346,9 @@ func (d *dest) readBack(p *Plan) (string, error) {
 // identity is DST's identity once opened: a new file's is its inode,
 // known only now.
 func (d *dest) identity(p *Plan) (identity, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(d.f.Fd()), &st); err != nil {
+	id, err := identityOf(d.f, d.end.ep.path, 0, false)
+	if err != nil {
 		return identity{}, refuseErr(KindCheckFailed, d.end.ep.path, "cannot stat DST", err)
 	}
-	return identityOf(d.end.ep.path, &st, d.end.ep.geo.Size, false), nil
+	return id, nil
 }

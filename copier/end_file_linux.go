@@ -52,7 +52,7 @@ func inspectFile(p *Plan, path string, r role) (*endpoint, error) {
 	if r == roleSrc || p.readOnly {
 		return inspectSource(path, r)
 	}
-	return p.inspectTarget()
+	return inspectTarget(p)
 }
 
 // settle fills in the facts of an end once it is stat'ed and measured.
@@ -137,6 +137,9 @@ func inspectSource(path string, r role) (*endpoint, error) {
 func inspectDest(path string) (*endpoint, error) {
 	ep, f := newFileEnd(path, roleDst)
 	if err := refuseKind(path); err != nil {
+		return ep, err.on("Dst")
+	}
+	if err := refuseForeignDst(path); err != nil {
 		return ep, err.on("Dst")
 	}
 	file, err := os.OpenFile(path, inspectFlags, 0)
@@ -238,8 +241,12 @@ const inspectFlags = os.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK
 // refuseKind refuses what stat(2) already shows is not a regular file or a
 // block device, before opening it: opening a FIFO blocks until someone
 // writes to it, and opening some character devices acts (a tape rewinds
-// on close, a serial line hangs up).
+// on close, a serial line hangs up). A symlink another user planted in a
+// shared sticky folder is refused first (refusePlanted).
 func refuseKind(path string) *RefusedError {
+	if err := refusePlanted(path); err != nil {
+		return err
+	}
 	var st unix.Stat_t
 	if unix.Stat(path, &st) != nil {
 		return nil // the open that follows says what is wrong
@@ -286,7 +293,7 @@ func unwrapErrno(err error) error {
 
 // same says the end and o are one file or one block device (two device
 // nodes for one disk have different inodes but the same rdev), or two new
-// DSTs that would be one file (by name, their folders resolved).
+// DSTs that would be one file (end_file_newname_linux.go).
 func (f *fileEnd) same(o *endpoint) (bool, string) {
 	o = baseOf(o) // the file beneath an image
 	g, ok := o.end.(*fileEnd)
@@ -295,7 +302,7 @@ func (f *fileEnd) same(o *endpoint) (bool, string) {
 	case !ok:
 		return false, ""
 	case !f.ep.exists && !o.exists:
-		return newFileKey(f.ep.path) == newFileKey(o.path), "the same new file"
+		return newFileOf(f.ep.path).same(newFileOf(o.path)), "the same new file"
 	case !f.ep.exists || !o.exists:
 		return false, ""
 	}
@@ -325,27 +332,27 @@ func (f *fileEnd) span(r byteRange) guard.Span {
 	return guard.Span{Obj: guard.ObjectOf(&f.st), Off: r.off, End: r.end, Label: f.label}
 }
 
-// newFileKey names the file a new DST will be: its folder resolved
-// (symbolic links, "..", relative paths) and its name. Two paths with one
-// key create one file.
-func newFileKey(path string) string {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
+// identity is the end's identity as it is now, read through a descriptor
+// checked to be the object Prepare inspected; a new DST has none yet (its
+// inode's is taken once it is created: dest.identity).
+func (f *fileEnd) identity() (identity, error) {
+	ep := f.ep
+	if !ep.exists {
+		return identity{}, nil
 	}
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
+	file, err := os.OpenFile(ep.path, inspectFlags, 0)
+	if err != nil {
+		return identity{}, refuseOpen(ep.path, err)
 	}
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
+	defer file.Close()
+	if err := f.checkSame(file); err != nil {
+		return identity{}, err
 	}
-	return filepath.Join(dir, base)
-}
-
-// identity is what a resume state records of the end as Prepare found
-// it (a new DST's is taken once it is created: dest.identity).
-func (f *fileEnd) identity() identity {
-	return identityOf(f.ep.path, &f.st, f.ep.geo.Size, f.ep.role == roleSrc)
+	id, err := identityOf(file, ep.path, ep.geo.Size, ep.role == roleSrc)
+	if err != nil {
+		return identity{}, refuseErr(KindCheckFailed, ep.path, "cannot tell what it is", err)
+	}
+	return id, nil
 }
 
 // close: a file holds nothing open between Prepare and Run.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/ringcp/ringcp/internal/safedir"
 	"golang.org/x/sys/unix"
 )
 
@@ -95,17 +96,20 @@ func hasCapability(c int) bool {
 	return data[c/32].Effective&(1<<(c%32)) != 0
 }
 
-// create makes the new DST, unnamed or under its temporary name.
+// create makes the new DST, unnamed or under its temporary name, through
+// a descriptor of DST's folder opened once: every later step on the
+// temporary name (lock, check, rename, removal) goes through it, so a
+// path component renamed meanwhile cannot send them elsewhere.
 func (d *dest) create(p *Plan, flag int) error {
 	path := d.end.ep.path
 	d.creation = d.end.creation
-	dir, err := os.Open(dirOf(path))
+	dir, err := safedir.Open(dirOf(path))
 	if err != nil {
 		return err
 	}
 	d.dir = dir
 	if d.creation == newUnnamed {
-		f, err := openAs(dirOf(path), path, flag|unix.O_TMPFILE, 0o644)
+		f, err := dir.OpenUnnamed(path, flag, 0o644)
 		d.f = f
 		return err
 	}
@@ -113,7 +117,7 @@ func (d *dest) create(p *Plan, flag int) error {
 		return d.createPartial(p, flag)
 	}
 	d.tmp = tempName(path)
-	f, err := createTemp(d.tmp, path, flag&unix.O_ACCMODE)
+	f, err := createTemp(dir, d.tmp, path, flag&unix.O_ACCMODE)
 	if err != nil {
 		return err
 	}
@@ -140,13 +144,15 @@ func tempName(path string) string {
 	return filepath.Join(dir, name)
 }
 
-// createTemp creates the temporary file with O_EXCL and locks it; acc is
-// O_WRONLY, or O_RDWR to read it back. One left behind by a killed run
-// (unlocked) is removed first; one that is locked belongs to a ringcp
-// copying to the same DST now: refused.
-func createTemp(tmp, dst string, acc int) (*os.File, error) {
+// createTemp creates the temporary file tmp in dir with O_EXCL|O_NOFOLLOW
+// (a symlink or a hard link planted under its name is never opened) and
+// locks it; acc is O_WRONLY, or O_RDWR to read it back. One left behind by
+// a killed run (unlocked) is removed first; one that is locked belongs to
+// a ringcp copying to the same DST now: refused.
+func createTemp(dir *safedir.Dir, tmp, dst string, acc int) (*os.File, error) {
+	name := filepath.Base(tmp)
 	for attempt := 0; ; attempt++ {
-		f, err := openAs(tmp, dst, acc|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o644)
+		f, err := dir.Create(name, dst, acc, 0o644)
 		if err == nil {
 			if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil && !errors.Is(err, unix.ENOLCK) {
 				f.Close()
@@ -155,7 +161,7 @@ func createTemp(tmp, dst string, acc int) (*os.File, error) {
 			// Between the create and the lock, another ringcp may have
 			// taken the file for a leftover, removed it and made its own:
 			// then the name is no longer ours.
-			if !stillNamed(f, tmp) {
+			if !dir.Named(f, name) {
 				f.Close()
 				return nil, refuse(KindLocked, dst, "another ringcp is creating DST now (it took over "+tmp+")").on("Dst")
 			}
@@ -164,15 +170,17 @@ func createTemp(tmp, dst string, acc int) (*os.File, error) {
 		if !errors.Is(err, os.ErrExist) || attempt > 0 {
 			return nil, err
 		}
-		if err := removeLeftover(tmp, dst); err != nil {
+		if err := removeLeftover(dir, tmp, dst); err != nil {
 			return nil, err
 		}
 	}
 }
 
 // removeLeftover removes a temporary file that no running ringcp holds.
-func removeLeftover(tmp, dst string) error {
-	f, err := os.OpenFile(tmp, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+// A symlink there is never followed, only refused.
+func removeLeftover(dir *safedir.Dir, tmp, dst string) error {
+	name := filepath.Base(tmp)
+	f, err := dir.OpenFile(name, tmp, os.O_RDONLY|unix.O_NONBLOCK)
 	if err != nil {
 		return refuseErr(KindInUse, dst, "a temporary file "+tmp+" is in the way", err).on("Dst")
 	}
@@ -184,62 +192,23 @@ func removeLeftover(tmp, dst string) error {
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); errors.Is(err, unix.EWOULDBLOCK) {
 		return refuse(KindLocked, dst, "another ringcp is creating DST now (it holds "+tmp+")").on("Dst")
 	}
-	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := dir.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return refuseErr(KindPermission, dst, "cannot remove the leftover "+tmp, err).on("Dst")
 	}
 	return nil
 }
 
-// name gives the complete new DST its name. A DST that appeared meanwhile
-// is never replaced, and only this copy's own temporary file is renamed.
+// name gives the complete new DST its name, in the folder it was created
+// in. A DST that appeared meanwhile is never replaced, and only this
+// copy's own temporary file is renamed.
 func (d *dest) name(path string) error {
 	if d.creation == newUnnamed {
-		return linkUnnamed(d.f, path)
+		return nameError(path, d.dir.Link(d.f, filepath.Base(path)))
 	}
-	if !stillNamed(d.f, d.tmp) {
+	if !d.dir.Named(d.f, filepath.Base(d.tmp)) {
 		return fmt.Errorf("%s: the temporary file %s was replaced while copying; the copy is discarded", path, d.tmp)
 	}
-	return renameNoReplace(d.tmp, path)
-}
-
-// stillNamed says path still names the file f.
-func stillNamed(f *os.File, path string) bool {
-	var mine, now unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &mine) != nil || unix.Lstat(path, &now) != nil {
-		return false
-	}
-	return mine.Dev == now.Dev && mine.Ino == now.Ino
-}
-
-// linkUnnamed links an O_TMPFILE inode as path: by descriptor where
-// CAP_DAC_READ_SEARCH allows (no /proc needed), else through
-// /proc/self/fd.
-func linkUnnamed(f *os.File, path string) error {
-	err := unix.Linkat(int(f.Fd()), "", unix.AT_FDCWD, path, unix.AT_EMPTY_PATH)
-	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EPERM) {
-		proc := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
-		err = unix.Linkat(unix.AT_FDCWD, proc, unix.AT_FDCWD, path, unix.AT_SYMLINK_FOLLOW)
-	}
-	return nameError(path, err)
-}
-
-// renameNoReplace renames tmp to path unless path exists: renameat2
-// RENAME_NOREPLACE; where the filesystem lacks it (EINVAL: NFS, some
-// FUSE servers), a hard link, which fails on an existing name too, then
-// unlink of the temporary name.
-func renameNoReplace(tmp, path string) error {
-	err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_NOREPLACE)
-	if !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS) {
-		return nameError(path, err)
-	}
-	if err := nameError(path, unix.Link(tmp, path)); err != nil {
-		return err
-	}
-	// DST is complete and named: a temporary name that cannot be removed
-	// now is a second link to it, which the next run onto DST finds
-	// unlocked and removes.
-	os.Remove(tmp)
-	return nil
+	return nameError(path, d.dir.RenameNoReplace(filepath.Base(d.tmp), filepath.Base(path)))
 }
 
 func nameError(path string, err error) error {
@@ -249,7 +218,7 @@ func nameError(path string, err error) error {
 	case errors.Is(err, unix.EEXIST):
 		return fmt.Errorf("%s: appeared while copying; the copy was not given its name and is discarded: %w", path, err)
 	}
-	return &os.PathError{Op: "name", Path: path, Err: err}
+	return &os.PathError{Op: "name", Path: path, Err: errors.Unwrap(err)}
 }
 
 // discard removes a new DST that did not complete, and reports whether
@@ -260,18 +229,19 @@ func (d *dest) discard() bool {
 	case newUnnamed:
 		return true
 	case newTemp:
-		return removeIfSame(d.f, d.tmp)
+		return d.removeIfSame()
 	case newPartial:
 		// Kept for the next run once a state points at it; before
 		// that it holds nothing worth keeping.
-		return !d.keepIt && removeIfSame(d.f, d.tmp)
+		return !d.keepIt && d.removeIfSame()
 	}
 	return false
 }
 
-// removeIfSame unlinks path if it still names the file f.
-func removeIfSame(f *os.File, path string) bool {
-	return stillNamed(f, path) && os.Remove(path) == nil
+// removeIfSame unlinks the temporary name if it still names DST's file.
+func (d *dest) removeIfSame() bool {
+	name := filepath.Base(d.tmp)
+	return d.dir.Named(d.f, name) && d.dir.Remove(name) == nil
 }
 
 func dirOf(path string) string { return filepath.Dir(path) }

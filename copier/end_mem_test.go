@@ -97,8 +97,8 @@ func (m *memEnd) uringObstacle(string) string                      { return "" }
 func (m *memEnd) space(*Plan) (dstSpace, bool)                     { return dstSpace{}, false }
 func (m *memEnd) close() error                                     { return nil }
 
-func (m *memEnd) identity() identity {
-	return identity{Path: m.ep.path, Kind: m.ep.what, Size: m.buf.size()}
+func (m *memEnd) identity() (identity, error) {
+	return identity{Path: m.ep.path, Kind: m.ep.what, Size: m.buf.size()}, nil
 }
 
 func (m *memEnd) srcData(p *Plan) (srcData, error) {
@@ -129,8 +129,8 @@ func (t *memTarget) cut(*Plan) error                  { return nil }
 func (t *memTarget) publish(*Plan, bool) error        { return nil }
 func (t *memTarget) discard() bool                    { return false }
 func (t *memTarget) readBack(*Plan) (string, error)   { return "from memory", nil }
-func (t *memTarget) identity(*Plan) (identity, error) { return t.end.identity(), nil }
-func (t *memTarget) keep()                            { t.keepIt = true }
+func (t *memTarget) identity(*Plan) (identity, error) { return t.end.identity() }
+func (t *memTarget) keep(on bool)                     { t.keepIt = on }
 func (t *memTarget) kept() bool                       { return t.keepIt }
 func (t *memTarget) release()                         {}
 func (t *memTarget) left(p *Plan, rep *Report) DstState {

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"os"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -42,11 +39,12 @@ type exportEnd struct {
 	ep   *endpoint
 	addr nbd.Address
 	info nbd.Info
+	peer nbd.Peer // who the first connection reached (end_nbd_same_linux.go)
 	x    *nbdend.Export
 }
 
-// exportIdentity is an NBD export's identity kind: its URI and size are all
-// a client can know of it.
+// exportIdentity is an NBD export's identity kind: its URI and size are
+// all a client can know of it (identity.nameDiffers).
 const exportIdentity = "NBD export"
 
 // inspectExport looks at an NBD URI by asking its server: an export DST
@@ -68,7 +66,7 @@ func inspectExport(p *Plan, uri string, r role) (*endpoint, error) {
 	if err != nil {
 		return ep, refuseErr(exportKind(err), uri, "cannot open the NBD export", err).on(r.field())
 	}
-	e.addr, e.info, e.x = a, x.Info(), x
+	e.addr, e.info, e.peer, e.x = a, x.Info(), x.Client().Peer(), x
 	ep.geo = exportGeometry(uri, e.info)
 	bs := e.info.BlockSize
 	ep.endFacts = endFacts{what: "NBD export", fixedSize: true, ownIO: true, minAlign: int(bs.Min),
@@ -203,49 +201,20 @@ func (e *exportEnd) check(p *Plan) error {
 	return nil
 }
 
-// same says two ends reach one export: the same export name at the same
-// Unix socket (one inode) or TCP address (the host resolved).
+// same says two ends may reach one export: one server (by the listening
+// socket their connections reached) and one export name, or two names
+// nothing tells apart (end_nbd_same_linux.go).
 func (e *exportEnd) same(o *endpoint) (bool, string) {
 	f, ok := o.end.(*exportEnd)
 	if !ok {
 		return false, ""
 	}
-	a, b := e.addr, f.addr
-	if a.Export != b.Export || a.Network != b.Network {
-		return false, ""
-	}
-	if a.Network == "unix" {
-		return sameSocket(a.Addr, b.Addr), "the same NBD export"
-	}
-	return sameHostPort(a.Addr, b.Addr), "the same NBD export"
+	return e.sameWhy(f)
 }
 
 // overlap: bytes an export shares with a local file (the file its server
 // serves) cannot be seen from here.
 func (e *exportEnd) overlap(byteRange, *endpoint, byteRange) *overlap { return nil }
-
-func sameSocket(a, b string) bool {
-	if a == b {
-		return true
-	}
-	sa, err1 := os.Stat(a)
-	sb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
-}
-
-func sameHostPort(a, b string) bool {
-	ha, pa, err1 := net.SplitHostPort(a)
-	hb, pb, err2 := net.SplitHostPort(b)
-	if err1 != nil || err2 != nil || pa != pb {
-		return a == b
-	}
-	ia, err1 := net.LookupHost(ha)
-	ib, err2 := net.LookupHost(hb)
-	if err1 != nil || err2 != nil {
-		return ha == hb
-	}
-	return slices.ContainsFunc(ia, func(x string) bool { return slices.Contains(ib, x) })
-}
 
 // directObstacle: an export is not a descriptor (endFacts.canDirect is
 // false); never asked.
@@ -255,8 +224,8 @@ func (e *exportEnd) directObstacle(*Plan, int64) string { return "" }
 func (e *exportEnd) uringObstacle(string) string { return "" }
 
 // identity is an export's URI and size.
-func (e *exportEnd) identity() identity {
-	return identity{Path: e.ep.path, Kind: exportIdentity, Size: e.info.Size}
+func (e *exportEnd) identity() (identity, error) {
+	return identity{Path: e.ep.path, Kind: exportIdentity, Size: e.info.Size}, nil
 }
 
 // space: an export takes none on a filesystem of ours.
@@ -360,10 +329,10 @@ func (t *exportTarget) shape(*Plan, *engine.Job)         {}
 func (t *exportTarget) cut(*Plan) error                  { return nil }
 func (t *exportTarget) publish(*Plan, bool) error        { return nil }
 func (t *exportTarget) discard() bool                    { return false }
-func (t *exportTarget) keep()                            { t.keepIt = true }
+func (t *exportTarget) keep(on bool)                     { t.keepIt = on }
 func (t *exportTarget) kept() bool                       { return t.keepIt }
 func (t *exportTarget) release()                         { t.h.close() }
-func (t *exportTarget) identity(*Plan) (identity, error) { return t.end.identity(), nil }
+func (t *exportTarget) identity(*Plan) (identity, error) { return t.end.identity() }
 
 // left: what the server has of a stopped copy is its first
 // Report.Contiguous bytes, if the FLUSH after the stop succeeded.

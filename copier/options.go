@@ -141,8 +141,9 @@ type Options struct {
 	Qcow2 Qcow2Options
 	// MaxRate, when positive, caps the bytes of the range moved per
 	// second (read, then written once; holes that are never read and
-	// fallocate zeroing do not count). Plan.SetMaxRate changes it while
-	// the copy runs. See share.go.
+	// fallocate zeroing do not count); the read passes after the copy
+	// (Verify's read-back, a resumed Checksum's read of SRC) run under it
+	// too. Plan.SetMaxRate changes it while the copy runs. See share.go.
 	MaxRate int64
 	// IOPrio is the I/O priority of the copy's reads and writes: "idle",
 	// "be", "be:0".."be:7", "rt", "rt:0".."rt:7" (engine.ParseIOPrio);

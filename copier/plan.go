@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
 	"github.com/ringcp/ringcp/internal/units"
 )
@@ -37,6 +38,7 @@ type Plan struct {
 	// IOLimits are the cgroup I/O limits on the disks the copy reads and
 	// writes; the block size and depth were fitted to them.
 	IOLimits []IOLimit
+	passFit  readFit // the read passes' fit to the cgroup read limits (readfit.go)
 	// IOPrio is the I/O priority the copy's reads and writes will have
 	// ("idle", "be:4"...), "" for the kernel's default.
 	IOPrio string
@@ -164,22 +166,18 @@ func (p *Plan) chooseSizes() error {
 	in.askBlock, in.askDepth, in.roundAsked = o.BlockSize, o.QueueDepth, o.Direct == DirectAuto
 	in.cap, in.yield = o.MaxRate, o.Yield
 	in.cells = p.readOnly || o.Verify || o.Checksum != nil
+	in.passOnly = p.readOnly
 	if in.cells && in.maxRequest > 0 && in.maxRequest < CellSize {
 		return refuse(KindNotSupported, "", fmt.Sprintf("an end takes at most %d bytes in one request, less than the %d-byte blocks verification and checksums read whole", in.maxRequest, CellSize))
 	}
 	s := decideSizes(*in)
-	p.BlockSize, p.QueueDepth = s.block, s.depth
+	p.BlockSize, p.QueueDepth, p.passFit = s.block, s.depth, s.pass
 	p.Notes = append(p.Notes, s.why...)
 	return nil
 }
 
-// sizesAt is what decideSizes says with the cap changed to bps: the block
-// size and depth a copy running under a new cap fits, within the buffers
-// it has.
-func (p *Plan) sizesAt(bps int64) sizes {
-	in := p.sizing
-	in.cap = bps
-	s := decideSizes(in)
-	s.block, s.depth = min(s.block, p.BlockSize), min(s.depth, p.QueueDepth)
-	return s
+// unit is what a request of the plan stays a multiple of: both ends'
+// O_DIRECT alignment.
+func (p *Plan) unit() int {
+	return int(align.LCM(int64(p.src.geo.DirectAlign()), int64(p.dst.geo.DirectAlign())))
 }

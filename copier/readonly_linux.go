@@ -48,7 +48,7 @@ func (p *Plan) prepareRead(one bool, checkRange func(p *Plan) error) error {
 		}
 		steps = append(steps, func() error { return p.dst.checkAlone(p) })
 	}
-	steps = append(steps, func() error { return checkRange(p) }, p.chooseDirect, p.chooseSizes, p.chooseEngine)
+	steps = append(steps, func() error { return checkRange(p) }, p.chooseDirect, p.findReadLimits, p.chooseSizes, p.chooseEngine)
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err
@@ -91,7 +91,7 @@ func (r *readRun) close() {
 func (p *Plan) readReport(st engine.Stats, start time.Time) ReadReport {
 	return ReadReport{Src: p.src.path, Dst: p.dst.path, Engine: st.Backend, FallbackReason: p.FallbackReason,
 		BytesRead: st.BytesRead, Seconds: time.Since(start).Seconds(), BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
-		DirectSrc: p.src.direct, DirectDst: p.dst.direct}
+		DirectSrc: p.src.direct, DirectDst: p.dst.direct, Request: p.passFit.request, IOLimits: p.IOLimits, Notes: p.Notes}
 }
 
 // Checksum computes the block checksum o.Sum makes (the oVirt imageio

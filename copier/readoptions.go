@@ -34,4 +34,12 @@ type ReadReport struct {
 	DirectDst      bool
 	// Checksum is Src's block checksum (Checksum).
 	Checksum *ChecksumResult
+	// Request, when not 0, is the most one read moved: less than a block,
+	// to fit IOLimits (a block is a whole number of 4 MiB cells).
+	Request int
+	// IOLimits are the cgroup read limits on the disks read; the depth
+	// and Request were fitted to them.
+	IOLimits []IOLimit
+	// Notes say what was decided and why, as a Plan's do.
+	Notes []string
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
 	"golang.org/x/sys/unix"
+	"golang.org/x/time/rate"
 )
 
 // Run performs the planned copy. It first acquires everything the copy
@@ -31,7 +32,7 @@ func (p *Plan) Run(ctx context.Context) (Report, error) {
 // run is Run without the progress reports.
 func (p *Plan) run(ctx context.Context) (Report, error) {
 	rep := p.newReport()
-	a, err := p.acquire(&rep, nil)
+	a, err := p.acquire(ctx, &rep, nil)
 	if err != nil {
 		return rep, err
 	}
@@ -107,6 +108,7 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 // tried before the cut: refused, it changed nothing, and a refusal for
 // too little room (spaceShort) can still leave DST untouched.
 func (p *Plan) move(ctx context.Context, a *acquired, rep *Report) (engine.Stats, error) {
+	p.voidState(rep)
 	if p.offloadMode == OffloadReflink {
 		if st, done, err := p.tryOffload(ctx, a, rep); done {
 			return st, err
@@ -147,11 +149,12 @@ type acquired struct {
 	dst  target
 	bufs *align.Buffers
 	// shared is the batch's budget, which a batch job's read passes
-	// (verification, a resumed checksum) take their buffers from; nil for
-	// a single copy, whose passes reuse bufs.
-	shared *engine.Budget
-	copy   *engine.Copy
-	trust  *trustRun // verification, checksum, resume state (trustrun_linux.go)
+	// (verification, a resumed checksum) take their buffers from, and
+	// sharedRate its cap; nil for a single copy, whose passes reuse bufs.
+	shared     *engine.Budget
+	sharedRate *rate.Limiter
+	copy       *engine.Copy
+	trust      *trustRun // verification, checksum, resume state (trustrun_linux.go)
 	// undrained: the engine's backend failed with requests in flight that
 	// it could not reap (engine.ErrUndrained). The kernel may still read
 	// into the buffers and write through the descriptors, so both are
@@ -167,9 +170,9 @@ type acquired struct {
 // that order, without changing DST. Whatever fails is a refusal; what was
 // acquired is released again, and a new DST's temporary file removed.
 // With s (a batch), the buffers and the rate cap are the batch's.
-func (p *Plan) acquire(rep *Report, s *shared) (*acquired, error) {
+func (p *Plan) acquire(ctx context.Context, rep *Report, s *shared) (*acquired, error) {
 	a := &acquired{}
-	err := p.acquireAll(a, rep, s)
+	err := p.acquireAll(ctx, a, rep, s)
 	if err == nil {
 		return a, nil
 	}
@@ -184,7 +187,7 @@ func (p *Plan) acquire(rep *Report, s *shared) (*acquired, error) {
 	return nil, err
 }
 
-func (p *Plan) acquireAll(a *acquired, rep *Report, s *shared) error {
+func (p *Plan) acquireAll(ctx context.Context, a *acquired, rep *Report, s *shared) error {
 	var err error
 	if a.src, err = p.src.open(p, rep); err != nil {
 		return err
@@ -199,6 +202,9 @@ func (p *Plan) acquireAll(a *acquired, rep *Report, s *shared) error {
 	if err := a.buffers(p, &job, s); err != nil {
 		return err
 	}
+	if err := p.proveDone(ctx, a, rep); err != nil {
+		return err
+	}
 	a.trust = p.newTrust(&job)
 	if a.copy, err = p.openEngine(job, rep); err != nil {
 		return err
@@ -210,7 +216,7 @@ func (p *Plan) acquireAll(a *acquired, rep *Report, s *shared) error {
 func (a *acquired) buffers(p *Plan, job *engine.Job, s *shared) error {
 	if s != nil {
 		s.join(p, job)
-		a.shared = s.budget
+		a.shared, a.sharedRate = s.budget, s.rate
 		return nil
 	}
 	var err error
@@ -223,15 +229,26 @@ func (a *acquired) buffers(p *Plan, job *engine.Job, s *shared) error {
 	return nil
 }
 
-// passJob is a read pass over n bytes on the copy's buffers: its own, or
-// a batch job's shared budget.
+// passJob is a read pass over n bytes on the copy's buffers: its own, as
+// many as the pass's fit allows, or a batch job's shared budget. It runs
+// under the copy's caps: its reads are the copy's I/O too, and the
+// governor (which SetMaxRate changes) sizes its window.
 func (a *acquired) passJob(p *Plan, n int64, check engine.CheckFunc) engine.Job {
+	var job engine.Job
 	if a.shared != nil {
-		job := p.passJob(nil, n, check)
-		job.Budget = a.shared
-		return job
+		job = p.passJob(nil, n, check)
+		job.Budget, job.SharedRate = a.shared, a.sharedRate
+	} else {
+		bufs := a.bufs.Slots
+		if d := p.passFit.depth; d > 0 && d < len(bufs) {
+			bufs = bufs[:d]
+		}
+		job = p.passJob(bufs, n, check)
+		job.Budget = engine.NewBudget(bufs)
+		p.gov.attach(job.Budget)
 	}
-	return p.passJob(a.bufs.Slots, n, check)
+	job.Rate = p.gov.lim
+	return job
 }
 
 // release closes what acquire got, last first.

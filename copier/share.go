@@ -6,16 +6,22 @@ import "github.com/ringcp/ringcp/internal/units"
 // (Options.MaxRate) and the cgroup I/O limits on the disks behind SRC and
 // DST, and then uses all of it.
 //
-//   - The cap paces requests as they are sent (engine/rate.go), one block
-//     at a time: in any second no more than the cap and one block is sent.
-//     What completes in a second is that plus what was in flight when the
-//     second began. So no more than 50 ms of the cap is in flight, over
-//     at least two blocks (a read overlaps a write): completions then
-//     never run more than 5% and a block ahead of the cap, however the
-//     device's latency varies, and a small cap moves in small steps, not
-//     in bursts (8 MiB x 8 in flight at 10 MB/s would move 64 MiB, then
-//     stall for six seconds). The cap is reached while a block's read and
-//     write take less than 50 ms, on a device a little faster than the cap.
+//   - The cap paces requests as they are sent (engine/pace.go), one
+//     request at a time, each at most 1/40 s of the cap (capSteps): in any
+//     second no more than the cap and one request is sent, and what
+//     completes in a second is that plus what was sent before it and is
+//     still in flight, which the pacing keeps to the cap times the
+//     latency. A small cap moves in small steps, not in bursts (8 MiB x 8
+//     in flight at 10 MB/s would move 64 MiB, then stall for six seconds).
+//     The block size is fitted to it at the start; a cap lowered while the
+//     copy runs cuts the requests from then on (the budget's window).
+//   - The slots out follow the latency the engine measures of the copy's
+//     own requests (governor.capDepth): enough to keep the cap with half
+//     as much again in hand, and one waiting for its turn. A fixed share
+//     of the cap (it was 50 ms of it) caps the rate at what that share
+//     moves in one latency: beside another load, a latency of 65 ms held
+//     a 50 MiB/s cap to 38 MiB/s. More slots than that add nothing: the
+//     pacing, not the depth, bounds what is sent.
 //   - Under a cgroup limit, which the kernel enforces, no more is in
 //     flight than the limit lets through in about a second: blk-throttle
 //     queues what is over the limit inside the kernel, where io_uring does
@@ -23,8 +29,22 @@ import "github.com/ringcp/ringcp/internal/units"
 //     all of it; a block is at most an eighth of a second of it. Every
 //     request is issued blocking (engine.Job.Blocking): see blockingWhy.
 
-// capInFlight is the part of a second of the cap that may be in flight.
-const capInFlight = 20 // 1/20 s: 50 ms
+// Sizes under a cap.
+const (
+	// capSteps: a request moves at most 1/capSteps of a second of the cap
+	// (25 ms), so that two requests, a read overlapping a write, are 50 ms.
+	capSteps = 40
+	// capInFlight: before any latency is measured, 1/capInFlight of a
+	// second of the cap is in flight (two blocks).
+	capInFlight = 20
+	// capHeadroom: the slots kept busy are the measured need times this,
+	// so that the cap holds through a latency that varies.
+	capHeadroom = 1.5
+	// perByteDecay: the measured latency per byte falls by this factor per
+	// sample (engine.SampleEvery) at most, so a spike is met at once and
+	// forgotten over a couple of seconds.
+	perByteDecay = 0.9
+)
 
 // blockingWhy is why requests under a cgroup limit are issued blocking.
 // Found on Linux 6.18 with a v1 write_bps_device of 100 MiB/s on a loop

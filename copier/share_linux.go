@@ -25,7 +25,11 @@ func (p *Plan) findLimits() error {
 }
 
 // findIOLimits looks up the cgroup limits on the disks of both ends and
-// adds those the copy meets to its sizing.
+// adds those the copy meets to its sizing: reads on SRC's disk, writes on
+// DST's. The read passes after the copy (Options.Verify's read-back, a
+// resumed checksum's read of SRC, a compare of what an earlier run
+// copied) read SRC's disk and, with Verify, DST's: their limits are
+// sizing.reads (readfit.go).
 func (p *Plan) findIOLimits() {
 	srcDisk, srcOK := p.src.disk, p.src.onDisk
 	dstDisk, dstOK := p.dst.disk, p.dst.onDisk
@@ -48,8 +52,8 @@ func (p *Plan) findIOLimits() {
 			continue
 		}
 		lim := IOLimit{Disk: sysblock.Number(side.disk), Side: side.name, Files: l.Files}
-		if side.src {
-			lim.ReadBPS, lim.ReadIOPS = l.ReadBPS, l.ReadIOPS
+		if side.src || p.opts.Verify {
+			lim.ReadBPS, lim.ReadIOPS = l.ReadBPS, l.ReadIOPS // DST's: its read-back
 		}
 		if side.dst {
 			lim.WriteBPS, lim.WriteIOPS = l.WriteBPS, l.WriteIOPS
@@ -58,24 +62,51 @@ func (p *Plan) findIOLimits() {
 			continue
 		}
 		p.IOLimits = append(p.IOLimits, lim)
-		p.addLimit(lim)
+		p.note("cgroup I/O limit on %s's disk %s: %s (%s)", lim.Side, lim.Disk, lim.describe(), strings.Join(lim.Files, ", "))
+		why := "the cgroup limit on disk " + lim.Disk
+		if side.src {
+			p.sizing.addLimit(lim.ReadBPS, lim.ReadIOPS, why)
+		}
+		if side.dst {
+			p.sizing.addLimit(lim.WriteBPS, lim.WriteIOPS, why)
+		}
+		p.sizing.reads.add(lim.ReadBPS, lim.ReadIOPS, why)
 	}
 }
 
-// addLimit tightens the sizing to one disk's limit, with a note.
-func (p *Plan) addLimit(lim IOLimit) {
-	f := &p.sizing
-	p.note("cgroup I/O limit on %s's disk %s: %s (%s)", lim.Side, lim.Disk, lim.describe(), strings.Join(lim.Files, ", "))
-	for _, bps := range []uint64{lim.ReadBPS, lim.WriteBPS} {
-		if bps > 0 && (f.limit == 0 || int64(bps) < f.limit) {
-			f.limit, f.limitWhy = int64(min(bps, 1<<62)), "the cgroup limit on disk "+lim.Disk
-		}
+// findReadLimits finds the cgroup read limits on the disks of a
+// Checksum's or a Compare's ends, which its reads are fitted to
+// (readfit.go): fewer buffers, and requests that cut a cell.
+func (p *Plan) findReadLimits() error {
+	ends := []*endpoint{p.src}
+	if p.dst.path != p.src.path {
+		ends = append(ends, p.dst)
 	}
-	for _, iops := range []uint64{lim.ReadIOPS, lim.WriteIOPS} {
-		if iops > 0 && (f.iops == 0 || int64(iops) < f.iops) {
-			f.iops = int64(min(iops, 1<<62))
+	seen := map[uint64]bool{}
+	for i, ep := range ends {
+		disk, ok := ep.disk, ep.onDisk
+		if !ok || seen[disk] {
+			continue
 		}
+		seen[disk] = true
+		l, err := blkcgSys.Lookup(disk)
+		if err != nil {
+			p.note("cgroup I/O limits of %s's disk %s: not read (%v)", ep.path, sysblock.Number(disk), err)
+			continue
+		}
+		if l.ReadBPS|l.ReadIOPS == 0 {
+			continue
+		}
+		side := [...]string{"SRC", "DST"}[i]
+		if len(ends) == 2 && i == 0 && p.dst.onDisk && p.dst.disk == disk {
+			side = "SRC and DST"
+		}
+		lim := IOLimit{Disk: sysblock.Number(disk), Side: side, ReadBPS: l.ReadBPS, ReadIOPS: l.ReadIOPS, Files: l.Files}
+		p.IOLimits = append(p.IOLimits, lim)
+		p.note("cgroup I/O limit on %s's disk %s: %s (%s)", lim.Side, lim.Disk, lim.describe(), strings.Join(lim.Files, ", "))
+		p.sizing.reads.add(l.ReadBPS, l.ReadIOPS, "the cgroup limit on disk "+lim.Disk)
 	}
+	return nil
 }
 
 // describe says the limits the copy meets: "write 100 MiB/s".

@@ -11,10 +11,12 @@ import (
 // and queue depth (how many buffers, so requests in flight) are decided in
 // one place, decideSizes: a pure function of everything they depend on,
 // which Prepare calls once (chooseSizes), Compare and Checksum with whole
-// cells (prepareRead), and which may be called again while a copy runs,
-// with the cap changed (Plan.sizesAt). Nothing else writes Plan.BlockSize
-// or Plan.QueueDepth; a batch's shared buffers are sized from its jobs'
-// sizes by batchSizes.
+// cells (prepareRead). Nothing else writes Plan.BlockSize or
+// Plan.QueueDepth; a batch's shared buffers are sized from its jobs'
+// sizes by batchSizes. What a running copy keeps in flight, within those
+// buffers, is the budget's window, whose one author is its Controller,
+// the governor (governor.go): the depth under a cap follows the latency
+// measured, and requests are cut when the cap is lowered.
 
 // sizing is everything a copy's block size and queue depth depend on.
 type sizing struct {
@@ -46,12 +48,30 @@ type sizing struct {
 	// cells: whole CellSize cells per block, which verification, checksums
 	// and read passes need.
 	cells bool
+	// reads are the cgroup read limits the read passes meet (a copy's
+	// read-back and resumed checksum, Checksum and Compare): their
+	// requests and depth are fitted to them (readfit.go).
+	reads ioLimits
+	// passOnly: the plan is a read pass itself (Checksum, Compare), whose
+	// depth is the pass's.
+	passOnly bool
+}
+
+// addLimit tightens the copy's own limits (limit, iops) to bps bytes and
+// iops requests per second (0: none), set by why.
+func (in *sizing) addLimit(bps, iops uint64, why string) {
+	f := ioLimits{limit: in.limit, limitWhy: in.limitWhy, iops: in.iops}
+	f.add(bps, iops, why)
+	in.limit, in.limitWhy, in.iops = f.limit, f.limitWhy, f.iops
 }
 
 // sizes is what decideSizes decided, with one line per decision for -v.
 type sizes struct {
 	block, depth int
-	why          []string
+	// pass is how the read passes fit the cgroup read limits: the most
+	// one read moves (engine.Job.MaxRequest), the slots out.
+	pass readFit
+	why  []string
 }
 
 func (s *sizes) note(format string, args ...any) { s.why = append(s.why, fmt.Sprintf(format, args...)) }
@@ -65,10 +85,13 @@ func (s *sizes) note(format string, args ...any) { s.why = append(s.why, fmt.Spr
 //     within align's bounds (an asked size or depth is kept), then no
 //     larger than an end's kind takes in one request, asked or not;
 //  3. the fit to the caps (fit): yield's small blocks, an eighth of a
-//     second of a cgroup limit, 50 ms of the rate cap over two blocks; the
-//     depth to what the limits let through (a size or depth the caller
-//     asked for is kept, with a note);
-//  4. whole cells (in.cells), rounded up.
+//     second of a cgroup limit, 1/40 s of the rate cap; the depth to what
+//     the cgroup limits let through (a size or depth the caller asked
+//     for is kept, with a note); under the cap the governor decides how
+//     many of the buffers are out, from the latency it measures;
+//  4. whole cells (in.cells), rounded up, and the read passes' fit to
+//     the read limits (in.reads): a Checksum's or Compare's depth is its
+//     pass's (in.passOnly).
 func decideSizes(in sizing) sizes {
 	var s sizes
 	asked := in.askedBlock(&s)
@@ -76,14 +99,32 @@ func decideSizes(in sizing) sizes {
 	s.block, s.depth = c.BlockSize, c.QueueDepth
 	s.why = append(s.why, c.Why...)
 	s.keepTo(in)
+	bufs := s.depth
 	s.fit(in, asked > 0, in.askDepth > 0)
 	if in.cells {
 		if bs := align.RoundUp(int64(s.block), CellSize); bs != int64(s.block) {
 			s.note("block size %d rounded up to %d: verification and checksums read whole 4 MiB blocks", s.block, bs)
 			s.block = int(bs)
 		}
+		s.fitPasses(in, bufs)
 	}
 	return s
+}
+
+// fitPasses fits the read passes to the read limits, over bufs buffers
+// (the depth before the copy's own fit).
+func (s *sizes) fitPasses(in sizing, bufs int) {
+	s.pass = fitReads(in.reads, in.unit(), bufs)
+	switch {
+	case s.pass.note == "":
+	case in.passOnly:
+		s.note("%s; %s", s.pass.note, blockingWhy)
+	default:
+		s.note("read passes (read-back, checksum of a resumed part): %s", s.pass.note)
+	}
+	if in.passOnly && s.pass.depth > 0 {
+		s.depth = s.pass.depth
+	}
 }
 
 // askedBlock is the asked block size as the copy takes it: with
@@ -154,14 +195,11 @@ func (s *sizes) fit(in sizing, givenBS, givenQD bool) {
 		shrink(in.limit/8, fmt.Sprintf("at most 1/8 of %s/s (%s), so the copy moves in steps of an eighth of a second", units.Format(in.limit), in.limitWhy))
 	}
 	if in.cap > 0 {
-		shrink(in.cap/capInFlight/2, fmt.Sprintf("two blocks are 50 ms of the %s/s cap, so the copy moves in small steps and never runs ahead of the cap", units.Format(in.cap)))
+		shrink(in.cap/capSteps, fmt.Sprintf("two blocks are 50 ms of the %s/s cap, so the copy moves in small steps and never runs ahead of the cap", units.Format(in.cap)))
 	}
 	depth, why := qd, ""
 	if in.limit > 0 {
 		depth, why = max(1, int(in.limit/bs)), "no more in flight than "+in.limitWhy+" lets through in a second"
-	}
-	if in.cap > 0 && capDepth(float64(in.cap), int(bs), depth) < depth {
-		depth, why = capDepth(float64(in.cap), int(bs), depth), "no more in flight than 50 ms of the cap"
 	}
 	if in.iops > 0 && int(in.iops) < depth {
 		depth, why = max(1, int(in.iops)), fmt.Sprintf("no more in flight than %d requests, what the cgroup lets through in a second", in.iops)
@@ -174,14 +212,10 @@ func (s *sizes) fit(in sizing, givenBS, givenQD bool) {
 		qd = depth
 		s.note("queue depth %d: %s", qd, why)
 	}
+	if in.cap > 0 {
+		s.note("in flight under the cap: as many of the %d blocks as the latency measured needs to keep it, and one more (2 at first)", qd)
+	}
 	s.block, s.depth = int(bs), qd
-}
-
-// capDepth is the depth that keeps no more than 50 ms of a rate in
-// flight in blocks of block bytes, and at most depth: Prepare's fit, and
-// the governor's while the rate changes.
-func capDepth(rate float64, block, depth int) int {
-	return min(depth, max(1, int(rate/capInFlight/float64(block))))
 }
 
 // batchJob is what a job of a batch tells the sizing of the shared

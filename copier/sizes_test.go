@@ -7,11 +7,11 @@ import (
 	"github.com/ringcp/ringcp/align"
 )
 
-// TestFit: a cap keeps 50 ms of it in flight, over two blocks where
-// it can; a cgroup limit shrinks the block to an eighth of a second of it
-// and keeps a second in flight; sizes the caller gave are kept, with a
-// note.
-func TestFit(t *testing.T) {
+// TestFitSizes: a cap shrinks the block to 1/40 s of it and keeps the
+// buffers (the governor decides how many are out, from the latency); a
+// cgroup limit shrinks the block to an eighth of a second of it and keeps
+// a second in flight; sizes the caller gave are kept, with a note.
+func TestFitSizes(t *testing.T) {
 	const M = 1 << 20
 	cases := []struct {
 		name             string
@@ -23,21 +23,21 @@ func TestFit(t *testing.T) {
 		note             string
 	}{
 		{name: "no limit", bs: 8 * M, qd: 8, fit: sizing{}, unit: 4096, wantBS: 8 * M, wantQD: 8},
-		{name: "fast cap", bs: 8 * M, qd: 8, fit: sizing{cap: 1 << 30}, unit: 4096, wantBS: 8 * M, wantQD: 6, note: "50 ms of the cap"},
-		{name: "10 MiB/s", bs: 8 * M, qd: 8, fit: sizing{cap: 10 * M}, unit: 4096, wantBS: 256 << 10, wantQD: 2, note: "two blocks are 50 ms of the 10.0 MiB/s cap"},
-		{name: "1 MiB/s", bs: 8 * M, qd: 8, fit: sizing{cap: M}, unit: 4096, wantBS: 24 << 10, wantQD: 2},
-		{name: "tiny cap", bs: 8 * M, qd: 8, fit: sizing{cap: 1000}, unit: 4096, wantBS: 4096, wantQD: 1, note: "queue depth 1"},
-		{name: "unit not a power of two", bs: 12 * M, qd: 8, fit: sizing{cap: 10 * M}, unit: 3 << 12, wantBS: 21 * 3 << 12, wantQD: 2},
+		{name: "fast cap", bs: 8 * M, qd: 8, fit: sizing{cap: 1 << 30}, unit: 4096, wantBS: 8 * M, wantQD: 8, note: "in flight under the cap: as many of the 8 blocks as the latency"},
+		{name: "10 MiB/s", bs: 8 * M, qd: 8, fit: sizing{cap: 10 * M}, unit: 4096, wantBS: 256 << 10, wantQD: 8, note: "two blocks are 50 ms of the 10.0 MiB/s cap"},
+		{name: "1 MiB/s", bs: 8 * M, qd: 8, fit: sizing{cap: M}, unit: 4096, wantBS: 24 << 10, wantQD: 8},
+		{name: "tiny cap", bs: 8 * M, qd: 8, fit: sizing{cap: 1000}, unit: 4096, wantBS: 4096, wantQD: 8, note: "in flight under the cap"},
+		{name: "unit not a power of two", bs: 12 * M, qd: 8, fit: sizing{cap: 10 * M}, unit: 3 << 12, wantBS: 21 * 3 << 12, wantQD: 8},
 		{name: "cgroup", bs: 8 * M, qd: 8, fit: sizing{limit: 100 * M, limitWhy: "cgroup"}, unit: 512, wantBS: 8 * M, wantQD: 8},
 		{name: "cgroup 32 MiB/s", bs: 8 * M, qd: 8, fit: sizing{limit: 32 * M, limitWhy: "cgroup"}, unit: 512, wantBS: 4 * M, wantQD: 8, note: "1/8 of 32.0 MiB/s (cgroup)"},
 		{name: "cgroup slow", bs: 8 * M, qd: 8, fit: sizing{limit: 4 * M, limitWhy: "cgroup"}, unit: 512, wantBS: 512 << 10, wantQD: 8},
 		{name: "cgroup very slow", bs: 8 * M, qd: 8, fit: sizing{limit: M, limitWhy: "cgroup"}, unit: 4096, wantBS: 128 << 10, wantQD: 8},
-		{name: "cgroup and cap", bs: 8 * M, qd: 8, fit: sizing{cap: 40 * M, limit: 100 * M, limitWhy: "cgroup"}, unit: 4096, wantBS: M, wantQD: 2},
-		{name: "cgroup under the cap", bs: 8 * M, qd: 8, fit: sizing{cap: 400 * M, limit: 24 * M, limitWhy: "cgroup"}, unit: 4096, wantBS: 3 * M, wantQD: 6},
+		{name: "cgroup and cap", bs: 8 * M, qd: 8, fit: sizing{cap: 40 * M, limit: 100 * M, limitWhy: "cgroup"}, unit: 4096, wantBS: M, wantQD: 8},
+		{name: "cgroup under the cap", bs: 8 * M, qd: 8, fit: sizing{cap: 400 * M, limit: 24 * M, limitWhy: "cgroup"}, unit: 4096, wantBS: 3 * M, wantQD: 8},
 		{name: "iops", bs: 8 * M, qd: 32, fit: sizing{iops: 10}, unit: 4096, wantBS: 8 * M, wantQD: 10, note: "10 requests"},
 		{name: "yield", bs: 8 * M, qd: 8, fit: sizing{yield: true}, unit: 4096, wantBS: M, wantQD: 8, note: "yield"},
-		{name: "given block", bs: 8 * M, qd: 8, givenBS: true, fit: sizing{cap: M}, unit: 4096, wantBS: 8 * M, wantQD: 1, note: "(given) is over"},
-		{name: "given depth", bs: 8 * M, qd: 16, givenQD: true, fit: sizing{cap: 8 * M}, unit: 4096, wantBS: 204 << 10, wantQD: 16, note: "(given) keeps more"},
+		{name: "given block", bs: 8 * M, qd: 8, givenBS: true, fit: sizing{cap: M}, unit: 4096, wantBS: 8 * M, wantQD: 8, note: "(given) is over"},
+		{name: "given depth", bs: 8 * M, qd: 16, givenQD: true, fit: sizing{limit: 32 * M, limitWhy: "cgroup"}, unit: 4096, wantBS: 4 * M, wantQD: 16, note: "(given) keeps more"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -52,8 +52,8 @@ func TestFit(t *testing.T) {
 				t.Errorf("block %d is not a multiple of %d", p.block, c.unit)
 			}
 			inFlight := int64(p.depth * p.block)
-			if c.fit.cap > 0 && !c.givenBS && !c.givenQD && p.depth > 1 && inFlight > c.fit.cap/20 {
-				t.Errorf("%d x %d in flight: over 50 ms of the %d/s cap", p.depth, p.block, c.fit.cap)
+			if c.fit.cap > 0 && !c.givenBS && int64(p.block) > max(c.unit, c.fit.cap/40) {
+				t.Errorf("block %d: over 1/40 s of the %d/s cap", p.block, c.fit.cap)
 			}
 			if c.fit.limit > 0 && !c.givenBS && !c.givenQD && p.depth > 1 && inFlight > c.fit.limit {
 				t.Errorf("%d x %d in flight: over a second of the %d/s limit", p.depth, p.block, c.fit.limit)
@@ -93,16 +93,20 @@ func TestDecideSizes(t *testing.T) {
 		{"asked, side without O_DIRECT", sizing{src: noDirect, dst: export, askBlock: 1000, roundAsked: true}, 1000, 8, "block size 1000 bytes: given"},
 		{"asked, not rounded", sizing{src: file, dst: file, askBlock: 4_000_000}, 4_000_000, 8, "not a multiple of alignment 4096"},
 		{"asked depth", sizing{src: file, dst: file, askDepth: 3}, 8 * M, 3, "queue depth 3: given"},
-		{"cap", sizing{src: file, dst: file, cap: 10 * M}, 256 * K, 2, "50 ms of the 10.0 MiB/s cap"},
-		{"cap, block asked", sizing{src: file, dst: file, cap: M, askBlock: 8 * M}, 8 * M, 1, "(given) is over"},
-		{"cap, depth asked", sizing{src: file, dst: file, cap: 8 * M, askDepth: 16}, 204 * K, 16, "(given) keeps more"},
+		{"cap", sizing{src: file, dst: file, cap: 10 * M}, 256 * K, 8, "50 ms of the 10.0 MiB/s cap"},
+		{"cap, block asked", sizing{src: file, dst: file, cap: M, askBlock: 8 * M}, 8 * M, 8, "(given) is over"},
+		{"cap, depth asked", sizing{src: file, dst: file, cap: 8 * M, askDepth: 16}, 204 * K, 16, "in flight under the cap: as many of the 16 blocks"},
 		{"cgroup", sizing{src: file, dst: file, limit: 32 * M, limitWhy: "cgroup"}, 4 * M, 8, "1/8 of 32.0 MiB/s (cgroup)"},
 		{"cgroup iops", sizing{src: file, dst: file, iops: 4}, 8 * M, 4, "4 requests"},
 		{"yield", sizing{src: file, dst: file, yield: true}, M, 8, "yield"},
 		{"an end's most", sizing{src: file, dst: file, maxRequest: 1 << 20}, M, 8, "the most an end takes in one request is 1.00 MiB"},
 		{"an end's most, asked over it", sizing{src: file, dst: file, maxRequest: 3 << 20, askBlock: 16 * M}, 3 * M, 8, "the most an end takes"},
 		{"cells", sizing{src: small, dst: file, cells: true}, CellSize, 1, "rounded up to 4194304"},
-		{"cells after a cap", sizing{src: file, dst: file, cap: 10 * M, cells: true}, CellSize, 2, "rounded up to 4194304"},
+		{"cells after a cap", sizing{src: file, dst: file, cap: 10 * M, cells: true}, CellSize, 8, "rounded up to 4194304"},
+		{"read passes", sizing{src: file, dst: file, cells: true, reads: ioLimits{limit: 2 * M, limitWhy: "cgroup"}}, 8 * M, 8, "read passes (read-back, checksum of a resumed part): reads of at most 256 KiB, 8 in flight"},
+		{"a checksum", sizing{src: file, dst: file, cells: true, passOnly: true, reads: ioLimits{limit: 1 << 20, limitWhy: "cgroup"}}, 8 * M, 8, "reads of at most 128 KiB, 8 in flight"},
+		{"a checksum, iops", sizing{src: file, dst: file, cells: true, passOnly: true, reads: ioLimits{iops: 3}}, 8 * M, 3, "3 reads in flight"},
+		{"read limits, no pass", sizing{src: file, dst: file, reads: ioLimits{limit: 2 * M, limitWhy: "cgroup"}}, 8 * M, 8, "block size 8 MiB: default"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -117,23 +121,6 @@ func TestDecideSizes(t *testing.T) {
 				t.Errorf("a second call decided %d x %d, the first %d x %d", again.block, again.depth, s.block, s.depth)
 			}
 		})
-	}
-}
-
-// TestSizesAtCap: called again with a lower cap while the copy runs, the
-// decision gives smaller blocks and fewer slots within the buffers the
-// copy has; with the cap lifted, never more than those buffers.
-func TestSizesAtCap(t *testing.T) {
-	file := align.Geometry{Size: 1 << 30, MemAlign: 4096, OffsetAlign: 4096, DirectSupported: true}
-	p := &Plan{sizing: sizing{src: file, dst: file, cap: 100 << 20}}
-	s := decideSizes(p.sizing)
-	p.BlockSize, p.QueueDepth = s.block, s.depth
-	low := p.sizesAt(1 << 20)
-	if low.block >= p.BlockSize || low.block != 24<<10 || low.depth != 2 {
-		t.Errorf("at 1 MiB/s: %d x %d, from %d x %d; want 24 KiB x 2", low.block, low.depth, p.BlockSize, p.QueueDepth)
-	}
-	if none := p.sizesAt(0); none.block != p.BlockSize || none.depth != p.QueueDepth {
-		t.Errorf("without a cap: %d x %d; want the buffers' %d x %d", none.block, none.depth, p.BlockSize, p.QueueDepth)
 	}
 }
 

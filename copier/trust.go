@@ -66,6 +66,10 @@ type VerifyReport struct {
 	// How says how DST was read: with O_DIRECT, or buffered after its
 	// cached pages were dropped.
 	How string
+	// SrcZerosRead: bytes of an NBD SRC that its block status called
+	// zeros, which the copy did not read, read after the copy to check
+	// them (a server whose map is wrong would otherwise pass).
+	SrcZerosRead int64
 }
 
 // MismatchError is a verification that found DST different from SRC: a

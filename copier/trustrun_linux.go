@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/ringcp/ringcp/engine"
+	"golang.org/x/sys/unix"
 )
 
 // trustRun is what a verifying, checksumming or resumable copy keeps
@@ -14,6 +15,12 @@ type trustRun struct {
 	digests *digests
 	sum     BlockSum
 	state   *stateWriter
+	// made: this run wrote the state file first (begin), which no
+	// earlier run had; a run that never starts removes it (forget).
+	made bool
+	// zeros: what an NBD SRC's map called zeros, which --verify reads
+	// from SRC to check (srczeros_linux.go).
+	zeros *zeroRanges
 }
 
 // newTrust makes the observers the options ask for and shapes the job:
@@ -29,6 +36,10 @@ func (p *Plan) newTrust(job *engine.Job) *trustRun {
 	if o.Verify {
 		t.digests = newDigests(p.Length)
 		obs = append(obs, t.digests)
+		if !p.src.readBackMaps && p.sparse.MapHoles { // an NBD SRC's block status
+			t.zeros = &zeroRanges{}
+			obs = append(obs, t.zeros)
+		}
 	}
 	if o.Checksum != nil {
 		t.sum = o.Checksum(p.Length)
@@ -63,31 +74,36 @@ func (o sumObserver) Hole(rel, n int64)           { o.s.Zero(rel, n) }
 func (o sumObserver) Durable(int64)               {}
 
 // begin is the last step of acquiring: a resumable copy that starts
-// records SRC, DST (its partial file, for a new one) and the range in its
-// state file before anything is written, so that a run after a kill knows
-// DST is this copy's.
+// records SRC, DST (its partial file, for a new one), the range and the
+// size policy in its state file before anything is written, so that a run
+// after a kill knows DST is this copy's.
 func (t *trustRun) begin(p *Plan, d target) error {
 	if t == nil || t.state == nil {
 		return nil
 	}
 	r := p.resume
-	st := r.state
-	if st == nil {
-		dstID, err := d.identity(p)
+	if r.dst.Kind == "" { // a new DST: its identity is its new inode's
+		id, err := d.identity(p)
 		if err != nil {
 			return err
 		}
-		st = &resumeState{Format: stateFormat, Src: p.src.identity(),
-			Dst: dstID, SrcOffset: p.opts.SrcOffset,
-			DstOffset: p.opts.DstOffset, Length: p.Length, BlockSize: p.BlockSize}
+		r.dst = id
+	}
+	t.state.marks = func() *marks { return dstMarks(d.held().f, r.dst) }
+	st := r.state
+	if st == nil {
+		st = &resumeState{Format: stateFormat, Src: r.src, Dst: r.dst, SrcOffset: p.opts.SrcOffset,
+			DstOffset: p.opts.DstOffset, Length: p.Length, OwnsSize: r.owns, BlockSize: p.BlockSize,
+			DstMarks: t.state.marksNow()}
 		if r.newDst {
-			st.Partial, st.Dst.Path = r.partial, p.opts.Dst
+			st.Partial, st.Dst.Path = newFileKey(r.partial), p.opts.Dst
 		}
 		if err := writeState(r.statePath, st); err != nil {
 			return refuseErr(KindResources, r.statePath, "cannot record the copy's progress", err)
 		}
+		t.made = true
 	}
-	d.keep()
+	d.keep(true)
 	t.state.start(*st)
 	return nil
 }
@@ -104,6 +120,22 @@ func (t *trustRun) close() {
 	if t.state != nil {
 		t.state.stop()
 	}
+}
+
+// forget undoes begin for a copy that acquired and then never ran (a
+// batch another job's refusal stopped): a state file this run made is
+// removed, and with it the reason to keep a new DST's partial file, which
+// holds nothing. A state an earlier run made is kept, with what it
+// records.
+func (t *trustRun) forget(p *Plan, d target) error {
+	if t == nil || !t.made {
+		return nil
+	}
+	t.close() // no barrier write may recreate the file
+	if d != nil {
+		d.keep(false)
+	}
+	return removeState(p.resume.statePath)
 }
 
 // finishTrust runs once the copy is complete and synced, before a new DST
@@ -133,7 +165,7 @@ func (p *Plan) finishTrust(ctx context.Context, a *acquired, rep *Report) error 
 	if t.digests == nil {
 		return nil
 	}
-	err := p.verify(ctx, a, t.digests, t.from, rep)
+	err := p.verify(ctx, a, t, rep)
 	var mm *MismatchError
 	if errors.As(err, &mm) && t.state != nil {
 		if rerr := t.state.rewind(resumePoint(mm.RangeOff, p.Length)); rerr != nil {
@@ -185,6 +217,11 @@ func (p *Plan) endTrust(a *acquired, rep *Report, err error) {
 	}
 	rep.StatePath = p.resume.statePath
 	if err != nil {
+		if f := a.dst.held().f; !a.undrained && f != nil {
+			// Nothing writes DST any more: its marks now let a rerun
+			// trust the prefix without reading it.
+			t.state.settle(func() error { return unix.Fsync(int(f.Fd())) })
+		}
 		rep.ResumeFrom = resumePoint(t.state.recorded(), p.Length)
 		if p.resume.newDst {
 			rep.PartialPath = p.resume.partial

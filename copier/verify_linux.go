@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ringcp/ringcp/align"
@@ -38,9 +39,10 @@ import (
 // server's to keep honest, as for any NBD client. An NBD SRC is read again
 // only to find the first differing byte.
 
-// dstAccess is how DST is opened: read-write when it is read back.
+// dstAccess is how DST is opened: read-write when it is read back, or
+// when a resumed copy may compare what an earlier run copied.
 func (p *Plan) dstAccess() int {
-	if p.opts.Verify {
+	if p.opts.Verify || p.opts.Resume {
 		return os.O_RDWR
 	}
 	return os.O_WRONLY
@@ -49,7 +51,8 @@ func (p *Plan) dstAccess() int {
 // verify reads DST's range back and checks it: against the digests from
 // `from` on, against SRC before (what an earlier run copied). It returns
 // a *MismatchError when DST differs.
-func (p *Plan) verify(ctx context.Context, a *acquired, want *digests, from int64, rep *Report) error {
+func (p *Plan) verify(ctx context.Context, a *acquired, t *trustRun, rep *Report) error {
+	want, from := t.digests, t.from
 	start := time.Now()
 	progress := p.opts.Progress // normalize made one
 	progress.SetPhase(engine.PhaseVerify)
@@ -61,7 +64,7 @@ func (p *Plan) verify(ctx context.Context, a *acquired, want *digests, from int6
 	cmp := newComparer(0, progress)
 	cmp.bad = bad
 	if from > 0 {
-		if err := p.comparePass(ctx, a, from, cmp); err != nil {
+		if err := p.comparePass(ctx, a, from, cmp.check); err != nil {
 			return err
 		}
 	}
@@ -71,17 +74,31 @@ func (p *Plan) verify(ctx context.Context, a *acquired, want *digests, from int6
 			return err
 		}
 	}
+	var lies int64
+	if t.zeros != nil {
+		if lies, err = p.checkSrcZeros(ctx, a, t.zeros, bad); err != nil {
+			return err
+		}
+	}
 	rep.Verify = &VerifyReport{Bytes: p.Length, Seconds: time.Since(start).Seconds(), BadBlocks: bad.count, FirstBad: -1, How: how}
+	if t.zeros != nil {
+		rep.Verify.SrcZerosRead = t.zeros.bytes()
+	}
 	if bad.count == 0 {
 		return nil
 	}
-	return p.mismatch(a, bad, cmp.first, rep.Verify)
+	err = p.mismatch(a, bad, cmp.first, rep.Verify)
+	var mm *MismatchError
+	if lies > 0 && errors.As(err, &mm) {
+		mm.Detail = strings.TrimPrefix(mm.Detail+fmt.Sprintf("; in %d of them SRC's NBD block status said zeros, but SRC reads otherwise: DST holds the zeros its server claimed", lies), "; ")
+	}
+	return err
 }
 
 // comparePass compares the first n bytes of the range, SRC and DST read
-// side by side.
-func (p *Plan) comparePass(ctx context.Context, a *acquired, n int64, cmp *comparer) error {
-	job := a.passJob(p, n, cmp.check)
+// side by side, with check.
+func (p *Plan) comparePass(ctx context.Context, a *acquired, n int64, check engine.CheckFunc) error {
+	job := a.passJob(p, n, check)
 	a.src.into(&job, engine.FileSrc)
 	a.dst.held().into(&job, engine.FileDst)
 	job.SrcOff, job.DstOff = p.opts.SrcOffset, p.opts.DstOffset

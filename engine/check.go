@@ -33,8 +33,8 @@ func (j *Job) chunkMax() int {
 // side next; then the chunk goes to Check.
 func (r *run) checkRead(idx int, s *slot) {
 	if s.phase == phaseRead && r.job.comparing() {
-		s.phase, s.done = phaseReadDst, 0
-		r.queue(idx)
+		s.phase, s.done, s.paid = phaseReadDst, 0, 0
+		r.send(idx)
 		return
 	}
 	var dst []byte

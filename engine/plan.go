@@ -54,7 +54,9 @@ func newPlanner(job *Job) planner {
 
 func (p *planner) done() bool { return p.pos >= p.job.Length }
 
-func (p *planner) next() (chunk, error) {
+// next plans the next chunk: data at most most bytes long (a multiple of
+// the alignment), unless a grid keeps it whole; or a hole.
+func (p *planner) next(most int) (chunk, error) {
 	if p.mapping && p.pos >= p.dataEnd {
 		if err := p.mapFrom(p.pos); err != nil {
 			return chunk{}, err
@@ -69,6 +71,8 @@ func (p *planner) next() (chunk, error) {
 	n := min(int64(p.job.chunkMax()), p.dataEnd-p.pos)
 	if g := p.job.Grid; g > 0 {
 		n = min(n, g-p.pos%g) // up to the next multiple of the grid
+	} else {
+		n = min(n, int64(most))
 	}
 	if err := p.reserve(p.pos + n); err != nil {
 		return chunk{}, err
@@ -76,6 +80,17 @@ func (p *planner) next() (chunk, error) {
 	c := chunk{rel: p.pos, n: int(n)}
 	p.pos += n
 	return c, nil
+}
+
+// giveBack returns the data [from, to) to be planned again, when it is
+// the end of the last chunk planned: a chunk waiting for the rate caps
+// that was cut smaller (pace.go). It reports whether it took it.
+func (p *planner) giveBack(from, to int64) bool {
+	if to != p.pos || from >= to || from < p.dataStart {
+		return false
+	}
+	p.pos = from
+	return true
 }
 
 // mapFrom finds the data extent at or after off (SEEK_DATA/SEEK_HOLE on a

@@ -23,6 +23,7 @@ type Client struct {
 	opt   Options
 	conns []*conn
 	q     *queue
+	peer  Peer // the first connection's
 
 	mu     sync.Mutex
 	err    error // first fatal error: the client is dead
@@ -82,6 +83,9 @@ func (cl *Client) dialOne(ctx context.Context) (negotiated, error) {
 	nc, err := d.DialContext(ctx, cl.addr.Network, cl.addr.Addr)
 	if err != nil {
 		return negotiated{}, &Error{Op: "connect", URI: cl.addr.URI, Errno: errnoOf(err), Err: err}
+	}
+	if len(cl.connections()) == 0 {
+		cl.peer = peerOf(cl.addr.Network, nc)
 	}
 	nc.SetDeadline(time.Now().Add(cl.opt.HandshakeTimeout))
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })

@@ -1,0 +1,117 @@
+package guard
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/hex"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// LocalAddr says whether ip is one of this host's: loopback (127.0.0.0/8,
+// ::1) or an address of one of its interfaces. A TCP server at such an
+// address listens here, in this network namespace.
+func LocalAddr(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	if ip.IsLoopback() {
+		return true
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			if mine, ok := netip.AddrFromSlice(n.IP); ok && mine.Unmap() == ip {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TCPListener is the inode of the listening socket of this host that
+// takes connections to addr (an address of this host, LocalAddr): one
+// bound to that very address, else one bound to every address (0.0.0.0
+// for IPv4, or :: which takes IPv4 too), as the kernel picks; read from
+// /proc/net/tcp and tcp6, which every user may read. Two connections that
+// arrived at one listening socket reached one server, whichever address
+// each named. 0 when none is found (a server in another network
+// namespace).
+func TCPListener(addr netip.AddrPort) uint64 {
+	ip := addr.Addr().Unmap()
+	var exact, any4, any6 uint64
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		for _, l := range listeners(table) {
+			at := l.addr.Addr().Unmap()
+			switch {
+			case l.addr.Port() != addr.Port():
+			case at == ip:
+				exact = l.inode
+			case at == netip.IPv4Unspecified():
+				any4 = l.inode
+			case at == netip.IPv6Unspecified():
+				any6 = l.inode
+			}
+		}
+	}
+	switch {
+	case exact != 0:
+		return exact
+	case ip.Is4() && any4 != 0:
+		return any4
+	}
+	return any6
+}
+
+// listener is a listening socket: its address and inode.
+type listener struct {
+	addr  netip.AddrPort
+	inode uint64
+}
+
+// listeners reads the listening sockets of a /proc/net/tcp table.
+func listeners(table string) []listener {
+	f, err := os.Open(table)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var ls []listener
+	sc := bufio.NewScanner(f)
+	sc.Scan() // the header
+	for sc.Scan() {
+		// sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+		fs := strings.Fields(sc.Text())
+		if len(fs) < 10 || fs[3] != "0A" { // TCP_LISTEN
+			continue
+		}
+		a, ok := procAddr(fs[1])
+		inode, err := strconv.ParseUint(fs[9], 10, 64)
+		if ok && err == nil && inode != 0 {
+			ls = append(ls, listener{a, inode})
+		}
+	}
+	return ls
+}
+
+// procAddr reads an address of /proc/net/tcp: the IP as 32-bit words in
+// the host's byte order, each printed in hex, then ":" and the port in
+// hex.
+func procAddr(s string) (netip.AddrPort, bool) {
+	h, p, ok := strings.Cut(s, ":")
+	raw, err := hex.DecodeString(h)
+	port, perr := strconv.ParseUint(p, 16, 16)
+	if !ok || err != nil || perr != nil || (len(raw) != 4 && len(raw) != 16) {
+		return netip.AddrPort{}, false
+	}
+	ip := make([]byte, len(raw))
+	for i := 0; i < len(raw); i += 4 {
+		binary.NativeEndian.PutUint32(ip[i:], binary.BigEndian.Uint32(raw[i:]))
+	}
+	addr, _ := netip.AddrFromSlice(ip)
+	return netip.AddrPortFrom(addr, uint16(port)), true
+}
