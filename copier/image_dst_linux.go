@@ -39,12 +39,10 @@ func (d *imageDst) base() *endpoint { return d.under }
 // its backing file is.
 func newImageDst(p *Plan, base *endpoint) (*endpoint, error) {
 	o := &p.opts
-	f, ok := base.end.(*fileEnd)
-	switch {
-	case !ok || f.isBlock:
-		return base, refuse(KindNotSupported, base.path, fmt.Sprintf("a qcow2 DST is a new file; %s is a %s", base.path, base.what)).on("DstFormat")
-	case base.exists:
-		return base, refuse(KindBadInput, base.path, "exists: a qcow2 DST is a new image, made under a name that does not exist yet (remove it first)").on("Dst")
+	if base.exists {
+		// Writing an image over what a file or device holds would leave
+		// neither after a failure; a new file is named only when done.
+		return base, refuse(KindBadInput, base.path, fmt.Sprintf("exists (a %s): a qcow2 DST is a new image, made under a name that does not exist yet (remove it first)", base.what)).on("Dst")
 	}
 	d := &imageDst{end: base.end, under: base}
 	d.wopt = qcow2.WriterOptions{ClusterSize: o.Qcow2.ClusterSize, Compression: compressionOf(o.Qcow2.Compress)}
@@ -161,18 +159,23 @@ func (d *imageDst) openDst(p *Plan, rep *Report) (target, error) {
 	it := &imageTarget{target: t, path: d.ep.path}
 	if p.opts.Qcow2.Backing != "" {
 		if it.backing, err = d.openBacking(p); err != nil {
-			it.release()
 			t.discard()
+			it.release()
 			return nil, err
 		}
 	}
 	opt := d.wopt
 	opt.Size = p.opts.DstOffset + p.Length
 	file := t.held().f
+	if file == nil {
+		t.discard()
+		it.release()
+		return nil, refuse(KindNotSupported, d.ep.path, "a qcow2 DST is a new local file").on("DstFormat")
+	}
 	w, err := qcow2.Create(imageFile{file, d.ep.path}, opt)
 	if err != nil {
-		it.release()
 		t.discard()
+		it.release()
 		return nil, refuseErr(KindBadInput, d.ep.path, "cannot make the image", err).on("Qcow2")
 	}
 	it.x = &imageWriter{w: w, f: file, name: d.ep.path, about: describeNew(opt)}

@@ -3,7 +3,6 @@ package copier
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/ringcp/ringcp/align"
@@ -99,21 +98,24 @@ func imageGeometry(path string, im *qcow2.Image) align.Geometry {
 }
 
 // check: the base end's checks of the host file (someone writing it),
-// then that DST is not a file the image reads.
+// then that DST is neither the image's file nor a file of its chain
+// (guest offsets are not the file's: any overlap is one).
 func (s *imageSrc) check(p *Plan) error {
 	if err := s.end.check(p); err != nil {
 		return err
 	}
-	d, ok := baseOf(p.dst).end.(*fileEnd)
-	if !ok || !d.ep.exists || s.ep.role != roleSrc {
+	if s.ep.role != roleSrc {
 		return nil
 	}
-	dst := guard.ObjectOf(&d.st)
-	if f, ok := s.end.(*fileEnd); ok && guard.ObjectOf(&f.st) == dst {
+	if same, _ := s.end.same(baseOf(p.dst)); same {
 		return refuse(KindOverlap, p.opts.Dst, "DST is SRC's image file").on("Dst")
 	}
+	var st unix.Stat_t
+	if !p.dst.exists || unix.Stat(baseOf(p.dst).path, &st) != nil {
+		return nil // not a local file: no file of the chain
+	}
 	for _, o := range s.chain {
-		if o == dst {
+		if o == guard.ObjectOf(&st) {
 			return refuse(KindOverlap, p.opts.Dst, "DST is a file of SRC's backing chain (a backing or data file): the copy would change what it reads").on("Dst")
 		}
 	}
@@ -192,16 +194,6 @@ func readerOf(h *held) (io.ReaderAt, error) {
 		return nil, fmt.Errorf("%s: a qcow2 image is read at any offset, and this end reads only in order", h.io.Name())
 	}
 	return h.io, nil
-}
-
-// readerAt: a file or device is read through a descriptor of its own,
-// as Prepare opens every end: read-only and non-blocking.
-func (f *fileEnd) readerAt() (io.ReaderAt, int64, func(), error) {
-	file, err := os.OpenFile(f.ep.path, inspectFlags, 0)
-	if err != nil {
-		return nil, 0, nil, err
-	}
-	return file, f.ep.geo.Size, func() { file.Close() }, nil
 }
 
 // imageReader is an open qcow2 image as the engine reads it.
