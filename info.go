@@ -96,7 +96,15 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 func describeImage(path string) (*imageInfo, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, &copier.RefusedError{Kind: copier.KindNotFound, Path: path, Reason: "cannot open", Err: err}
+		kind := copier.KindCheckFailed
+		if errors.Is(err, os.ErrNotExist) {
+			kind = copier.KindNotFound
+		}
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &copier.RefusedError{Kind: kind, Path: path, Reason: fmt.Sprintf("cannot open: %v", err), Err: err}
 	}
 	defer f.Close()
 	var st unix.Stat_t
