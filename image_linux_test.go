@@ -176,3 +176,46 @@ func TestQcow2Checksum(t *testing.T) {
 		t.Errorf("--checksum %q, ringcp checksum %s", rep.Checksum.Checksum, r.stdout)
 	}
 }
+
+// TestQcow2Jobs: a --jobs list with a qcow2 SRC and a raw one, then
+// both into new compressed images: each is what qemu-img compare finds
+// equal.
+func TestQcow2Jobs(t *testing.T) {
+	qemutest.Need(t, "qemu-img", "qemu-io")
+	dir := t.TempDir()
+	top := infoChain(t, dir)
+	raw := filepath.Join(dir, "plain.raw")
+	randomFile(t, raw, 1<<20+4097, 3)
+	list := writeList(t, dir, top+" "+filepath.Join(dir, "a.raw"), raw+" "+filepath.Join(dir, "a2.raw"))
+	cli(t, "--jobs", list).want(t, exitOK, "2 complete")
+	list = writeList(t, dir, top+" "+filepath.Join(dir, "c.qcow2"), raw+" "+filepath.Join(dir, "b.qcow2"))
+	cli(t, "--jobs", list, "--dst-format", "qcow2", "--compress", "zlib", "--verify").want(t, exitOK, "2 complete")
+	for _, c := range [][]string{
+		{"-f", "qcow2", "-F", "raw", top, filepath.Join(dir, "a.raw")},
+		{"-f", "raw", "-F", "qcow2", raw, filepath.Join(dir, "b.qcow2")},
+		{"-f", "qcow2", "-F", "qcow2", top, filepath.Join(dir, "c.qcow2")},
+	} {
+		if out, err := exec.Command("qemu-img", append([]string{"compare", "-q"}, c...)...).CombinedOutput(); err != nil {
+			t.Errorf("qemu-img compare %v: %v\n%s", c, err, out)
+		}
+	}
+}
+
+// TestQcow2Resume: a copy of a qcow2 SRC stopped by SIGINT goes on with
+// --resume from where its state says, and ends with the guest's bytes.
+func TestQcow2Resume(t *testing.T) {
+	qemutest.Need(t, "qemu-img")
+	dir := t.TempDir()
+	raw := filepath.Join(dir, "src.raw")
+	randomFile(t, raw, 64<<20, 4)
+	img := filepath.Join(dir, "src.qcow2")
+	qemuOut(t, "qemu-img", "convert", "-q", "-f", "raw", "-O", "qcow2", "-o", "cluster_size=2M", raw, img)
+	dst := filepath.Join(dir, "dst.raw")
+	if done := interruptedCopy(t, img, dst, "--engine", "pool"); done >= 64<<20 {
+		t.Fatalf("the copy was not interrupted: %d bytes recorded", done)
+	}
+	cli(t, "--resume", img, dst).want(t, exitOK)
+	if digest(t, dst) != digest(t, raw) {
+		t.Fatal("the resumed copy is not the guest's bytes")
+	}
+}
