@@ -134,7 +134,7 @@ func (d *imageDst) openBacking(p *Plan) (backing, error) {
 		d.wopt.Backing = io.NewSectionReader(file, 0, st.Size())
 		return backing{d.wopt.Backing, func() { file.Close() }}, nil
 	}
-	im, err := openImage(file, qcow2.FileOpener, "Qcow2.Backing")
+	im, err := openImage(file, qcow2.Options{Opener: qcow2.FileOpener}, "Qcow2.Backing")
 	if err != nil {
 		file.Close()
 		return backing{}, err
@@ -238,7 +238,7 @@ func (t *imageTarget) readBack(p *Plan) (string, error) {
 	if err := unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED); err != nil {
 		return "", &os.PathError{Op: "posix_fadvise(DONTNEED)", Path: t.path, Err: err}
 	}
-	im, err := openImage(imageFile{t.x.f, t.path}, qcow2.FileOpener, "Dst")
+	im, err := openImage(imageFile{t.x.f, t.path}, qcow2.Options{Opener: qcow2.FileOpener}, "Dst")
 	if err != nil {
 		return "", err
 	}

@@ -120,11 +120,11 @@ func (h hostFile) Size() (int64, error) { return h.size, nil }
 // hostOf is ep's bytes, read through r, as qcow2's Transport.
 func hostOf(ep *endpoint, r io.ReaderAt) hostFile { return hostFile{r, ep.path, ep.geo.Size} }
 
-// openImage opens the image on t with its chain through open (local
-// files, relative names against t's folder, as QEMU does); a refusal of the format
-// becomes one of the copy's, naming what to do.
-func openImage(t qcow2.Transport, open qcow2.Opener, field string) (*qcow2.Image, error) {
-	im, err := qcow2.Open(t, qcow2.Options{Opener: open})
+// openImage opens the image on t with its chain through opts.Opener
+// (local files, relative names against t's folder, as QEMU does); a
+// refusal of the format becomes one of the copy's, naming what to do.
+func openImage(t qcow2.Transport, opts qcow2.Options, field string) (*qcow2.Image, error) {
+	im, err := qcow2.Open(t, opts)
 	if err == nil {
 		return im, nil
 	}

@@ -246,6 +246,34 @@ func TestQcow2SrcLoop(t *testing.T) {
 	}
 }
 
+// TestQcow2OnDevice: an image on a block device (as on an LV) is read
+// as its guest sees it, to a file and into a new image.
+func TestQcow2OnDevice(t *testing.T) {
+	qemutest.Need(t, "qemu-img", "qemu-io")
+	blocktest.NeedRoot(t)
+	dir := t.TempDir()
+	img := compressed("zstd")(t, dir)
+	want := qemuRaw(t, img, dir)
+	b, err := os.ReadFile(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, _ := blocktest.Device(t, int64(len(b)+1<<20)&^(1<<20-1))
+	writeFile(t, dev, b)
+	for _, eng := range []copier.EngineChoice{copier.EngineAuto, copier.EnginePool} {
+		dst := filepath.Join(t.TempDir(), "out.raw")
+		if _, err := copier.Copy(context.Background(), copier.Options{Src: dev, Dst: dst, Engine: eng, Verify: true}); err != nil {
+			t.Fatal(err)
+		}
+		sameImage(t, dst, want)
+	}
+	again := filepath.Join(dir, "again.qcow2")
+	if _, err := copier.Copy(context.Background(), copier.Options{Src: dev, Dst: again, DstFormat: copier.FormatQcow2}); err != nil {
+		t.Fatal(err)
+	}
+	qemu(t, "qemu-img", "compare", "-q", "-f", "raw", "-F", "qcow2", want, again)
+}
+
 // TestQcow2SrcRefusals: a damaged or encrypted image, --src-format qcow2
 // on a raw file, and a DST in SRC's chain are refused before any write.
 func TestQcow2SrcRefusals(t *testing.T) {

@@ -49,7 +49,7 @@ func newImageSrc(p *Plan, base *endpoint, r role) (*endpoint, error) {
 	}
 	defer done()
 	s := &imageSrc{end: base.end, under: base}
-	im, err := openImage(hostFile{ra, base.path, size}, s.opener, r.field())
+	im, err := openImage(hostFile{ra, base.path, size}, qcow2.Options{Opener: s.opener}, r.field())
 	if err != nil {
 		return base, err
 	}
@@ -138,7 +138,9 @@ func (s *imageSrc) srcData(p *Plan) (srcData, error) {
 	if err != nil {
 		return srcData{}, err
 	}
-	im, err := openImage(hostFile{ra, s.under.path, size}, qcow2.FileOpener, "Src")
+	// Prepare checked the metadata already: the map reads the tables it
+	// needs, and the space check needs nothing more.
+	im, err := openImage(hostFile{ra, s.under.path, size}, qcow2.Options{Opener: qcow2.FileOpener, Lazy: true}, "Src")
 	if err != nil {
 		done()
 		return srcData{}, err
@@ -171,7 +173,8 @@ func (s *imageSrc) open(p *Plan, rep *Report) (*held, error) {
 		h.close()
 		return nil, err
 	}
-	im, err := openImage(hostOf(s.under, ra), qcow2.FileOpener, s.ep.role.field())
+	// Checked in full again: the image may have changed since Prepare.
+	im, err := openImage(hostOf(s.under, ra), qcow2.Options{Opener: qcow2.FileOpener}, s.ep.role.field())
 	if err != nil {
 		h.close()
 		return nil, err
