@@ -219,3 +219,26 @@ func TestQcow2Resume(t *testing.T) {
 		t.Fatal("the resumed copy is not the guest's bytes")
 	}
 }
+
+// TestQcow2OverNBD: an image file served as raw bytes over NBD (as an
+// object store or a remote host would serve it) is read as its guest
+// sees it; an image there that names a backing file is refused, since a
+// remote image must not make ringcp read this host's files.
+func TestQcow2OverNBD(t *testing.T) {
+	nbdtest.Need(t, "qemu-nbd", "qemu-img", "qemu-io")
+	dir := t.TempDir()
+	raw := filepath.Join(dir, "src.raw")
+	randomFile(t, raw, 2<<20+512, 5)
+	img := filepath.Join(dir, "img.qcow2")
+	qemuOut(t, "qemu-img", "convert", "-q", "-c", "-f", "raw", "-O", "qcow2", "-o", "compression_type=zstd", raw, img)
+	srv := nbdtest.QemuNBD(t, nbdtest.Unix, "raw", img, "-r")
+	out := filepath.Join(dir, "out.raw")
+	cli(t, "--verify", srv.URI, out).want(t, exitOK)
+	if digest(t, out) != digest(t, raw) {
+		t.Error("the image read over NBD is not the guest's bytes")
+	}
+	top := infoChain(t, t.TempDir())
+	chained := nbdtest.QemuNBD(t, nbdtest.Unix, "raw", top, "-r")
+	cli(t, chained.URI, filepath.Join(dir, "chained.raw")).want(t, exitRefused, `backing file "mid.qcow2" not followed`)
+	mustNotExist(t, filepath.Join(dir, "chained.raw"))
+}

@@ -62,7 +62,7 @@ func (p *Plan) withFormat(ep *endpoint, r role) (*endpoint, error) {
 	rr, ok := ep.end.(randomReader)
 	if !ok {
 		if format == FormatQcow2 {
-			return ep, refuse(KindNotSupported, ep.path, fmt.Sprintf("a qcow2 image is read at any offset; %s is not", ep.what)).on(r.field() + "Format")
+			return ep, refuse(KindNotSupported, ep.path, fmt.Sprintf("ringcp reads a qcow2 image at any offset, and cannot read a %s so", ep.what)).on(r.field() + "Format")
 		}
 		return ep, nil
 	}

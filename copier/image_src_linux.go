@@ -3,6 +3,7 @@ package copier
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/ringcp/ringcp/align"
@@ -32,6 +33,11 @@ type imageSrc struct {
 	under *endpoint // the base end: the host file
 	chain []guard.Object
 	about string // one line on the image, for the notes and IOInfo
+	// local: the image is a local file or device, whose chain's names
+	// are local files. Over another kind (an export, an object) the names
+	// an image holds are not followed: a remote image must not make ringcp
+	// read this host's files.
+	local bool
 	// opened is the base end's held as open last gave it, for lock.
 	opened *held
 }
@@ -48,8 +54,9 @@ func newImageSrc(p *Plan, base *endpoint, r role) (*endpoint, error) {
 		return base, refuseErr(KindCheckFailed, base.path, "cannot read the image", err).on(r.field())
 	}
 	defer done()
-	s := &imageSrc{end: base.end, under: base}
-	im, err := openImage(hostFile{ra, base.path, size}, qcow2.Options{Opener: s.opener}, r.field())
+	_, local := ra.(*os.File)
+	s := &imageSrc{end: base.end, under: base, local: local}
+	im, err := openImage(hostFile{ra, base.path, size}, qcow2.Options{Opener: s.chainOpener()}, r.field())
 	if err != nil {
 		return base, err
 	}
@@ -61,6 +68,15 @@ func newImageSrc(p *Plan, base *endpoint, r role) (*endpoint, error) {
 		disk: base.disk, onDisk: base.onDisk}
 	p.note("%s %s: %s", r.tag(), base.path, s.about)
 	return ep, nil
+}
+
+// chainOpener is how the image's chain is opened: as local files when
+// the image is one, else not at all.
+func (s *imageSrc) chainOpener() qcow2.Opener {
+	if !s.local {
+		return nil
+	}
+	return s.opener
 }
 
 // opener opens the chain's files as qcow2.FileOpener does, and records
@@ -95,6 +111,14 @@ func describeImage(im *qcow2.Image) string {
 func imageGeometry(path string, im *qcow2.Image) align.Geometry {
 	return align.Geometry{Path: path, Size: im.Size(), MemAlign: 1, OffsetAlign: 1,
 		OptimalIO: int(max(im.ClusterSize(), 1<<20))}
+}
+
+// localOpener is qcow2.FileOpener for a local image, nil otherwise.
+func (s *imageSrc) localOpener() qcow2.Opener {
+	if !s.local {
+		return nil
+	}
+	return qcow2.FileOpener
 }
 
 // check: the base end's checks of the host file (someone writing it),
@@ -140,7 +164,7 @@ func (s *imageSrc) srcData(p *Plan) (srcData, error) {
 	}
 	// Prepare checked the metadata already: the map reads the tables it
 	// needs, and the space check needs nothing more.
-	im, err := openImage(hostFile{ra, s.under.path, size}, qcow2.Options{Opener: qcow2.FileOpener, Lazy: true}, "Src")
+	im, err := openImage(hostFile{ra, s.under.path, size}, qcow2.Options{Opener: s.localOpener(), Lazy: true}, "Src")
 	if err != nil {
 		done()
 		return srcData{}, err
@@ -174,7 +198,7 @@ func (s *imageSrc) open(p *Plan, rep *Report) (*held, error) {
 		return nil, err
 	}
 	// Checked in full again: the image may have changed since Prepare.
-	im, err := openImage(hostOf(s.under, ra), qcow2.Options{Opener: qcow2.FileOpener}, s.ep.role.field())
+	im, err := openImage(hostOf(s.under, ra), qcow2.Options{Opener: s.localOpener()}, s.ep.role.field())
 	if err != nil {
 		h.close()
 		return nil, err
