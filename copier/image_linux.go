@@ -73,8 +73,12 @@ func (p *Plan) withFormat(ep *endpoint, r role) (*endpoint, error) {
 	}
 	isImage, err := sniffQcow2(rr)
 	switch {
-	case err != nil:
+	case err != nil && format == FormatQcow2:
 		return ep, refuseErr(KindCheckFailed, ep.path, "cannot read its first bytes", err).on(r.field())
+	case err != nil:
+		// Auto: the copy itself meets the failure, and says where.
+		p.note("%s %s: its first bytes could not be read to tell its format (%v): read as raw", r.tag(), ep.path, err)
+		return ep, nil
 	case !isImage && format == FormatQcow2:
 		return ep, refuse(KindBadInput, ep.path, "is not a qcow2 image (no QFI\\xfb magic): Options.SrcFormat raw copies its bytes").on("SrcFormat")
 	case !isImage:
