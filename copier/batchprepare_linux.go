@@ -20,13 +20,13 @@ func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
 		return nil, refuse(KindBadInput, "", "a batch needs at least one job")
 	}
 	if bo.Parallel < 0 {
-		return nil, refuse(KindBadInput, "", fmt.Sprintf("parallel %d: must be 0 (all at once) or more", bo.Parallel))
+		return nil, refuse(KindBadInput, "", fmt.Sprintf("BatchOptions.Parallel %d: must be 0 (all at once) or more", bo.Parallel))
 	}
 	switch {
 	case bo.MaxRate < 0:
-		return nil, refuse(KindBadInput, "", fmt.Sprintf("max rate %d: must be 0 (no cap) or more", bo.MaxRate))
+		return nil, refuse(KindBadInput, "", fmt.Sprintf("BatchOptions.MaxRate %d: must be 0 (no cap) or more", bo.MaxRate))
 	case bo.MaxRate > 0 && bo.Rate != nil:
-		return nil, refuse(KindBadInput, "", "a max rate and a limiter of the caller's (Rate): give one, not both")
+		return nil, refuse(KindBadInput, "", "BatchOptions.MaxRate and a limiter of the caller's (BatchOptions.Rate): give one, not both")
 	}
 	b := &Batch{Plans: make([]*Plan, len(opts)), rate: bo.Rate, state: make([]atomic.Int32, len(opts)), noReserve: map[*Plan]bool{}}
 	var refused []*JobError

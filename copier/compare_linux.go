@@ -25,7 +25,7 @@ func Compare(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	if err != nil {
 		return ReadReport{}, err
 	}
-	defer p.Close()
+	defer p.Close() // an end not taken by the pass
 	r, err := p.startRead(true)
 	defer r.close()
 	if err != nil {
@@ -38,7 +38,9 @@ func Compare(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	r.dst.into(&job, engine.FileDst)
 	job.SrcOff, job.DstOff = p.opts.SrcOffset, p.opts.DstOffset
 	job.SrcAlign, job.DstAlign = r.src.align, r.dst.align
+	meter := startReadProgress(o, p.opts.Progress, job.Progress, p.Length)
 	st, err := p.readPass(ctx, job)
+	meter.end(err == nil)
 	rep := p.readReport(st, start)
 	rep.Bytes = p.Length
 	if err != nil {

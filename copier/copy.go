@@ -6,7 +6,7 @@ import "context"
 // (run_linux.go) for a caller that looks at the plan before it runs;
 // PrepareAll and Batch.Run (batchprepare_linux.go, batchrun_linux.go) for
 // several copies at once; Compare and Checksum (compare_linux.go,
-// checksum_linux.go) to read what is there. Elsewhere than Linux, other.go
+// readonly_linux.go) to read what is there. Elsewhere than Linux, other.go
 // refuses them.
 
 // Copy is Prepare followed by Run.

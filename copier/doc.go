@@ -138,9 +138,10 @@
 // # Kinds of end
 //
 // What an end is decides much of what is checked and how it is copied,
-// and lives with its kind (end_linux.go; kinds.go registers them by how
-// an operand is recognized). A path is a local file or block device (the
-// end_file_* files): guard's checks, locks, room, O_DIRECT, a new DST
+// and lives with its kind (end.go says what the Plan asks of one;
+// kinds.go registers them by how an operand is recognized). A path is a
+// local file or block device (the end_file_* files): guard's checks,
+// locks, space, O_DIRECT, a new DST
 // created unseen. SRC and DST may also be NBD URIs
 // (nbd://host[:port]/export, nbd+unix:///export?socket=PATH, and nbds://
 // and nbds+unix:// over TLS; end_nbd_linux.go): Prepare connects and

@@ -132,8 +132,10 @@ func (f *fileEnd) checkFileLimit(p *Plan) error {
 	}
 	end := p.opts.DstOffset + p.Length
 	if limit, ok := guard.FileLimit(f.fsPath(), end); !ok {
-		return refuse(KindTooSmall, p.opts.Dst, fmt.Sprintf("the copy would end at byte %d (%s), past the largest file DST's filesystem allows (%d bytes, %s)",
+		r := refuse(KindTooSmall, p.opts.Dst, fmt.Sprintf("the copy would end at byte %d (%s), past the largest file DST's filesystem allows (%d bytes, %s)",
 			end, units.Format(end), limit, units.Format(limit))).on("Dst")
+		r.Needed = end
+		return r
 	}
 	return nil
 }

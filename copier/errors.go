@@ -17,6 +17,11 @@ type RefusedError struct {
 	Field  string // the Options field at fault ("SrcOffset", "Dst"), or ""
 	Reason string // what is wrong, naming fields as Options.Name
 	Err    error  // the errno (or error) behind it, if any
+	// Length is the range's length when Prepare had measured it before
+	// refusing, else 0; Needed, for KindTooSmall, the bytes DST must
+	// hold (the copy's end in DST).
+	Length int64
+	Needed int64
 }
 
 func (e *RefusedError) Error() string {

@@ -101,7 +101,7 @@ func TestExportReport(t *testing.T) {
 			t.Fatalf("engine %s: %v", eng, err)
 		}
 		if rep.Engine != "nbd" || rep.DirectDst || !rep.Synced || rep.DstState != copier.DstComplete || rep.Bytes != 3<<20+5 ||
-			!strings.Contains(rep.Caps.Detail, dst+" over 2 connection(s)") {
+			!strings.Contains(rep.EngineDetail, dst+" over 2 connection(s)") {
 			t.Fatalf("engine %s: report %+v: want engine nbd, DST not direct, synced, complete, all bytes, 2 connections", eng, rep)
 		}
 		if got := readExport(t, dst)[:len(data)]; !bytes.Equal(got, data) {

@@ -147,8 +147,10 @@ func (p *Plan) checkDestSize() error {
 	}
 	need := p.opts.DstOffset + p.Length
 	if need > p.dst.geo.Size {
-		return refuse(KindTooSmall, p.opts.Dst, fmt.Sprintf("%s too small: %s (%d bytes), the copy needs %s (%d bytes)",
+		r := refuse(KindTooSmall, p.opts.Dst, fmt.Sprintf("%s too small: %s (%d bytes), the copy needs %s (%d bytes)",
 			p.dst.what, units.Format(p.dst.geo.Size), p.dst.geo.Size, units.Format(need), need)).on("Dst")
+		r.Needed = need
+		return r
 	}
 	return nil
 }

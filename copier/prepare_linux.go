@@ -1,5 +1,7 @@
 package copier
 
+import "errors"
+
 // Prepare checks opts against both ends and decides how to copy. It writes
 // nothing: every refusal is a *RefusedError.
 func Prepare(opts Options) (*Plan, error) {
@@ -9,10 +11,20 @@ func Prepare(opts Options) (*Plan, error) {
 	p := &Plan{opts: opts}
 	if err := p.prepare(); err != nil {
 		p.Close() // the connections to NBD ends
-		return nil, err
+		return nil, p.withLength(err)
 	}
 	p.meter = newMeter(p.opts.Progress, p.Length)
 	return p, nil
+}
+
+// withLength adds the range's length to a refusal that came after it was
+// measured: a caller reporting the refusal knows what was asked.
+func (p *Plan) withLength(err error) error {
+	var r *RefusedError
+	if errors.As(err, &r) && r.Length == 0 {
+		r.Length = p.Length
+	}
+	return err
 }
 
 // prepare runs Prepare's steps in order: look at both ends, check

@@ -89,24 +89,24 @@ func (r *readRun) close() {
 }
 
 func (p *Plan) readReport(st engine.Stats, start time.Time) ReadReport {
-	return ReadReport{Src: p.src.path, Dst: p.dst.path, Engine: st.Backend, FallbackReason: p.FallbackReason,
+	return ReadReport{Src: p.src.path, Dst: p.dst.path, SrcOffset: p.opts.SrcOffset, DstOffset: p.opts.DstOffset, Engine: st.Backend, FallbackReason: p.FallbackReason,
 		BytesRead: st.BytesRead, Seconds: time.Since(start).Seconds(), BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
 		DirectSrc: p.src.direct, DirectDst: p.dst.direct, Request: p.passFit.request, IOLimits: p.IOLimits, Notes: p.Notes}
 }
 
 // Checksum computes the block checksum o.Sum makes (the oVirt imageio
-// checksum, with blkhash) of o.Src's range: data is read through the
+// checksum, ImageioChecksum, when o.Sum is nil) of o.Src's range: data is read through the
 // engine; a file's holes are neither read nor given as data.
 func Checksum(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	o.Dst, o.DstOffset = "", 0
 	if o.Sum == nil {
-		return ReadReport{}, refuse(KindBadInput, "", "no checksum to compute (ReadOptions.Sum)")
+		o.Sum = ImageioChecksum
 	}
 	p, err := prepareRead(o, (*Plan).checkRange)
 	if err != nil {
 		return ReadReport{}, err
 	}
-	defer p.Close()
+	defer p.Close() // an end not taken by the pass
 	r, err := p.startRead(false)
 	defer r.close()
 	if err != nil {
@@ -122,14 +122,29 @@ func Checksum(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	})
 	r.src.into(&job, engine.FileSrc)
 	job.SrcOff, job.SrcAlign = p.opts.SrcOffset, r.src.align
-	job.MapHoles, job.Observer = p.src.mapsHoles, holesOnly{h}
+	job.MapHoles, job.Observer = p.src.mapsHoles, holesOnly{checkedHoles{h, p.opts.Progress}}
+	meter := startReadProgress(o, p.opts.Progress, job.Progress, p.Length)
 	st, err := p.readPass(ctx, job)
 	rep := p.readReport(st, start)
 	rep.Dst, rep.DirectDst, rep.Bytes = "", false, p.Length
 	if err != nil {
+		meter.end(false)
 		return rep, err
 	}
 	sum, err := h.s.Sum()
+	meter.end(err == nil)
 	rep.Checksum = &sum
 	return rep, err
+}
+
+// checkedHoles counts the holes a checksum does not read as checked, so
+// that its progress reaches the range's end.
+type checkedHoles struct {
+	sumObserver
+	progress *engine.Progress
+}
+
+func (o checkedHoles) Hole(rel, n int64) {
+	o.sumObserver.Hole(rel, n)
+	o.progress.Verified.Add(n)
 }

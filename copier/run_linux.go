@@ -41,7 +41,7 @@ func (p *Plan) run(ctx context.Context) (Report, error) {
 }
 
 func (p *Plan) newReport() Report {
-	return Report{Src: p.opts.Src, Dst: p.opts.Dst, Length: p.Length, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
+	return Report{Src: p.opts.Src, Dst: p.opts.Dst, SrcOffset: p.opts.SrcOffset, DstOffset: p.opts.DstOffset, Length: p.Length, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
 		DirectSrc: p.src.direct, DirectDst: p.dst.direct, FallbackReason: p.FallbackReason,
 		IOPrio: p.IOPrio, IOLimits: p.IOLimits}
 }
@@ -57,7 +57,7 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 	a.undrained = errors.Is(err, engine.ErrUndrained)
 	rep.Seconds, rep.CPUSeconds = time.Since(start).Seconds(), cpuTime()-cpu0
 	rep.MaxRate = p.gov.capNow()
-	rep.Engine, rep.Caps = st.Backend, st.Caps
+	rep.Engine, rep.FixedBuffers, rep.EngineDetail = st.Backend, st.Caps.FixedBuffers, st.Caps.Detail
 	if rep.Offload != "" {
 		rep.Engine = rep.Offload
 	}

@@ -74,13 +74,16 @@ const yieldBlock = 1 << 20
 // IOLimit is a cgroup I/O limit on a disk the copy reads or writes, as
 // this process's cgroups set it (cgroup v1 blkio.throttle, v2 io.max).
 type IOLimit struct {
-	Disk string // the whole disk, "MAJ:MIN"
-	Side string // "SRC", "DST" or "SRC and DST"
+	Disk string `json:"disk"` // the whole disk, "MAJ:MIN"
+	Side string `json:"side"` // "SRC", "DST" or "SRC and DST"
 	// The limits the copy meets: reads on SRC's disk, writes on DST's;
 	// 0 for none.
-	ReadBPS, WriteBPS, ReadIOPS, WriteIOPS uint64
+	ReadBPS   uint64 `json:"read_bps"`
+	WriteBPS  uint64 `json:"write_bps"`
+	ReadIOPS  uint64 `json:"read_iops"`
+	WriteIOPS uint64 `json:"write_iops"`
 
-	Files []string // the files that set them
+	Files []string `json:"files"` // the files that set them
 }
 
 // rateString renders a cap for messages: "50.0 MiB/s".

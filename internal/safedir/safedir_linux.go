@@ -227,10 +227,14 @@ func setNonblock(f *os.File, on bool) error {
 
 // Replace writes data as name, whole or not at all: into tmp, made with
 // Create (a leftover tmp is removed first: the caller's own, from a run
-// that was killed; one it may not remove fails the write), with sync
+// that was killed, never followed; another user's is in the way and
+// fails the write, untouched), with sync
 // fsync'ed, then renamed over name. Syncing the folder, to make the new
 // name durable, is the caller's: some filesystems cannot (FUSE).
 func (d *Dir) Replace(name, tmp string, data []byte, perm uint32, sync bool) error {
+	if st, err := d.Lstat(tmp); err == nil && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("%s is in the way: another user's (uid %d)", d.Join(tmp), st.Uid)
+	}
 	if err := d.Remove(tmp); err != nil && !errors.Is(err, unix.ENOENT) {
 		return err
 	}

@@ -86,3 +86,27 @@ func TestCreateNeverFollows(t *testing.T) {
 }
 
 func contains(err error, s string) bool { return err != nil && strings.Contains(err.Error(), s) }
+
+// TestReplaceLeavesOthersTemporary: a temporary another user made under
+// the name Replace writes first is in the way: the write fails and the
+// file stays as it was (removing it is not ours to do).
+func TestReplaceLeavesOthersTemporary(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to make a file of another user's")
+	}
+	base := t.TempDir()
+	d, err := Open(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	tmp := filepath.Join(base, "state.tmp")
+	os.WriteFile(tmp, []byte("theirs"), 0o666)
+	os.Chown(tmp, 65534, 65534)
+	if err := d.Replace("state", "state.tmp", []byte("new"), 0o600, true); !contains(err, "is in the way") {
+		t.Fatalf("Replace over another user's temporary: %v; want 'is in the way'", err)
+	}
+	if b, _ := os.ReadFile(tmp); string(b) != "theirs" {
+		t.Errorf("the other user's file holds %q", b)
+	}
+}
