@@ -13,6 +13,7 @@ const usageShort = `Usage: ringcp [flags] SRC DST     copy SRC to DST (files or 
        ringcp dd if=SRC of=DST [bs=N count=N skip=N seek=N ...]
        ringcp verify SRC DST       compare two files or devices (exit 3 if they differ)
        ringcp checksum PATH        print the oVirt imageio checksum as JSON
+       ringcp info IMAGE           what a qcow2 or raw image is (as qemu-img info, measure)
        ringcp rate PID [RATE]      show or change the rate cap of a running copy
        ringcp demo                 copy a built-in 1 GiB image with each engine, verified
        ringcp --version
@@ -24,6 +25,7 @@ const usageHead = `Usage: ringcp [flags] SRC DST
        ringcp dd if=SRC of=DST [OPERAND]...   (ringcp dd --help)
        ringcp verify [flags] SRC DST          compare two files or devices (exit 3 if they differ)
        ringcp checksum [flags] PATH           print the oVirt imageio checksum as JSON
+       ringcp info [--json] IMAGE             what a qcow2 or raw image is (as qemu-img info, measure)
        ringcp rate PID [RATE]                 show or change the rate cap of copy PID (0: none)
        ringcp demo [--size SIZE] [--dir DIR]
        ringcp --version [--json]
