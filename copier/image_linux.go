@@ -134,13 +134,11 @@ func openImage(t qcow2.Transport, opts qcow2.Options, field string) (*qcow2.Imag
 	}
 	var qe *qcow2.Error
 	if errors.As(err, &qe) {
-		kind := KindBadInput
-		if errors.Is(err, qcow2.ErrEncrypted) || errors.Is(err, qcow2.ErrUnsupported) {
-			kind = KindNotSupported
-		}
-		// The refusal names the file at fault: the image, or a file of
-		// its chain.
-		return nil, &RefusedError{Kind: kind, Path: qe.Name, Field: field, Reason: strings.TrimPrefix(qe.Error(), qe.Name+": "), Err: err}
+		// An image ringcp cannot read as its guest sees it (encrypted,
+		// dirty, damaged, a chain it will not follow) is refused as every
+		// container it does not read is. The refusal names the file at
+		// fault: the image, or a file of its chain.
+		return nil, &RefusedError{Kind: KindImageFormat, Path: qe.Name, Field: field, Reason: strings.TrimPrefix(qe.Error(), qe.Name+": "), Err: err}
 	}
 	return nil, refuseErr(KindCheckFailed, t.Name(), "cannot read the qcow2 image", err).on(field)
 }

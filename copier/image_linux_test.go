@@ -294,8 +294,8 @@ func TestQcow2SrcRefusals(t *testing.T) {
 		kind copier.Kind
 		want string
 	}{
-		{"encrypted", copier.Options{Src: enc}, copier.KindNotSupported, "encrypt"},
-		{"dirty", copier.Options{Src: dirty}, copier.KindBadInput, "dirty"},
+		{"encrypted", copier.Options{Src: enc}, copier.KindImageFormat, "encrypt"},
+		{"dirty", copier.Options{Src: dirty}, copier.KindImageFormat, "dirty"},
 		{"not qcow2", copier.Options{Src: raw, SrcFormat: copier.FormatQcow2}, copier.KindBadInput, "not a qcow2 image"},
 		{"DST is the backing file", copier.Options{Src: top, Dst: filepath.Join(dir, "base.raw")}, copier.KindOverlap, "backing chain"},
 		{"DST is the image", copier.Options{Src: top, Dst: top}, copier.KindOverlap, ""},
