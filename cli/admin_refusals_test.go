@@ -63,7 +63,7 @@ func TestDstImageRefused(t *testing.T) {
 	cli(t, "--progress", "none", "--dst-offset", "64k", fx.Src, img).want(t, exitOK) // the header stays an image's
 	luks := qemutest.DiskImage(t, fx.Dir, "luks")
 	cli(t, "--progress", "none", fx.Src, luks).want(t, exitOK)
-	cli(t, "--dst-format", "qcow2", fx.Src, fx.New).want(t, exitRefused, `unknown destination format "qcow2"`)
+	cli(t, "--dst-format", "vmdk", fx.Src, fx.New).want(t, exitRefused, `unknown destination format "vmdk"`)
 	fx.Unchanged(t)
 }
 
@@ -76,6 +76,7 @@ func TestDDImageRefusalsSayTheWayOn(t *testing.T) {
 	snap := cmdtest.Snap(t, img)
 	cli(t, "dd", "if="+fx.Src, "of="+img).want(t, exitRefused, "DST is a qcow2 disk image", "(ringcp's --dst-format raw) or (ringcp's --force)")
 	snap.Same(t)
-	cli(t, "dd", "if="+img, "of="+fx.New).want(t, exitRefused, "SRC is a qcow2 disk image", "(ringcp's --src-format raw)")
+	vmdk := qemutest.DiskImage(t, fx.Dir, "vmdk") // qcow2 is read as its guest sees it
+	cli(t, "dd", "if="+vmdk, "of="+fx.New).want(t, exitRefused, "SRC is a vmdk disk image", "(ringcp's --src-format raw)")
 	fx.Unchanged(t)
 }

@@ -74,6 +74,9 @@ func TestJSONContract(t *testing.T) {
 		{"dd refused", []string{"dd", "--json", "if=" + fx.Src, "of=" + filepath.Join(dir, "d2"), "conv=swab"}, exitRefused, "dd", "not_supported", nil},
 		{"rate no copy", []string{"rate", "--json", "999999999"}, exitRefused, "rate", "bad_input", nil},
 		{"rate usage", []string{"rate", "--json"}, exitRefused, "rate", "bad_input", nil},
+		{"info", []string{"info", "--json", fx.Src}, exitOK, "info", "", map[string]any{"src": fx.Src}},
+		{"info refused", []string{"info", "--json", missing}, exitRefused, "info", "not_found", map[string]any{"src": missing}},
+		{"info usage", []string{"info", "--json"}, exitRefused, "info", "bad_input", nil},
 		{"version", []string{"--version", "--json"}, exitOK, "version", "", nil},
 		{"version bad flag", []string{"--version", "--json", "--nope"}, exitRefused, "version", "bad_input", nil},
 	}

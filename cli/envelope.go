@@ -28,7 +28,7 @@ const jsonSchema = 2
 type envelope struct {
 	Schema   int        `json:"schema"`
 	Version  string     `json:"version"`
-	Command  string     `json:"command"`   // copy, jobs, verify, checksum, dd, rate, version
+	Command  string     `json:"command"`   // copy, jobs, verify, checksum, dd, rate, version, info
 	Outcome  string     `json:"outcome"`   // complete, refused, failed, interrupted
 	ExitCode int        `json:"exit_code"` // the command's exit code
 	Error    *jsonError `json:"error,omitempty"`

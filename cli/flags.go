@@ -82,7 +82,8 @@ func copyFlags(cfg *config) (*pflag.FlagSet, *bool) {
 	fs.IntVar(&cfg.progress.fd, "progress-fd", -1, "write progress to this open file descriptor instead")
 	fs.BoolVarP(&cfg.verbose, "verbose", "v", false, "explain alignment, block size, direct I/O and engine choices")
 	defineOptionFlags(fs, &cfg.opts, "src-format", "dst-format", "size", "expect-checksum", "http-connections", "ca-cert", "client-cert",
-		"client-key", "insecure", "header", "bearer-token-file", "s3-endpoint", "s3-region")
+		"client-key", "insecure", "header", "bearer-token-file", "s3-endpoint", "s3-region",
+		"cluster-size", "compress", "backing", "backing-format", "preallocation")
 	fs.StringVar(&cfg.jobs, "jobs", "", "copy each job listed in FILE (a line: SRC DST [range flags]; - reads stdin) in this one process, sharing one buffer budget; the other flags apply to every job")
 	fs.IntVar(&cfg.parallel, "parallel", 0, "with --jobs: how many jobs run at once, in the list's order (0: all)")
 	defineOptionFlags(fs, &cfg.opts, "verify", "checksum", "resume", "state", "sync-every", "nbd-connections", "nbd-timeout",

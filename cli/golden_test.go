@@ -126,7 +126,7 @@ func TestHelpSaysWhatItShould(t *testing.T) {
 	if strings.Contains(r.stdout, "[=") || r.code != exitOK {
 		t.Errorf("exit %d; --help shows [=...] noise:\n%s", r.code, r.stdout)
 	}
-	if r := cli(t); r.code != exitRefused || !strings.HasPrefix(r.stderr, "Usage: ringcp") || r.stdout != "" || strings.Count(r.stderr, "\n") > 10 {
+	if r := cli(t); r.code != exitRefused || !strings.HasPrefix(r.stderr, "Usage: ringcp") || r.stdout != "" || strings.Count(r.stderr, "\n") > 12 {
 		t.Errorf("ringcp alone: exit %d, want 2 and a short usage on stderr:\n%s", r.code, r.stderr)
 	}
 	if r := cli(t, "demo", "--help"); r.code != exitOK || !strings.Contains(r.stdout, "--size SIZE") {

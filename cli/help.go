@@ -13,10 +13,11 @@ const usageShort = `Usage: ringcp [flags] SRC DST     copy SRC to DST (files or 
        ringcp dd if=SRC of=DST [bs=N count=N skip=N seek=N ...]
        ringcp verify SRC DST       compare two files or devices (exit 3 if they differ)
        ringcp checksum PATH        print the oVirt imageio checksum as JSON
+       ringcp sync SRC DST         write only what differs (either may be ssh://host/path)
+       ringcp info IMAGE           what a qcow2 or raw image is (as qemu-img info, measure)
        ringcp rate PID [RATE]      show or change the rate cap of a running copy
        ringcp demo                 copy a built-in 1 GiB image with each engine, verified
-       ringcp completion bash|zsh|fish, ringcp man   shell completion, the manual page
-       ringcp --version
+       ringcp completion bash|zsh|fish, ringcp man, ringcp --version
 ringcp --help lists the flags, with examples and exit codes.
 `
 
@@ -26,6 +27,7 @@ const usageHead = `Usage: ringcp [flags] SRC DST
        ringcp verify [flags] SRC DST          compare two files or devices (exit 3 if they differ)
        ringcp checksum [flags] PATH           print the oVirt imageio checksum as JSON
        ringcp sync [flags] SRC DST            write only what differs (DST or SRC may be ssh://host/path)
+       ringcp info [--json] IMAGE             what a qcow2 or raw image is (as qemu-img info, measure)
        ringcp rate PID [RATE]                 show or change the rate cap of copy PID (0: none)
        ringcp demo [--size SIZE] [--dir DIR]
        ringcp completion bash|zsh|fish        print the shell's completion script

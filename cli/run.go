@@ -50,6 +50,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 			return manCommand(args[1:], stdout)
 		case "sync":
 			return runSync(args[1:], stdout, stderr)
+		case "info":
+			return runInfo(args[1:], stdout, stderr)
 		}
 	}
 	if len(args) == 0 {

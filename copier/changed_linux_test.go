@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -198,12 +197,5 @@ func TestDirtyBitmap(t *testing.T) {
 	dirty := int64(6*g) + (size - (size-1)/g*g) + 2*g
 	if moved := rep.Bytes + rep.BytesZeroed + rep.BytesHoles; moved != dirty || rep.Changed.RangeBytes != dirty {
 		t.Fatalf("moved %d bytes of %d in ranges, want the %d dirty", moved, rep.Changed.RangeBytes, dirty)
-	}
-}
-
-func qemuIO(t *testing.T, img, cmd string) {
-	t.Helper()
-	if out, err := exec.Command("qemu-io", "-f", "qcow2", "-c", cmd, img).CombinedOutput(); err != nil {
-		t.Fatalf("qemu-io -c %q: %v\n%s", cmd, err, out)
 	}
 }

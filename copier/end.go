@@ -84,6 +84,9 @@ type endFacts struct {
 	// DST, and zeroUnitWhat names it for the note; 0 is the alignment.
 	zeroUnit     int
 	zeroUnitWhat string
+	// notZeroed: a new DST that does not read as zeros (an image over a
+	// backing file): SRC's holes and zeros are written as zeros.
+	notZeroed bool
 	// disk is the whole disk whose I/O the cgroups count for this end;
 	// onDisk false when there is none (tmpfs, NFS, an export).
 	disk   uint64

@@ -149,8 +149,8 @@ func (f *fileEnd) checkFileLimit(p *Plan) error {
 // data. Options.SrcFormat "raw" copies the bytes as they are.
 func (f *fileEnd) checkImageFormat(p *Plan) error {
 	o := &p.opts
-	if o.SrcFormat == SrcFormatRaw || o.SrcOffset != 0 || p.Length == 0 {
-		return nil
+	if _, image := p.src.end.(layered); image || o.SrcFormat == FormatRaw || o.SrcOffset != 0 || p.Length == 0 {
+		return nil // an image read by its format, or bytes asked for as they are
 	}
 	format, where := guard.ImageFormat(o.Src, f.ep.geo.Size, p.Length)
 	switch format {
@@ -162,7 +162,7 @@ func (f *fileEnd) checkImageFormat(p *Plan) error {
 		p.note("SRC is a LUKS volume: copied as it is, still encrypted")
 		return nil
 	}
-	return refuse(KindImageFormat, o.Src, fmt.Sprintf("SRC is a %s disk image (%s), not raw disk bytes: convert it with qemu-img convert -f %s -O raw %s %s, or pass Options.SrcFormat raw to copy the image file as it is",
+	return refuse(KindImageFormat, o.Src, fmt.Sprintf("SRC is a %s disk image (%s), not raw disk bytes: convert it with qemu-img convert -f %s -O raw %s %s, or pass Options.SrcFormat raw to copy the image file as it is (ringcp reads qcow2 itself)",
 		format, where, format, shellQuote(o.Src), shellQuote(o.Dst))).on("Src")
 }
 

@@ -301,6 +301,7 @@ func unwrapErrno(err error) error {
 // nodes for one disk have different inodes but the same rdev), or two new
 // DSTs that would be one file (end_file_newname_linux.go).
 func (f *fileEnd) same(o *endpoint) (bool, string) {
+	o = baseOf(o) // the file beneath an image
 	g, ok := o.end.(*fileEnd)
 	what := "the same " + f.ep.what
 	switch {
@@ -318,6 +319,10 @@ func (f *fileEnd) same(o *endpoint) (bool, string) {
 // share through partitions and loop devices: a disk and its own
 // partition, a loop device and the file or device behind it.
 func (f *fileEnd) overlap(mine byteRange, o *endpoint, theirs byteRange) *overlap {
+	if l, ok := o.end.(layered); ok {
+		// An image's guest offsets are not its file's: any of the file.
+		o, theirs = l.base(), byteRange{0, -1}
+	}
 	g, ok := o.end.(*fileEnd)
 	if !ok || !f.ep.exists || !o.exists {
 		return nil

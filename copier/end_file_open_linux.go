@@ -1,6 +1,7 @@
 package copier
 
 import (
+	"io"
 	"os"
 
 	"github.com/ringcp/ringcp/guard"
@@ -64,4 +65,14 @@ func (f *fileEnd) space(p *Plan) (dstSpace, bool) {
 		}
 	}
 	return r, true
+}
+
+// readerAt: a file or device is read through a descriptor of its own,
+// as Prepare opens every end: read-only and non-blocking.
+func (f *fileEnd) readerAt() (io.ReaderAt, int64, func(), error) {
+	file, err := os.OpenFile(f.ep.path, inspectFlags, 0)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return file, f.ep.geo.Size, func() { file.Close() }, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"syscall"
@@ -357,4 +358,13 @@ func (t *exportTarget) left(p *Plan, rep *Report) DstState {
 // own cache holds is the server's to keep honest, as for any NBD client.
 func (t *exportTarget) readBack(*Plan) (string, error) {
 	return "from the NBD server, after FLUSH", nil
+}
+
+// readerAt: an export reads at any offset, over the connections Prepare
+// opened (an image format reads its header and tables through them).
+func (e *exportEnd) readerAt() (io.ReaderAt, int64, func(), error) {
+	if e.x == nil {
+		return nil, 0, nil, errors.New("the export's connections are closed")
+	}
+	return e.x, e.info.Size, func() {}, nil
 }

@@ -71,8 +71,10 @@ const (
 	KindTooSmall Kind = "too_small"
 	// KindNoRoom: DST's filesystem clearly lacks the free space.
 	KindNoRoom Kind = "no_room"
-	// KindImageFormat: SRC is a disk image container (qcow2, vmdk...),
-	// not raw disk bytes (Options.SrcFormat "raw" copies it as it is).
+	// KindImageFormat: SRC is a disk image container ringcp does not
+	// read (vmdk...), or a qcow2 image it cannot read as its guest sees
+	// it (encrypted, dirty, damaged, a backing file not followed), not
+	// raw disk bytes (Options.SrcFormat "raw" copies it as it is).
 	KindImageFormat Kind = "image_format"
 	// KindChanged: SRC or DST changed between Prepare and Run (renamed or
 	// replaced).

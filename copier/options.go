@@ -84,10 +84,18 @@ const (
 	SizeKeep SizePolicy = "keep"
 )
 
-// SrcFormatRaw in Options.SrcFormat says SRC's bytes are what to copy even
-// when they start like a disk image container; in Options.DstFormat, that
-// raw bytes may overwrite a DST that is one.
-const SrcFormatRaw = "raw"
+// Image formats of Options.SrcFormat and Options.DstFormat. SrcFormat
+// may also name a compression (xz, gzip, zstd, bzip2) that SRC must be.
+const (
+	FormatAuto  = "auto"
+	FormatRaw   = "raw"
+	FormatQcow2 = "qcow2"
+	// SrcFormatRaw in Options.SrcFormat says SRC's bytes are what to copy
+	// even when they start like a disk image container or a compressed
+	// stream; in Options.DstFormat, that raw bytes may overwrite a DST
+	// that is an image.
+	SrcFormatRaw = FormatRaw
+)
 
 // DefaultZeroBlock is the zero detection granularity: a filesystem block.
 const DefaultZeroBlock = 4096
@@ -117,14 +125,19 @@ type Options struct {
 	// file on devtmpfs, and tries a copy its filesystem seems to lack room
 	// for. It never allows writing over a mounted file system or swap.
 	Force bool
-	// SrcFormat "raw" (SrcFormatRaw) copies SRC's bytes even when they are
-	// a disk image container (qcow2, vmdk...); "" refuses such a SRC.
+	// SrcFormat is what SRC's bytes are: FormatAuto ("") reads a qcow2
+	// image's guest bytes and refuses other containers (vmdk...),
+	// FormatRaw copies the bytes as they are, FormatQcow2 refuses
+	// anything but a qcow2 image. A qcow2 SRC's offsets and length are
+	// of its guest's bytes.
 	SrcFormat string
-	// DstFormat "raw" writes raw bytes over an existing DST even when it
-	// is a disk image container (qcow2, vmdk...); "" refuses such a DST
-	// unless Force: overwriting an image's header with raw bytes turns
-	// the image into garbage for every program that opens it as one.
+	// DstFormat is what DST is made as: "" or FormatRaw writes the bytes
+	// as they are (FormatRaw given also lets them overwrite an existing
+	// DST that is a disk image, refused otherwise), FormatQcow2 creates
+	// a new qcow2 image (Qcow2 says how) whose guest reads them.
 	DstFormat string
+	// Qcow2 is how a qcow2 DST is made.
+	Qcow2 Qcow2Options
 	// MaxRate, when positive, caps the bytes of the range moved per
 	// second (read, then written once; holes that are never read and
 	// fallocate zeroing do not count); the read passes after the copy
@@ -245,6 +258,9 @@ func (o *Options) normalize() error {
 	if o.ZeroBlock == 0 {
 		o.ZeroBlock = DefaultZeroBlock
 	}
+	if o.SrcFormat == "" {
+		o.SrcFormat = FormatAuto
+	}
 	if o.Progress == nil {
 		o.Progress = &engine.Progress{}
 	}
@@ -265,8 +281,8 @@ func (o *Options) checkValues() error {
 	case !hasKind(o.Src) || !hasKind(o.Dst):
 		return bad(map[bool]string{true: "Src", false: "Dst"}[!hasKind(o.Src)],
 			"streams are not supported: SRC and DST are files or block devices (use ./- for a file named -)")
-	case o.DstFormat != "" && o.DstFormat != SrcFormatRaw:
-		return bad("DstFormat", fmt.Sprintf("unknown destination format %q: ringcp writes raw bytes (Options.DstFormat raw writes them over an existing image file; convert with qemu-img convert -O FORMAT)", o.DstFormat))
+	case o.DstFormat != "" && o.DstFormat != FormatRaw && o.DstFormat != FormatQcow2:
+		return bad("DstFormat", fmt.Sprintf("unknown destination format %q: ringcp writes raw and qcow2 (Options.DstFormat raw writes raw bytes over an existing image file; convert to others with qemu-img convert -O FORMAT)", o.DstFormat))
 	case o.ZeroBlock < 0 || o.ZeroBlock > MaxBlockSize || o.ZeroBlock&(o.ZeroBlock-1) != 0:
 		return bad("ZeroBlock", fmt.Sprintf("Options.ZeroBlock %d: must be a power of two up to 1 GiB", o.ZeroBlock))
 	case o.SrcOffset < 0:
@@ -295,5 +311,8 @@ func (o *Options) checkValues() error {
 	if _, err := engine.ParseIOPrio(o.IOPrio); err != nil {
 		return bad("IOPrio", "Options.IOPrio: "+err.Error())
 	}
-	return o.checkWeb()
+	if err := o.checkWeb(); err != nil {
+		return err
+	}
+	return o.checkQcow2()
 }

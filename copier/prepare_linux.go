@@ -66,7 +66,11 @@ func (p *Plan) inspect(operand string, r role) (*endpoint, error) {
 	if !ok {
 		return nil, refuse(KindBadInput, "", "streams are not supported: SRC and DST are files or block devices (use ./- for a file named -)").on(r.field())
 	}
-	return k.inspect(p, operand, r)
+	ep, err := k.inspect(p, operand, r)
+	if err != nil {
+		return ep, err
+	}
+	return p.withFormat(ep, r)
 }
 
 // checkEndsAlone asks each end what is wrong with it whatever the range.

@@ -18,7 +18,7 @@ func (p *Plan) chooseSparse() error {
 	p.sparse.MapHoles = p.src.mapsHoles
 	// A new or truncated file reads as zeros, and so does a device the
 	// caller vouches for.
-	p.sparse.DstZeroed = !p.dst.exists || p.truncate || o.TargetIsZero
+	p.sparse.DstZeroed = (!p.dst.exists || p.truncate || o.TargetIsZero) && !p.dst.notZeroed
 	p.sparse.HoleAlign = p.dst.holeAlign
 	zeroUseless := p.dst.fixedSize && !o.TargetIsZero && p.dst.geo.WriteZeroesMax == 0
 	switch {
