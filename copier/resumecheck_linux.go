@@ -58,8 +58,14 @@ func (p *Plan) proveDone(ctx context.Context, a *acquired, rep *Report) error {
 		return nil
 	}
 	why, err := p.dstWritten(a)
-	if err != nil || why == "" {
+	if err != nil {
 		return err
+	}
+	if why == "" {
+		why = srcUnmarked(r.state.Src)
+	}
+	if why == "" {
+		return nil
 	}
 	rep.note("resume: %s: the %s an earlier run copied is compared with SRC before anything is written", why, units.Format(r.from))
 	return p.compareDone(ctx, a)
@@ -87,6 +93,17 @@ func (p *Plan) dstWritten(a *acquired) (string, error) {
 		return "DST was written after the state was recorded: " + why, nil
 	}
 	return "", nil
+}
+
+// srcUnmarked says why SRC may have changed since the state was recorded
+// although its identity is the same, or "": a block device that is no
+// loop device over a file (a disk, a loop device over another device)
+// keeps no marks, so DST's unchanged marks say nothing of SRC's prefix.
+func srcUnmarked(src identity) string {
+	if src.Kind != kindBlock || src.Marks != nil {
+		return ""
+	}
+	return "SRC is a block device that keeps no marks of its writes (no loop device over a file): it may have changed there"
 }
 
 // compareDone compares the prefix of DST with SRC's, stopping at the
