@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -114,4 +117,33 @@ func procAddr(s string) (netip.AddrPort, bool) {
 	}
 	addr, _ := netip.AddrFromSlice(ip)
 	return netip.AddrPortFrom(addr, uint16(port)), true
+}
+
+// SocketHolders lists the processes that hold the socket of inode open
+// (a server's listening socket: /proc/PID/fd/N links to "socket:[inode]"),
+// lowest first. A server that listens on one port of every address binds
+// a socket per address family (nbdkit -p, an IPv6 socket with
+// IPV6_V6ONLY beside an IPv4 one): two listening sockets, one server, the
+// process that holds both. Processes of other users are not seen without
+// privilege.
+func SocketHolders(inode uint64) []int {
+	want := fmt.Sprintf("socket:[%d]", inode)
+	var pids []int
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue
+		}
+		fdDir := filepath.Join("/proc", p.Name(), "fd")
+		fds, _ := os.ReadDir(fdDir)
+		for _, fd := range fds {
+			if link, err := os.Readlink(filepath.Join(fdDir, fd.Name())); err == nil && link == want {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	sort.Ints(pids)
+	return pids
 }
