@@ -40,6 +40,7 @@ func inspectSource(path string) (endpoint, error) { return endpoint{}, linuxOnly
 func inspectDest(path string) (endpoint, error)   { return endpoint{}, linuxOnly(path) }
 func sameObject(a, b *endpoint) bool              { return false }
 func sameObjectWhy(a, b *endpoint) (bool, string) { return false, "" }
+func servedEnds(a, b *endpoint) (bool, string)    { return false, "" }
 func (ep *endpoint) tryDirect() error             { return errUnsupported }
 
 // Prepare's steps, never reached: inspectSource has refused.

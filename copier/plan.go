@@ -118,6 +118,9 @@ func (p *Plan) cutsDst() bool {
 func (p *Plan) checkSameObject() error {
 	same, what := sameObjectWhy(&p.src, &p.dst)
 	if !same {
+		same, what = servedEnds(&p.src, &p.dst)
+	}
+	if !same {
 		return nil
 	}
 	o := &p.opts

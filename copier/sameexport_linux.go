@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"os"
 
 	"github.com/ringcp/ringcp/guard"
 	"github.com/ringcp/ringcp/nbd"
@@ -140,4 +141,51 @@ func probeApart(a, b *nbd.Client) bool {
 		}
 	}
 	return false
+}
+
+// servesLocal says that the server of the export end ex, on this host,
+// holds the local end open: a server exporting the very file or device
+// the other end names (nbdkit's file plugin opens it for each client and
+// takes no lock; QEMU's locks tell qemu-nbd already). A copy between them
+// is a copy onto itself. The server is found by who holds its listening
+// socket (a Unix socket's, or a local TCP port's); a server of another
+// user's is not seen without privilege.
+func (ex *exportEnd) servesLocal(local *endpoint) (bool, string) {
+	if !local.exists {
+		return false, ""
+	}
+	var inode uint64
+	if ex.peer.Network == "unix" {
+		inode = guard.UnixListener(ex.addr.Addr)
+	} else if t, ok := ex.peer.Remote.(*net.TCPAddr); ok && guard.LocalAddr(t.AddrPort().Addr()) {
+		inode = guard.TCPListener(t.AddrPort())
+	}
+	if inode == 0 {
+		return false, ""
+	}
+	st := local.st
+	match := func(fd *unix.Stat_t) bool {
+		if local.isBlock {
+			return fd.Mode&unix.S_IFMT == unix.S_IFBLK && fd.Rdev == st.Rdev
+		}
+		return fd.Dev == st.Dev && fd.Ino == st.Ino
+	}
+	for _, pid := range guard.SocketHolders(inode) {
+		if pid != os.Getpid() && guard.HoldsOpen(pid, match) {
+			return true, fmt.Sprintf("maybe the same data: the server of the NBD export %s (pid %d) has %s open", ex.addr.URI, pid, local.path)
+		}
+	}
+	return false, ""
+}
+
+// servedEnds says that one end is an NBD export whose server serves the
+// other, local, end.
+func servedEnds(a, b *endpoint) (bool, string) {
+	switch {
+	case a.export != nil && b.export == nil:
+		return a.export.servesLocal(b)
+	case b.export != nil && a.export == nil:
+		return b.export.servesLocal(a)
+	}
+	return false, ""
 }

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // LocalAddr says whether ip is one of this host's: loopback (127.0.0.0/8,
@@ -146,4 +148,53 @@ func SocketHolders(inode uint64) []int {
 	}
 	sort.Ints(pids)
 	return pids
+}
+
+// UnixListener is the inode of the listening Unix socket bound at the
+// file path, from /proc/net/unix (a listening socket's flags carry
+// __SO_ACCEPTCON); 0 when none is seen. The paths there are as the server
+// bound them: each is compared with path by the file it names.
+func UnixListener(path string) uint64 {
+	var want unix.Stat_t
+	if unix.Stat(path, &want) != nil {
+		return 0
+	}
+	f, err := os.Open("/proc/net/unix")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	const acceptCon = 0x10000
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// Num RefCount Protocol Flags Type St Inode Path
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 8 {
+			continue
+		}
+		flags, err1 := strconv.ParseUint(fields[3], 16, 32)
+		inode, err2 := strconv.ParseUint(fields[6], 10, 64)
+		var st unix.Stat_t
+		if err1 != nil || err2 != nil || flags&acceptCon == 0 || unix.Stat(fields[7], &st) != nil {
+			continue
+		}
+		if st.Dev == want.Dev && st.Ino == want.Ino {
+			return inode
+		}
+	}
+	return 0
+}
+
+// HoldsOpen says whether process pid has a descriptor open on what match
+// accepts (a file's device and inode, a block device's number).
+func HoldsOpen(pid int, match func(*unix.Stat_t) bool) bool {
+	fdDir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
+	fds, _ := os.ReadDir(fdDir)
+	for _, fd := range fds {
+		var st unix.Stat_t
+		if unix.Stat(filepath.Join(fdDir, fd.Name()), &st) == nil && match(&st) {
+			return true
+		}
+	}
+	return false
 }
