@@ -146,7 +146,12 @@ func (b *Batch) runJob(ctx context.Context, i int, s *shared, g *gate, out *JobR
 		}
 		return
 	}
-	defer func() { g.ended <- i }()
+	defer func() {
+		// Done before the next job is let in: Status never shows more
+		// than Parallel jobs running.
+		b.state[i].Store(int32(JobDone))
+		g.ended <- i
+	}()
 	defer a.release()
 	b.state[i].Store(int32(JobRunning))
 	out.Started = true

@@ -20,8 +20,8 @@ import (
 const stopWithin = 5 * time.Second
 
 // runStopped runs run, cancels its context when stop is closed, and
-// returns its error and how long after the cancel it returned.
-func runStopped(stop <-chan struct{}, run func(ctx context.Context) error) (error, time.Duration) {
+// returns how long after the cancel it returned, and its error.
+func runStopped(stop <-chan struct{}, run func(ctx context.Context) error) (time.Duration, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stopped := make(chan time.Time, 1)
@@ -33,9 +33,9 @@ func runStopped(stop <-chan struct{}, run func(ctx context.Context) error) (erro
 	err := run(ctx)
 	select {
 	case at := <-stopped:
-		return err, time.Since(at)
+		return time.Since(at), err
 	default:
-		return err, 0
+		return 0, err
 	}
 }
 
@@ -67,7 +67,7 @@ func TestCapStops(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err, took := runStopped(after(func() bool { return o.Progress.Read.Load() > 0 }, 300*time.Millisecond),
+			took, err := runStopped(after(func() bool { return o.Progress.Read.Load() > 0 }, 300*time.Millisecond),
 				func(ctx context.Context) error { _, err := p.Run(ctx); return err })
 			var ce *engine.CanceledError
 			if !errors.As(err, &ce) || took > stopWithin {
@@ -97,7 +97,7 @@ func TestCapStopsReadBack(t *testing.T) {
 				<-after(verifying, 0)
 				p.SetMaxRate(1)
 			}()
-			err, took := runStopped(after(verifying, 300*time.Millisecond),
+			took, err := runStopped(after(verifying, 300*time.Millisecond),
 				func(ctx context.Context) error { _, err := p.Run(ctx); return err })
 			var ce *engine.CanceledError
 			if !errors.As(err, &ce) || took > stopWithin {
@@ -137,7 +137,7 @@ func TestCapLowered(t *testing.T) {
 				time.Sleep(3 * time.Second)
 				close(stop)
 			}()
-			err, took := runStopped(stop, func(ctx context.Context) error { _, err := p.Run(ctx); return err })
+			took, err := runStopped(stop, func(ctx context.Context) error { _, err := p.Run(ctx); return err })
 			pts := (<-lowered).stop()
 			var ce *engine.CanceledError
 			if !errors.As(err, &ce) || took > stopWithin {
@@ -159,7 +159,7 @@ func TestBatchCapWaits(t *testing.T) {
 			jobs := fileJobs(t, t.TempDir(), 1<<20, 1<<20)
 			read := withProgress(jobs)
 			b := prepareBatch(t, jobs, copier.BatchOptions{MaxRate: 1}, func(o *copier.Options) { o.Engine = eng })
-			err, took := runStopped(after(func() bool { return read() > 0 }, 300*time.Millisecond),
+			took, err := runStopped(after(func() bool { return read() > 0 }, 300*time.Millisecond),
 				func(ctx context.Context) error { _, err := b.Run(ctx); return err })
 			var ce *engine.CanceledError
 			if !errors.As(err, &ce) || took > stopWithin {

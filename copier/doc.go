@@ -135,20 +135,26 @@
 // StateIn names one state per DST in a folder, for a batch. Compare and
 // Checksum read existing files or devices and write nothing.
 //
-// # NBD ends
+// # Kinds of end
 //
-// SRC and DST may also be NBD URIs (nbd://host[:port]/export,
-// nbd+unix:///export?socket=PATH, and nbds:// and nbds+unix:// over TLS;
-// export_linux.go): Prepare connects and refuses a URI it cannot serve
-// (vsock, TLS without X.509), a server it cannot reach or whose TLS
-// certificate it cannot verify, a read-only DST export, a DST export
-// without FLUSH (unless NoSync) or smaller than the range, the same export
-// at both ends, and offsets or a block size that are not multiples of the
-// server's minimum block size. The checks of local files
-// apply to local ends only. An NBD DST is never truncated, its zero runs
-// become WRITE_ZEROES (skipped with TargetIsZero), and only a successful
-// FLUSH makes it synced. Verify reads an export DST back from its server;
-// Resume works into an export (StatePath given; the state names it by URI
-// and size), not from one. Prepare's connections are the copy's: Run
-// closes them, and Plan.Close does for a plan that is not run.
+// What an end is decides much of what is checked and how it is copied,
+// and lives with its kind (end.go says what the Plan asks of one;
+// kinds.go registers them by how an operand is recognized). A path is a
+// local file or block device (the end_file_* files): guard's checks,
+// locks, space, O_DIRECT, a new DST
+// created unseen. SRC and DST may also be NBD URIs
+// (nbd://host[:port]/export, nbd+unix:///export?socket=PATH, and nbds://
+// and nbds+unix:// over TLS; end_nbd_linux.go): Prepare connects and
+// refuses a URI it cannot serve (vsock, TLS without X.509), a server it
+// cannot reach or whose TLS certificate it cannot verify, a read-only DST
+// export, a DST export without FLUSH (unless NoSync) or smaller than the
+// range, the same export at both ends, and offsets or a block size that
+// are not multiples of the server's minimum block size. The checks of
+// local files apply to local ends only. An NBD DST is never truncated,
+// its zero runs become WRITE_ZEROES (skipped with TargetIsZero), and only
+// a successful FLUSH makes it synced. Verify reads an export DST back from
+// its server; Resume works into an export (StatePath given; the state
+// names it by URI and size), not from one; Compare and Checksum read
+// exports too. Prepare's connections are the copy's: Run closes them, and
+// Plan.Close does for a plan that is not run.
 package copier

@@ -19,8 +19,9 @@ import (
 // new file (XFS does so at once) is another file with the same number; a
 // block device by what sysfs says of it: a loop device by its backing
 // file (device, inode, offset, size limit), another disk by its WWID or
-// serial, else by its number, and a partition by its start; an NBD export
-// by its URI and size. Any difference refuses the rerun.
+// serial, else by its number, and a partition by its start; an end known
+// by name (an NBD export) by its name and size. Any difference refuses
+// the rerun.
 //
 // Marks are what every write to an object changes: a file's size, mtime
 // and ctime; for a loop device its backing file's, which every write
@@ -29,64 +30,11 @@ import (
 // DST's tell a rerun whether anything wrote DST since the state was
 // recorded (resumecheck_linux.go).
 
-// Identity kinds.
-const (
-	kindFile  = "file"
-	kindBlock = "block device"
-	// exportIdentity is an NBD export's: its URI and size are all a
-	// client can know of it.
-	exportIdentity = "NBD export"
-)
-
-// identity is what tells that a file or device is still the one the state
-// was written for.
-type identity struct {
-	Path string `json:"path"` // as given, for people: a rerun may spell it another way
-	Kind string `json:"kind"`
-	Size int64  `json:"size,omitempty"` // a block device's, an export's
-	Dev  uint64 `json:"dev,omitempty"`
-	Ino  uint64 `json:"ino,omitempty"`
-	// Gen and Btime: a file's inode generation and birth time (ns), where
-	// its filesystem has them.
-	Gen   *uint32 `json:"generation,omitempty"`
-	Btime int64   `json:"btime_ns,omitempty"`
-	Rdev  uint64  `json:"rdev,omitempty"`
-	// Disk is a whole disk's WWID or serial, where sysfs has one: a disk
-	// that came back under another number (after a reboot) is the same.
-	Disk string `json:"disk,omitempty"`
-	// Start is where a partition starts on its disk; DiskSeq the disk's
-	// sequence number, for people (a reboot or a new attachment changes
-	// it while the storage stays what it was).
-	Start   int64        `json:"partition_start,omitempty"`
-	DiskSeq string       `json:"diskseq,omitempty"`
-	Loop    *loopBacking `json:"loop,omitempty"`
-	// Marks are SRC's, compared as they are; nil for DST, whose marks
-	// the state keeps beside its prefix (resumeState.DstMarks).
-	Marks *marks `json:"marks,omitempty"`
-}
-
-// loopBacking is what backs a loop device.
-type loopBacking struct {
-	File      string `json:"file"` // its path then, for people
-	Dev       uint64 `json:"dev,omitempty"`
-	Ino       uint64 `json:"ino,omitempty"`
-	Rdev      uint64 `json:"rdev,omitempty"` // a block device behind the loop
-	Offset    int64  `json:"offset"`
-	SizeLimit int64  `json:"sizelimit"`
-}
-
 // fsIocGetVersion is FS_IOC_GETVERSION, _IOR('v', 1, long), which
 // x/sys does not name: FS_IOC_GETFLAGS, _IOR('f', 1, long), with its
 // type byte changed, so that long's size stays the architecture's. The
 // kernel writes an int (ext4, xfs and btrfs alike).
 const fsIocGetVersion = unix.FS_IOC_GETFLAGS&^0xff00 | 'v'<<8
-
-// marks are what every write to a file changes.
-type marks struct {
-	Size  int64 `json:"size"`
-	Mtime int64 `json:"mtime_ns"`
-	Ctime int64 `json:"ctime_ns"`
-}
 
 // marksAt reads the marks of the file dirfd and path name (statx's
 // convention: path "" with AT_EMPTY_PATH is dirfd itself) from where they
@@ -211,12 +159,12 @@ func (rec identity) differs(now identity) string {
 	}
 	var why string
 	switch rec.Kind {
-	case exportIdentity:
-		why = rec.exportDiffers(now)
 	case kindBlock:
 		why = rec.blockDiffers(now)
-	default:
+	case kindFile:
 		why = rec.fileDiffers(now)
+	default:
+		why = rec.nameDiffers(now)
 	}
 	if why != "" || rec.Marks == nil {
 		return why
@@ -227,10 +175,12 @@ func (rec identity) differs(now identity) string {
 	return rec.Marks.differs(*now.Marks)
 }
 
-func (rec identity) exportDiffers(now identity) string {
+// nameDiffers compares an end known by its name and size alone, as an
+// NBD export is: nothing else a client sees of it stays the same.
+func (rec identity) nameDiffers(now identity) string {
 	switch {
 	case rec.Path != now.Path:
-		return fmt.Sprintf("it was the export %s, this copy's is %s", rec.Path, now.Path)
+		return fmt.Sprintf("it was the %s %s, this copy's is %s", rec.Kind, rec.Path, now.Path)
 	case rec.Size != now.Size:
 		return fmt.Sprintf("its size was %d bytes, it is %d now", rec.Size, now.Size)
 	}

@@ -141,8 +141,8 @@ type Options struct {
 	// Checksum, when not nil, makes a block checksum of SRC's range from
 	// the data the copy reads (Report.Checksum): it is called once with
 	// the range's length, and what it returns is given every 4 MiB block
-	// of the range (BlockSum). For the oVirt imageio checksum, wrap
-	// blkhash.NewHasher (as the ringcp command does for --checksum).
+	// of the range (BlockSum). For the oVirt imageio checksum, give
+	// ImageioChecksum (as the ringcp command does for --checksum).
 	Checksum func(length int64) BlockSum
 	// Resume keeps a state file of the part of the copy known durable,
 	// and continues from it when one is there (resume_linux.go).
@@ -161,7 +161,7 @@ type Options struct {
 	// call, never the copy.
 	OnProgress       func(Status)
 	ProgressInterval time.Duration
-	// NBD tunes the ends that are NBD URIs (export_linux.go).
+	// NBD tunes the ends that are NBD URIs (end_nbd_options.go).
 	NBD NBDOptions
 }
 
@@ -206,8 +206,8 @@ func (o *Options) checkValues() error {
 		return bad("Src", "SRC and DST must both be given")
 	case o.Dst == "":
 		return bad("Dst", "SRC and DST must both be given")
-	case o.Src == "-" || o.Dst == "-":
-		return bad(map[bool]string{true: "Src", false: "Dst"}[o.Src == "-"],
+	case !hasKind(o.Src) || !hasKind(o.Dst):
+		return bad(map[bool]string{true: "Src", false: "Dst"}[!hasKind(o.Src)],
 			"streams are not supported: SRC and DST are files or block devices (use ./- for a file named -)")
 	case o.SrcFormat != "" && o.SrcFormat != SrcFormatRaw:
 		return bad("SrcFormat", fmt.Sprintf("unknown source format %q: ringcp copies raw bytes (Options.SrcFormat raw copies an image file as it is; convert others with qemu-img convert -O raw)", o.SrcFormat))
@@ -229,9 +229,15 @@ func (o *Options) checkValues() error {
 		return bad("NBD.Timeout", fmt.Sprintf("Options.NBD.Timeout %v: must not be negative", o.NBD.Timeout))
 	case o.MaxRate < 0:
 		return bad("MaxRate", fmt.Sprintf("Options.MaxRate %d: must not be negative", o.MaxRate))
+	case o.SyncEvery < 0:
+		return bad("SyncEvery", fmt.Sprintf("Options.SyncEvery %v: must not be negative", o.SyncEvery))
+	case !o.Resume && o.StatePath != "":
+		return bad("StatePath", "Options.StatePath is for Options.Resume: give it too")
+	case !o.Resume && o.SyncEvery != 0:
+		return bad("SyncEvery", "Options.SyncEvery is for Options.Resume: give it too")
 	}
 	if _, err := engine.ParseIOPrio(o.IOPrio); err != nil {
-		return bad("IOPrio", err.Error())
+		return bad("IOPrio", "Options.IOPrio: "+err.Error())
 	}
 	return nil
 }

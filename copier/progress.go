@@ -189,20 +189,3 @@ func (m *meter) finish(complete bool) {
 		m.p.SetPhase(PhaseDone)
 	}
 }
-
-// Run performs the planned copy. It first acquires everything the copy
-// needs (descriptors, buffers, the engine's backend); a failure there is a
-// *RefusedError and DST is as it was. Only then is DST cut and written.
-// Run does not change the Plan: what it learns goes into the Report.
-// While it runs, Status may be called from other goroutines, and
-// Options.OnProgress is called every Options.ProgressInterval and once
-// more at the end, before Run returns.
-func (p *Plan) Run(ctx context.Context) (Report, error) {
-	if p.meter == nil {
-		return p.run(ctx)
-	}
-	end := p.meter.begin(&p.opts)
-	rep, err := p.run(ctx)
-	end(err == nil)
-	return rep, err
-}

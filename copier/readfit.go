@@ -15,6 +15,28 @@ import (
 // (blockingWhy). A stop then waits for what the kernel holds back, a
 // second at most, as a copy's does; before, a pass under a 5 MB/s limit
 // kept 8 MiB requests 8 deep in the throttle's queue and took 6 s to stop.
+// decideSizes fits them (sizes.go), and the engine keeps to the request
+// (engine.Job.MaxRequest).
+
+// ioLimits are cgroup limits a copy or its read passes meet: the least
+// bytes-per-second limit (limitWhy says whose) and the least
+// requests-per-second one; 0 for none.
+type ioLimits struct {
+	limit    int64
+	limitWhy string
+	iops     int64
+}
+
+// add tightens f to a limit of bps bytes and iops requests per second (0:
+// none), set by why.
+func (f *ioLimits) add(bps, iops uint64, why string) {
+	if bps > 0 && (f.limit == 0 || int64(min(bps, 1<<62)) < f.limit) {
+		f.limit, f.limitWhy = int64(min(bps, 1<<62)), why
+	}
+	if iops > 0 && (f.iops == 0 || int64(min(iops, 1<<62)) < f.iops) {
+		f.iops = int64(min(iops, 1<<62))
+	}
+}
 
 // readFit is how a read pass fits the cgroup read limits of the disks it
 // reads.
@@ -27,7 +49,7 @@ type readFit struct {
 
 // fitReads fits reads to f's limit (bytes and requests per second), in
 // units of unit, over bufs buffers.
-func fitReads(f shareFit, unit int64, bufs int) readFit {
+func fitReads(f ioLimits, unit int64, bufs int) readFit {
 	if f.limit == 0 && f.iops == 0 {
 		return readFit{}
 	}

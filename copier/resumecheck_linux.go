@@ -79,14 +79,15 @@ func (p *Plan) dstWritten(a *acquired) (string, error) {
 	if rec == nil {
 		return "the state records no marks of DST (a disk or an export keeps none)", nil
 	}
-	if p.dst.isBlock {
+	f := a.dst.held().f
+	if f != nil && p.resume.dst.Kind == kindBlock {
 		// What was written to a loop device and not yet written back
 		// reaches its backing file, and changes its marks, only now.
-		if err := unix.Fdatasync(int(a.dst.f.Fd())); err != nil {
+		if err := unix.Fdatasync(int(f.Fd())); err != nil {
 			return "", &os.PathError{Op: "fdatasync", Path: p.dst.path, Err: err}
 		}
 	}
-	now := dstMarks(a.dst.f, p.resume.dst)
+	now := dstMarks(f, p.resume.dst)
 	if now == nil {
 		return "DST's marks cannot be read now", nil
 	}
@@ -139,7 +140,7 @@ func (p *Plan) compareDone(ctx context.Context, a *acquired) error {
 	// From the device, as --verify reads: a page cache of DST that
 	// predates a write beneath it (a loop device's backing file written
 	// directly) would show the old bytes.
-	if _, err := p.readBack(a.dst); err != nil {
+	if _, err := a.dst.readBack(p); err != nil {
 		return err
 	}
 	cmp := &firstDiffer{cmp: newComparer(0, progress), later: map[int64]int64{}}

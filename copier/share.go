@@ -1,11 +1,6 @@
 package copier
 
-import (
-	"fmt"
-
-	"github.com/ringcp/ringcp/align"
-	"github.com/ringcp/ringcp/internal/units"
-)
+import "github.com/ringcp/ringcp/internal/units"
 
 // Sharing a busy host: a copy fits what it is given, a rate cap
 // (Options.MaxRate) and the cgroup I/O limits on the disks behind SRC and
@@ -69,15 +64,6 @@ const (
 // pwrite always blocks, which is why it was not hit.
 const blockingWhy = "io_uring issues every request blocking (IOSQE_ASYNC): a non-blocking first try that fails after the throttle has charged it (a request the kernel must split, a loop device that must allocate) is charged again when retried, which halved the rate"
 
-// shareFit is what the copy's sizes must fit.
-type shareFit struct {
-	cap      int64  // the rate cap, bytes per second; 0 for none
-	limit    int64  // the cgroups' least bps limit the copy meets; 0 for none
-	limitWhy string // whose limit, for -v
-	iops     int64  // requests per second the cgroups allow, 0 for none
-	yield    bool   // Options.Yield: blocks of at most yieldBlock
-}
-
 // yieldBlock is the largest block of a copy that yields: a foreground read
 // that arrives behind one of the copy's requests waits until it is done,
 // so the requests are small (1 MiB takes under a millisecond on an SSD);
@@ -85,69 +71,19 @@ type shareFit struct {
 // on this VM's virtio disk, 8 MiB x 8 1.4 GB/s).
 const yieldBlock = 1 << 20
 
-// fitSizes shrinks the chosen block size and queue depth to f. A block
-// size or depth the caller gave is kept, with a note when it does not fit.
-// unit is what a block must stay a multiple of.
-func (p *Plan) fitSizes(f shareFit, unit int64) {
-	bs, qd := int64(p.BlockSize), p.QueueDepth
-	givenBS, givenQD := p.opts.BlockSize > 0, p.opts.QueueDepth > 0
-	shrink := func(limit int64, why string) {
-		limit = max(unit, align.RoundDown(max(limit, 0), unit))
-		switch {
-		case bs <= limit:
-		case givenBS:
-			p.note("block size %s (given) is over %s: %s", units.Format(bs), units.Format(limit), why)
-		default:
-			bs = limit
-			p.note("block size %s: %s", units.Format(bs), why)
-		}
-	}
-	if f.yield {
-		shrink(yieldBlock, "yield: a foreground read waits behind at most one block per slot")
-	}
-	if f.limit > 0 {
-		shrink(f.limit/8, fmt.Sprintf("at most 1/8 of %s/s (%s), so the copy moves in steps of an eighth of a second", units.Format(f.limit), f.limitWhy))
-	}
-	if f.cap > 0 {
-		shrink(f.cap/capSteps, fmt.Sprintf("two blocks are 50 ms of the %s/s cap, so the copy moves in small steps and never runs ahead of the cap", units.Format(f.cap)))
-	}
-	depth, why := qd, ""
-	if f.limit > 0 {
-		depth, why = max(1, int(f.limit/bs)), "no more in flight than "+f.limitWhy+" lets through in a second"
-	}
-	if f.iops > 0 && int(f.iops) < depth {
-		depth, why = max(1, int(f.iops)), fmt.Sprintf("no more in flight than %d requests, what the cgroup lets through in a second", f.iops)
-	}
-	switch {
-	case depth >= qd:
-	case givenQD:
-		p.note("queue depth %d (given) keeps more in flight than %d: %s", qd, depth, why)
-	default:
-		qd = depth
-		p.note("queue depth %d: %s", qd, why)
-	}
-	if f.cap > 0 {
-		p.note("in flight under the cap: as many of the %d blocks as the latency measured needs to keep it, and one more (2 at first)", qd)
-	}
-	p.BlockSize, p.QueueDepth = int(bs), qd
-}
-
-// unit is what a request of the plan stays a multiple of: both ends'
-// O_DIRECT alignment.
-func (p *Plan) unit() int {
-	return int(align.LCM(int64(p.src.geo.DirectAlign()), int64(p.dst.geo.DirectAlign())))
-}
-
 // IOLimit is a cgroup I/O limit on a disk the copy reads or writes, as
 // this process's cgroups set it (cgroup v1 blkio.throttle, v2 io.max).
 type IOLimit struct {
-	Disk string // the whole disk, "MAJ:MIN"
-	Side string // "SRC", "DST" or "SRC and DST"
+	Disk string `json:"disk"` // the whole disk, "MAJ:MIN"
+	Side string `json:"side"` // "SRC", "DST" or "SRC and DST"
 	// The limits the copy meets: reads on SRC's disk, writes on DST's;
 	// 0 for none.
-	ReadBPS, WriteBPS, ReadIOPS, WriteIOPS uint64
+	ReadBPS   uint64 `json:"read_bps"`
+	WriteBPS  uint64 `json:"write_bps"`
+	ReadIOPS  uint64 `json:"read_iops"`
+	WriteIOPS uint64 `json:"write_iops"`
 
-	Files []string // the files that set them
+	Files []string `json:"files"` // the files that set them
 }
 
 // rateString renders a cap for messages: "50.0 MiB/s".

@@ -124,7 +124,7 @@ func (p *Plan) checkSrcZeros(ctx context.Context, a *acquired, z *zeroRanges, ba
 // it holds data.
 func (p *Plan) srcZeroPiece(a *acquired, buf []byte, piece [2]int64) (bool, error) {
 	rel, n := piece[0], piece[1]
-	if err := readEnd(a, engine.FileSrc, buf, p.opts.SrcOffset+rel, n, p.src.alignment()); err != nil {
+	if err := a.src.readFull(buf, p.opts.SrcOffset+rel, n); err != nil {
 		return false, err
 	}
 	return !zeros.Is(buf[:n]), nil

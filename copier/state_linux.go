@@ -33,44 +33,6 @@ import (
 // it), and it carries a digest of its own content, so that a truncated or
 // hand-edited state is refused rather than believed.
 
-// stateFormat names the file's format; another is refused. Format 1 had
-// no size policy and no marks: a rerun could not tell a changed DST.
-const stateFormat = "ringcp-resume-2"
-
-// maxStateSize bounds what is read of a state file.
-const maxStateSize = 1 << 20
-
-// resumeState is the state file.
-type resumeState struct {
-	Format string   `json:"format"`
-	Src    identity `json:"src"`
-	Dst    identity `json:"dst"`
-	// Partial is the visible name a new DST is copied under until it is
-	// complete (partialName), with its folder resolved; "" for a DST
-	// that existed.
-	Partial   string `json:"partial,omitempty"`
-	SrcOffset int64  `json:"src_offset"`
-	DstOffset int64  `json:"dst_offset"`
-	Length    int64  `json:"length"`
-	// OwnsSize: the copy owns DST's size (a new DST, or a whole-file copy
-	// that cuts DST): it is cut where a rerun resumes, and given the
-	// range's end as its size. A rerun must have the same policy.
-	OwnsSize bool `json:"owns_size"`
-	// BlockSize is what the copy used; for people reading the file: a
-	// rerun may use another, the prefix is counted in bytes.
-	BlockSize int `json:"block_size"`
-	// Done: the first Done bytes of the range are on DST and flushed.
-	Done int64 `json:"done"`
-	// DstMarks are DST's marks (identity_linux.go) read after the barrier
-	// that made Done durable, and again once a stopped run had ended its
-	// writes: a rerun that finds them unchanged knows that nothing wrote
-	// DST since. nil where nothing records writes (a disk, an export).
-	DstMarks *marks `json:"dst_marks,omitempty"`
-	Updated  string `json:"updated"` // RFC 3339, for people
-	// Sum is the SHA-256 of the record with Sum "", in hex.
-	Sum string `json:"sum"`
-}
-
 // digest is the record's own SHA-256, Sum left out.
 func (st resumeState) digest() string {
 	st.Sum = ""

@@ -55,7 +55,7 @@ func TestTempNameTakenOverBetweenCreateAndLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Copy 1 completes and publishes.
-	d1 := &dest{f: f1, fresh: newTemp, tmp: tmp, dir: folder}
+	d1 := &dest{f: f1, creation: newTemp, tmp: tmp, dir: folder}
 	err = d1.name(dst)
 	got, _ := os.ReadFile(dst)
 	if err == nil && !bytes.Equal(got, mine) {

@@ -36,7 +36,7 @@ func (p *Plan) newTrust(job *engine.Job) *trustRun {
 	if o.Verify {
 		t.digests = newDigests(p.Length)
 		obs = append(obs, t.digests)
-		if p.src.export != nil && p.sparse.MapHoles {
+		if !p.src.readBackMaps && p.sparse.MapHoles { // an NBD SRC's block status
 			t.zeros = &zeroRanges{}
 			obs = append(obs, t.zeros)
 		}
@@ -77,19 +77,19 @@ func (o sumObserver) Durable(int64)               {}
 // records SRC, DST (its partial file, for a new one), the range and the
 // size policy in its state file before anything is written, so that a run
 // after a kill knows DST is this copy's.
-func (t *trustRun) begin(p *Plan, d *dest) error {
+func (t *trustRun) begin(p *Plan, d target) error {
 	if t == nil || t.state == nil {
 		return nil
 	}
 	r := p.resume
 	if r.dst.Kind == "" { // a new DST: its identity is its new inode's
-		id, err := identityOf(d.f, p.dst.path, 0, false)
+		id, err := d.identity(p)
 		if err != nil {
-			return refuseErr(KindCheckFailed, p.dst.path, "cannot stat DST", err)
+			return err
 		}
 		r.dst = id
 	}
-	t.state.marks = func() *marks { return dstMarks(d.f, r.dst) }
+	t.state.marks = func() *marks { return dstMarks(d.held().f, r.dst) }
 	st := r.state
 	if st == nil {
 		st = &resumeState{Format: stateFormat, Src: r.src, Dst: r.dst, SrcOffset: p.opts.SrcOffset,
@@ -103,7 +103,7 @@ func (t *trustRun) begin(p *Plan, d *dest) error {
 		}
 		t.made = true
 	}
-	d.keep = true
+	d.keep(true)
 	t.state.start(*st)
 	return nil
 }
@@ -127,13 +127,13 @@ func (t *trustRun) close() {
 // removed, and with it the reason to keep a new DST's partial file, which
 // holds nothing. A state an earlier run made is kept, with what it
 // records.
-func (t *trustRun) forget(p *Plan, d *dest) error {
+func (t *trustRun) forget(p *Plan, d target) error {
 	if t == nil || !t.made {
 		return nil
 	}
 	t.close() // no barrier write may recreate the file
 	if d != nil {
-		d.keep = false
+		d.keep(false)
 	}
 	return removeState(p.resume.statePath)
 }
@@ -181,8 +181,9 @@ func (p *Plan) finishChecksum(ctx context.Context, a *acquired, t *trustRun, rep
 	if t.from > 0 {
 		h := sumObserver{t.sum}
 		job := a.passJob(p, t.from, func(rel int64, src, _ []byte) error { h.Data(rel, src); return nil })
-		job.Files[engine.FileSrc], job.SrcOff, job.SrcAlign = a.files[engine.FileSrc], p.opts.SrcOffset, p.src.alignment()
-		job.MapHoles, job.Observer = !p.src.isBlock, holesOnly{h}
+		a.src.into(&job, engine.FileSrc)
+		job.SrcOff, job.SrcAlign = p.opts.SrcOffset, a.src.align
+		job.MapHoles, job.Observer = p.src.mapsHoles, holesOnly{h}
 		if _, err := p.readPass(ctx, job); err != nil {
 			return err
 		}
@@ -216,10 +217,10 @@ func (p *Plan) endTrust(a *acquired, rep *Report, err error) {
 	}
 	rep.StatePath = p.resume.statePath
 	if err != nil {
-		if !a.undrained && a.dst.f != nil {
+		if f := a.dst.held().f; !a.undrained && f != nil {
 			// Nothing writes DST any more: its marks now let a rerun
 			// trust the prefix without reading it.
-			t.state.settle(func() error { return unix.Fsync(int(a.dst.f.Fd())) })
+			t.state.settle(func() error { return unix.Fsync(int(f.Fd())) })
 		}
 		rep.ResumeFrom = resumePoint(t.state.recorded(), p.Length)
 		if p.resume.newDst {
@@ -235,12 +236,12 @@ func (p *Plan) endTrust(a *acquired, rep *Report, err error) {
 // trustOutcome corrects what a stopped copy says of DST: a resumable one
 // is kept for the next run, and one that verification found different is
 // not to be used.
-func (p *Plan) trustOutcome(state DstState, d *dest, err error) DstState {
+func (p *Plan) trustOutcome(state DstState, d target, err error) DstState {
 	var mm *MismatchError
 	switch {
 	case state == DstComplete || state == DstChanging || state == DstUnknown || state == DstDiscarded || state == DstUntouched:
 		return state
-	case p.resume != nil && d.keep:
+	case p.resume != nil && d.kept():
 		return DstResumable
 	case errors.As(err, &mm):
 		return DstMismatch

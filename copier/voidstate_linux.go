@@ -10,13 +10,19 @@ package copier
 // SRC (resumecheck_linux.go), so it is refused all the same.
 func (p *Plan) voidState(rep *Report) {
 	o := &p.opts
-	if o.Resume || !p.dst.local() || !p.dst.exists || p.dst.isBlock {
+	if o.Resume {
 		return
 	}
 	path := StatePath(o.Dst)
 	st, err := loadState(path)
-	if err != nil || st == nil || st.Partial != "" || st.Dst.Kind != kindFile || st.Dst.Dev != p.dst.st.Dev || st.Dst.Ino != p.dst.st.Ino {
-		return // none, not ringcp's to judge, or another DST's
+	if err != nil || st == nil || st.Partial != "" || st.Dst.Kind != kindFile {
+		return // none, or not ringcp's to judge
+	}
+	// DST as Prepare found it: a file's identity names its inode; a new
+	// DST has none, a device or an export another kind.
+	now, err := p.dst.identity()
+	if err != nil || now.Kind != kindFile || st.Dst.Dev != now.Dev || st.Dst.Ino != now.Ino {
+		return // another DST's
 	}
 	if err := removeState(path); err != nil {
 		rep.note("the resume state %s records a copy into DST, which this copy overwrites, and could not be removed: %v", path, err)

@@ -72,8 +72,8 @@ func (y *yielder) watchDisks(p *Plan) {
 	for _, side := range []struct {
 		ep  *endpoint
 		src bool
-	}{{&p.src, true}, {&p.dst, false}} {
-		disk, ok := diskUnder(side.ep)
+	}{{p.src, true}, {p.dst, false}} {
+		disk, ok := side.ep.disk, side.ep.onDisk
 		if !ok {
 			continue
 		}

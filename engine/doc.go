@@ -72,9 +72,9 @@
 //     function (check.go).
 //
 // A Backend moves bytes: Submit queues requests, Reap waits for
-// completions. The io_uring backend lives here (NewUring); the pread/pwrite
-// pool in package fallback; the NBD backend, which also reaches NBD
-// exports, in package nbdend. A further backend is one new package.
+// completions. The io_uring backend lives here (NewUring); the pool in
+// package fallback, which also serves the ends that move their own bytes
+// (IOEnd). A further backend is one new package.
 //
 // # Ends
 //
@@ -82,7 +82,10 @@
 // (endpoint.go): where its data is (SEEK_DATA/SEEK_HOLE, or NBD block
 // status), the fdatasync before holes are trusted, preallocation, the
 // final size, and the switch for an unaligned last write. A file or block
-// device is a FileEnd of Job.Files; Job.Ends holds ends that are not
-// descriptors (an NBD export, package nbdend), whose data only a backend
-// with the AnyEnd capability moves.
+// device is a FileEnd of Job.Files; Job.Ends holds the ends that are not
+// descriptors: IOEnds (ioend.go), which read, write, zero and flush
+// through methods of their own (an NBD export, package nbdend), and which
+// only a backend with the AnyEnd capability serves. An IOEnd may say that
+// it can only be read in order (a stream): the backend then serves it in
+// offset order.
 package engine

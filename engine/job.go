@@ -13,9 +13,9 @@ import (
 // Job is one copy: Length bytes from SrcOff in FileSrc to DstOff in FileDst.
 type Job struct {
 	Files Files
-	// Ends, where not nil, are ends that are not descriptors (an NBD
-	// export, package nbdend): Ends[id] stands for Files[id], which is
-	// then nil. Every other end is the FileEnd of its file.
+	// Ends, where not nil, are ends that are not descriptors (IOEnds:
+	// an NBD export, package nbdend): Ends[id] stands for Files[id], which
+	// is then nil. Every other end is the FileEnd of its file.
 	Ends   Ends
 	SrcOff int64
 	DstOff int64

@@ -159,6 +159,10 @@ func (r *run) admit() {
 			p.giveBack(now)
 		}
 		if !p.holds() {
+			// A limiter's burst may have shrunk since this turn's look
+			// (the yield controller sets a cap from its own goroutine): a
+			// request sized before it could never be granted.
+			r.most = r.requestMost()
 			r.fitFirst(idx)
 		}
 		n := r.unpaid(idx)

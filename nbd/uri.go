@@ -24,6 +24,10 @@ type Address struct {
 // ParseURI refuses the ones we cannot serve with a clear reason.
 var schemes = []string{"nbd", "nbd+unix", "nbds", "nbds+unix", "nbd+vsock", "nbds+vsock"}
 
+// Schemes are the URI schemes IsURI takes for NBD URIs, lower case: those
+// ParseURI serves and those it refuses with a reason.
+func Schemes() []string { return append([]string(nil), schemes...) }
+
 // IsURI reports whether s is meant as an NBD URI: it starts with an NBD
 // scheme and "://" (case-insensitive). A plain path never is, so a file
 // named "nbd" or "nbd:x" stays a file.

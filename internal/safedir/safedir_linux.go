@@ -227,16 +227,13 @@ func setNonblock(f *os.File, on bool) error {
 
 // Replace writes data as name, whole or not at all: into tmp, made with
 // Create (a leftover tmp is removed first: the caller's own, from a run
-// that was killed; one it may not remove fails the write), with sync
+// that was killed, never followed; another user's is in the way and
+// fails the write, untouched), with sync
 // fsync'ed, then renamed over name. Syncing the folder, to make the new
 // name durable, is the caller's: some filesystems cannot (FUSE).
 func (d *Dir) Replace(name, tmp string, data []byte, perm uint32, sync bool) error {
-	// What a killed writer of this user's left is removed (unlinked: a
-	// symlink is not followed); another user's file is in the way. As
-	// root, or in a folder without the sticky bit, removing it would
-	// succeed, and another user's file would be gone.
 	if st, err := d.Lstat(tmp); err == nil && int(st.Uid) != os.Geteuid() {
-		return fmt.Errorf("%s is in the way: it belongs to uid %d, not to this user (uid %d)", d.Join(tmp), st.Uid, os.Geteuid())
+		return fmt.Errorf("%s is in the way: another user's (uid %d)", d.Join(tmp), st.Uid)
 	}
 	if err := d.Remove(tmp); err != nil && !errors.Is(err, unix.ENOENT) {
 		return err

@@ -87,13 +87,12 @@ func TestCreateNeverFollows(t *testing.T) {
 
 func contains(err error, s string) bool { return err != nil && strings.Contains(err.Error(), s) }
 
-// TestReplaceKeepsOthersTemporary: a temporary of another user's in the
-// way fails Replace and is left as it is (root, or a folder without the
-// sticky bit, could remove it; issue 20's second review found a resumed
-// copy removing another user's STATE.tmp).
-func TestReplaceKeepsOthersTemporary(t *testing.T) {
+// TestReplaceLeavesOthersTemporary: a temporary another user made under
+// the name Replace writes first is in the way: the write fails and the
+// file stays as it was (removing it is not ours to do).
+func TestReplaceLeavesOthersTemporary(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to give a file to another user")
+		t.Skip("needs root to make a file of another user's")
 	}
 	base := t.TempDir()
 	d, err := Open(base)
@@ -102,14 +101,12 @@ func TestReplaceKeepsOthersTemporary(t *testing.T) {
 	}
 	defer d.Close()
 	tmp := filepath.Join(base, "state.tmp")
-	os.WriteFile(tmp, []byte("theirs"), 0o644)
-	if err := os.Chown(tmp, 65534, 65534); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Replace("state", "state.tmp", []byte("new"), 0o600, false); !contains(err, "is in the way") {
-		t.Errorf("Replace over another user's temporary: %v; want it in the way", err)
+	os.WriteFile(tmp, []byte("theirs"), 0o666)
+	os.Chown(tmp, 65534, 65534)
+	if err := d.Replace("state", "state.tmp", []byte("new"), 0o600, true); !contains(err, "is in the way") {
+		t.Fatalf("Replace over another user's temporary: %v; want 'is in the way'", err)
 	}
 	if b, _ := os.ReadFile(tmp); string(b) != "theirs" {
-		t.Errorf("the other user's temporary holds %q", b)
+		t.Errorf("the other user's file holds %q", b)
 	}
 }

@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"strings"
+
+	"github.com/ringcp/ringcp/copier"
+	"github.com/spf13/pflag"
+)
+
+// optionFlag binds a flag to the copier.Options field it sets. The table
+// below is the one place a flag meets its field: the copy defines its
+// flags from it, verify, checksum and a --jobs line take theirs from it,
+// and a message that names a field ("Options.BlockSize 0: ...") or a
+// refusal's Field is shown with the flag from it.
+type optionFlag struct {
+	field       string // as copier's errors name it: "BlockSize", "NBD.Connections"
+	name, short string
+	placeholder string // what it takes, in --help ("SIZE"); "" for a switch
+	def         string // the value shown as its default, set before parsing
+	usage       string
+	bind        func(o *copier.Options) pflag.Value
+	words       string // how messages say the field when not --name ("--sync none")
+}
+
+// optionFlags, in --help's order.
+var optionFlags = []optionFlag{
+	{field: "BlockSize", name: "block-size", short: "b", placeholder: "SIZE",
+		usage: "bytes per request (default: chosen from both ends); with --direct auto rounded to a multiple of the O_DIRECT alignment, which keeps O_DIRECT on",
+		bind:  func(o *copier.Options) pflag.Value { return sizeValue[int]{&o.BlockSize, true} }},
+	{field: "QueueDepth", name: "queue-depth", short: "q", placeholder: "N",
+		usage: "requests in flight (default: chosen)",
+		bind:  func(o *copier.Options) pflag.Value { return countValue{&o.QueueDepth} }},
+	{field: "Engine", name: "engine", placeholder: choiceList(copier.EngineChoices()), def: string(copier.EngineAuto),
+		usage: "auto: io_uring, or the pool where io_uring is unavailable or not trusted; nbd for NBD exports",
+		bind:  func(o *copier.Options) pflag.Value { return stringValue{(*string)(&o.Engine)} }},
+	{field: "Direct", name: "direct", placeholder: choiceList(copier.DirectChoices), def: string(copier.DirectAuto),
+		usage: "auto: O_DIRECT on each side that takes it; always: refuse where a side cannot",
+		bind:  func(o *copier.Options) pflag.Value { return stringValue{(*string)(&o.Direct)} }},
+	{field: "NoSync", name: "sync", placeholder: "end|none", def: "end", words: "--sync none",
+		usage: "end: fdatasync DST before reporting success",
+		bind:  func(o *copier.Options) pflag.Value { return syncValue{&o.NoSync} }},
+	{field: "SrcOffset", name: "src-offset", placeholder: "SIZE",
+		usage: "start this many bytes into SRC",
+		bind:  func(o *copier.Options) pflag.Value { return sizeValue[int64]{p: &o.SrcOffset} }},
+	{field: "DstOffset", name: "dst-offset", placeholder: "SIZE",
+		usage: "write this many bytes into DST (DST is then not truncated)",
+		bind: func(o *copier.Options) pflag.Value {
+			return rangeValue{sizeValue: sizeValue[int64]{p: &o.DstOffset}, dstSize: &o.DstSize}
+		}},
+	{field: "Length", name: "length", placeholder: "SIZE",
+		usage: "copy this many bytes (default: to the end of SRC; DST is then not truncated)",
+		bind: func(o *copier.Options) pflag.Value {
+			return rangeValue{sizeValue: sizeValue[int64]{p: &o.Length}, dstSize: &o.DstSize, given: &o.LengthSet}
+		}},
+	{field: "Sparse", name: "sparse", placeholder: choiceList(copier.SparseChoices), def: string(copier.SparseAuto),
+		usage: "holes and zero blocks are not copied as data (auto skips zero scans where zeros cost what data costs; never copies every byte)",
+		bind:  func(o *copier.Options) pflag.Value { return stringValue{(*string)(&o.Sparse)} }},
+	{field: "ZeroBlock", name: "zero-block", placeholder: "SIZE",
+		usage: "zero detection granularity, a power of two (default 4096)",
+		bind:  func(o *copier.Options) pflag.Value { return sizeValue[int]{&o.ZeroBlock, true} }},
+	{field: "TargetIsZero", name: "target-is-zero",
+		usage: "DST already reads as zeros: skip zero ranges instead of zeroing them",
+		bind:  func(o *copier.Options) pflag.Value { return boolValue{&o.TargetIsZero} }},
+	{field: "Offload", name: "offload", placeholder: choiceList(copier.OffloadChoices), def: string(copier.OffloadAuto),
+		usage: "let the filesystem copy (auto: reflink on btrfs/XFS, copy_file_range on NFS/SMB)",
+		bind:  func(o *copier.Options) pflag.Value { return stringValue{(*string)(&o.Offload)} }},
+	{field: "SrcFormat", name: "src-format", placeholder: copier.SrcFormatRaw,
+		usage: "copy SRC's bytes as they are although they form a disk image (qcow2, vmdk, vhdx, vdi, vpc, qed), which is refused otherwise",
+		bind:  func(o *copier.Options) pflag.Value { return stringValue{&o.SrcFormat} }},
+	{field: "Verify", name: "verify",
+		usage: "read DST back after the copy (from the device, not the cache) and compare it with what was read from SRC; exit 3 on a difference",
+		bind:  func(o *copier.Options) pflag.Value { return boolValue{&o.Verify} }},
+	{field: "Checksum", name: "checksum",
+		usage: "compute SRC's oVirt imageio checksum (blake2b, 4 MiB blocks) from the data as it is copied",
+		bind:  func(o *copier.Options) pflag.Value { return checksumValue{&o.Checksum} }},
+	{field: "Resume", name: "resume",
+		usage: "record progress in a state file and, when one is there, continue the interrupted copy it records",
+		bind:  func(o *copier.Options) pflag.Value { return boolValue{&o.Resume} }},
+	{field: "StatePath", name: "state", placeholder: "PATH",
+		usage: "the --resume state file (default: DST.ringcp-state; a block device DST needs one); with --jobs, a folder for one per job",
+		bind:  func(o *copier.Options) pflag.Value { return stringValue{&o.StatePath} }},
+	{field: "SyncEvery", name: "sync-every", placeholder: "DURATION",
+		usage: "with --resume: sync DST and record the progress this often: a kill loses about this much work (default " + copier.DefaultSyncEvery.String() + ")",
+		bind:  func(o *copier.Options) pflag.Value { return durationValue{&o.SyncEvery, true} }},
+	{field: "NBD.Connections", name: "nbd-connections", placeholder: "N", def: "4",
+		usage: "connections to an NBD export whose server allows several (CAN_MULTI_CONN)",
+		bind:  func(o *copier.Options) pflag.Value { return countValue{&o.NBD.Connections} }},
+	{field: "NBD.Timeout", name: "nbd-timeout", placeholder: "DURATION",
+		usage: "fail when an NBD server does not answer for this long (default 5m; 30s to connect)",
+		bind:  func(o *copier.Options) pflag.Value { return durationValue{p: &o.NBD.Timeout} }},
+	{field: "MaxRate", name: "max-rate", placeholder: "RATE",
+		usage: "cap the bytes moved per second (50M: 50 MiB/s; 0: no cap); change it while the copy runs with ringcp rate PID RATE",
+		bind:  func(o *copier.Options) pflag.Value { return sizeValue[int64]{p: &o.MaxRate} }},
+	{field: "IOPrio", name: "ioprio", placeholder: "CLASS[:LEVEL]",
+		usage: "I/O priority of every read and write: idle, be[:0-7] or rt[:0-7] (the mq-deadline and bfq schedulers honour it)",
+		bind:  func(o *copier.Options) pflag.Value { return stringValue{&o.IOPrio} }},
+	{field: "Yield", name: "yield",
+		usage: "give the disk to other work: cut depth and rate while others wait on it, raise them when they no longer do",
+		bind:  func(o *copier.Options) pflag.Value { return boolValue{&o.Yield} }},
+	{field: "Force", name: "force",
+		usage: "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device), create a file in /dev, try a copy that seems not to fit; never a mounted DST",
+		bind:  func(o *copier.Options) pflag.Value { return boolValue{&o.Force} }},
+}
+
+// unboundFields are the Options fields no flag sets, and why; with
+// optionFlags they name every field (TestEveryOptionBound).
+var unboundFields = map[string]string{
+	"Src":              "SRC, an operand",
+	"Dst":              "DST, an operand",
+	"LengthSet":        "set by --length",
+	"DstSize":          "set by --dst-offset and --length, which keep the rest of DST (dd's conv=notrunc in ringcp dd)",
+	"Progress":         "the library's counter; the command reads Plan.Status",
+	"OnProgress":       "set from --progress (a format's renderer)",
+	"ProgressInterval": "set from --progress-interval and the format's default",
+}
+
+// batchFlags name the BatchOptions fields that copier's errors may name.
+var batchFlags = map[string]string{"Parallel": "--parallel", "MaxRate": "--max-rate"}
+
+// defineOptionFlags defines on fs the flags named (all when none is) as
+// setters of o's fields, with their defaults set.
+func defineOptionFlags(fs *pflag.FlagSet, o *copier.Options, names ...string) {
+	for _, f := range optionFlags {
+		if len(names) > 0 && !contains(names, f.name) {
+			continue
+		}
+		v := f.bind(o)
+		if f.def != "" {
+			v.Set(f.def) // the table's own defaults parse
+		}
+		flag := fs.VarPF(v, f.name, f.short, f.usage)
+		if b, ok := v.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			flag.NoOptDefVal = "true"
+		}
+	}
+}
+
+// flagOf is the flag that sets an Options field, as messages say it;
+// BatchOptions fields are named "BatchOptions.Parallel". "" for a field
+// no flag sets.
+func flagOf(field string) string {
+	if f, ok := strings.CutPrefix(field, "BatchOptions."); ok {
+		return batchFlags[f]
+	}
+	for _, f := range optionFlags {
+		if f.field == field && f.words != "" {
+			return f.words
+		}
+		if f.field == field {
+			return "--" + f.name
+		}
+	}
+	return ""
+}
+
+// flagWords rewrites "Options.Field" and "BatchOptions.Field" in the
+// library's words to the flag.
+var flagWords = func() *strings.Replacer {
+	words := map[string]string{}
+	for _, f := range optionFlags {
+		words["Options."+f.field] = flagOf(f.field)
+	}
+	for f := range batchFlags {
+		words["BatchOptions."+f] = flagOf("BatchOptions." + f)
+	}
+	return fieldReplacer(words)
+}()

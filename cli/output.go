@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/internal/units"
+)
+
+// copyObject is the copy's --json body: the library's Report, with what
+// the command line asked (the ends, the range) where a refusal came
+// before the copy measured them.
+func copyObject(o copier.Options, r copier.Report, err error) copier.Report {
+	if r.Src == "" && r.Dst == "" {
+		r.Src, r.Dst, r.SrcOffset, r.DstOffset = o.Src, o.Dst, o.SrcOffset, o.DstOffset
+	}
+	var refused *copier.RefusedError
+	if errors.As(err, &refused) && r.Length == 0 {
+		r.Length = refused.Length
+	}
+	return r
+}
+
+// writeJSON prints the one --json object for a copy; err, when not nil,
+// is why it did not complete.
+func writeJSON(stdout io.Writer, o copier.Options, r copier.Report, err error) error {
+	return writeObject(stdout, newEnvelope("copy", err), err, copyObject(o, r, err))
+}
+
+// rangeDone is how much of the range the copy finished: data written,
+// holes left and zeros made.
+func rangeDone(r copier.Report) int64 { return r.RangeDone() }
+
+// printSummary is the one human line at the end.
+func printSummary(w io.Writer, r copier.Report, verb string) {
+	total := rangeDone(r)
+	fmt.Fprintf(w, "ringcp: %s %s in %.2f s (%s), CPU %.2f s, engine %s%s%s\n",
+		verb, units.Format(total), r.Seconds, units.Rate(total, r.Seconds), r.CPUSeconds, r.Engine,
+		sparseNote(r), fallbackNote(r))
+}
+
+// sparseNote splits the total when not everything was data.
+func sparseNote(r copier.Report) string {
+	if r.BytesHoles == 0 && r.BytesZeroed == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s data, %s holes, %s zeroed)", units.Format(r.Bytes), units.Format(r.BytesHoles), units.Format(r.BytesZeroed))
+}
+
+func fallbackNote(r copier.Report) string {
+	if r.FallbackReason == "" {
+		return ""
+	}
+	return " (" + r.FallbackReason + ")"
+}

@@ -1,0 +1,78 @@
+package copier
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ringcp/ringcp/guard"
+)
+
+// checkInUse refuses an existing DST that something else relies on,
+// before anything is written, on what guard finds:
+//
+//   - SRC and DST overlap through partitions or loop devices (never
+//     overridden: the copy would overwrite what it has yet to read);
+//   - DST, the disk it is a partition of, a partition of it, or a loop
+//     device stacked on it is mounted or active swap (never overridden:
+//     the kernel trusts what it wrote there);
+//   - DST is in use: held by device-mapper or md (sysfs holders), open
+//     exclusively by another program (O_EXCL fails with EBUSY), or the
+//     backing of a loop device. Options.Force writes anyway.
+func (f *fileEnd) checkInUse(p *Plan) error {
+	if !f.ep.exists {
+		return nil
+	}
+	if err := f.checkOverlap(p); err != nil {
+		return err
+	}
+	busy, err := f.dstBusy(p)
+	if err != nil {
+		return err
+	}
+	var inUse []string
+	for _, b := range busy {
+		if b.Kind == guard.Mounted {
+			return refuseMounted(p.opts.Dst, b.What)
+		}
+		inUse = append(inUse, b.What)
+	}
+	if len(inUse) == 0 {
+		return nil
+	}
+	why := strings.Join(inUse, "; ")
+	if !p.opts.Force {
+		return refuse(KindInUse, p.opts.Dst, "in use: "+why+" (Options.Force writes anyway)").on("Dst")
+	}
+	p.Forced = why
+	p.note("Options.Force: writing %s although %s", p.opts.Dst, why)
+	return nil
+}
+
+// refuseMounted is the refusal Options.Force cannot lift.
+func refuseMounted(path, what string) error {
+	return refuse(KindMounted, path, "in use: "+what+"; ringcp never writes over a mounted file system or swap, not even with Options.Force").on("Dst")
+}
+
+// dstBusy lists why DST must not, or should not, be written.
+func (f *fileEnd) dstBusy(p *Plan) ([]guard.Busy, error) {
+	var src guard.Span // what the copy reads through, when SRC is a file too
+	if s, ok := p.src.end.(*fileEnd); ok {
+		src = s.span(p.srcRange())
+	}
+	busy, err := guard.FindBusy(f.span(p.dstRange()), src)
+	if err != nil {
+		return nil, refuseErr(KindCheckFailed, p.opts.Dst, "cannot tell whether DST is mounted", err).on("Dst")
+	}
+	return busy, nil
+}
+
+// checkOverlap refuses SRC and DST that reach the same bytes through
+// partitions or loop devices: a disk and its own partition, a loop device
+// and the file or device behind it. Writing would destroy what is still
+// to be read. checkSameObject has already caught the plain cases.
+func (f *fileEnd) checkOverlap(p *Plan) error {
+	if ov := f.overlap(p.dstRange(), p.src, p.srcRange()); ov != nil {
+		return refuse(KindOverlap, p.opts.Dst, fmt.Sprintf("SRC and DST overlap on %s: SRC %s, DST %s", ov.on, ov.theirs, ov.mine)).on("Dst")
+	}
+	return nil
+}
