@@ -124,15 +124,20 @@ func (p *Plan) cutsDst() bool {
 	return o.DstOffset == 0 && !o.LengthSet
 }
 
-// checkSameObject refuses to copy a file or device onto itself where the
-// ranges overlap, or where truncating DST would destroy SRC. Each end's
-// kind is asked: a kind knows the other kinds' ends it may be (an export
-// whose server on this host holds SRC open), not the reverse.
-func (p *Plan) checkSameObject() error {
-	same, what := p.src.same(p.dst)
-	if !same {
-		same, what = p.dst.same(p.src)
+// oneObject says a and b are one object, and what, asking both ends'
+// kinds: a kind answers for the ends of other kinds it may be (an export
+// whose server on this host holds a local file open), not the reverse.
+func oneObject(a, b *endpoint) (bool, string) {
+	if same, what := a.same(b); same {
+		return true, what
 	}
+	return b.same(a)
+}
+
+// checkSameObject refuses to copy a file or device onto itself where the
+// ranges overlap, or where truncating DST would destroy SRC.
+func (p *Plan) checkSameObject() error {
+	same, what := oneObject(p.src, p.dst)
 	if !same {
 		return nil
 	}

@@ -35,3 +35,27 @@ func TestNBDServesLocalEnd(t *testing.T) {
 		})
 	}
 }
+
+// TestNBDServesLocalEndAcrossJobs: in a --jobs list, a job that reads or
+// writes an export whose server holds a file open, and a later job that
+// writes that file: one object, refused across the jobs as two paths of
+// one file are, nothing written. The later job's DST is the file, which
+// knows nothing of exports: the export's kind must be asked too.
+func TestNBDServesLocalEndAcrossJobs(t *testing.T) {
+	nbdtest.Need(t, "nbdkit")
+	dir := t.TempDir()
+	img, other := filepath.Join(dir, "s.img"), filepath.Join(dir, "other.img")
+	randomFile(t, img, 1<<20, 82)
+	randomFile(t, other, 1<<20, 83)
+	s := nbdtest.Nbdkit(t, nbdtest.Unix, "file", img)
+	out := filepath.Join(dir, "out")
+
+	reads := writeList(t, dir, quoteWord(s.URI)+" "+out, other+" "+img)
+	refused(t, []string{"--jobs", reads}, []string{img, other},
+		"job 2 (line 2): "+img+": is job 1's SRC")
+	mustNotExist(t, out)
+
+	writes := writeList(t, dir, other+" "+quoteWord(s.URI), other+" "+img)
+	refused(t, []string{"--jobs", writes}, []string{img, other},
+		"job 2 (line 2): "+img+": is also job 1's DST")
+}
