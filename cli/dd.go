@@ -50,6 +50,7 @@ Exit codes as for ringcp: 0 complete, 1 failed, 2 refused, 128+N signal.
 var ddWords = fieldReplacer(map[string]string{
 	"Options.SrcOffset": "skip=", "Options.DstOffset": "seek=", "Options.Length": "count=", "Options.BlockSize": "bs=",
 	"Options.Direct": "iflag=direct,oflag=direct", "Options.Sparse": "conv=sparse", "Options.Force": "(ringcp's --force)",
+	"Options.SrcFormat raw": "(ringcp's --src-format raw)", "Options.DstFormat raw": "(ringcp's --dst-format raw)",
 })
 
 // runDD is `ringcp dd`: dd's operands mapped onto copier.Options, dd's

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/internal/units"
+	"github.com/spf13/pflag"
 )
 
 // demoSize: big enough that queues and block size matter, small enough for
@@ -40,15 +41,23 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
+// demoFlags are demo's flags: the image's size and folder, and --help.
+func demoFlags() (fs *pflag.FlagSet, size *int64, dir *string, help *bool) {
+	size = new(int64)
+	*size = demoSize
+	fs = newFlagSet("ringcp demo")
+	fs.Var(sizeValue[int64]{p: size}, "size", "size of the demo image")
+	dir = fs.String("dir", "", "where to make the image (default: a new temp dir)")
+	help = fs.BoolP("help", "h", false, "show this help")
+	return fs, size, dir, help
+}
+
 func demo(args []string, stdout, stderr io.Writer) error {
-	size := int64(demoSize)
-	fs := newFlagSet("ringcp demo")
-	fs.Var(sizeValue[int64]{p: &size}, "size", "size of the demo image")
-	dirFlag := fs.String("dir", "", "where to make the image (default: a new temp dir)")
-	help := fs.BoolP("help", "h", false, "show this help")
+	fs, sizeFlag, dirFlag, help := demoFlags()
 	if err := fs.Parse(args); err != nil {
 		return &usageError{err}
 	}
+	size := *sizeFlag
 	if *help {
 		fmt.Fprint(stdout, demoUsage+flagHelp(fs))
 		return errHelp

@@ -52,6 +52,13 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	if err := checkOperands(fs, cfg.jobs); err != nil {
 		return cfg, err
 	}
+	if cfg.jobs == "" {
+		dst, err := intoDirectory(cfg.opts.Src, cfg.opts.Dst)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.opts.Dst = dst
+	}
 	if err := checkProgress(cfg.progress, fs.Changed("progress-interval")); err != nil {
 		return cfg, err
 	}
@@ -72,7 +79,7 @@ func copyFlags(cfg *config) (*pflag.FlagSet, *bool) {
 	fs.DurationVar(&cfg.progress.interval, "progress-interval", 0, "how often progress is written (default 1s; the terminal line 250ms)")
 	fs.IntVar(&cfg.progress.fd, "progress-fd", -1, "write progress to this open file descriptor instead")
 	fs.BoolVarP(&cfg.verbose, "verbose", "v", false, "explain alignment, block size, direct I/O and engine choices")
-	defineOptionFlags(fs, &cfg.opts, "src-format")
+	defineOptionFlags(fs, &cfg.opts, "src-format", "dst-format")
 	fs.StringVar(&cfg.jobs, "jobs", "", "copy each job listed in FILE (a line: SRC DST [range flags]; - reads stdin) in this one process, sharing one buffer budget; the other flags apply to every job")
 	fs.IntVar(&cfg.parallel, "parallel", 0, "with --jobs: how many jobs run at once, in the list's order (0: all)")
 	defineOptionFlags(fs, &cfg.opts, "verify", "checksum", "resume", "state", "sync-every", "nbd-connections", "nbd-timeout",

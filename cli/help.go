@@ -15,6 +15,7 @@ const usageShort = `Usage: ringcp [flags] SRC DST     copy SRC to DST (files or 
        ringcp checksum PATH        print the oVirt imageio checksum as JSON
        ringcp rate PID [RATE]      show or change the rate cap of a running copy
        ringcp demo                 copy a built-in 1 GiB image with each engine, verified
+       ringcp completion bash|zsh|fish, ringcp man   shell completion, the manual page
        ringcp --version
 ringcp --help lists the flags, with examples and exit codes.
 `
@@ -26,10 +27,12 @@ const usageHead = `Usage: ringcp [flags] SRC DST
        ringcp checksum [flags] PATH           print the oVirt imageio checksum as JSON
        ringcp rate PID [RATE]                 show or change the rate cap of copy PID (0: none)
        ringcp demo [--size SIZE] [--dir DIR]
+       ringcp completion bash|zsh|fish        print the shell's completion script
+       ringcp man                             print the manual page (ringcp man | man -l -)
        ringcp --version [--json]
 
-Copies SRC to DST (regular files or block devices; DST may be a new file)
-with io_uring and O_DIRECT, ending with an fdatasync barrier. Everything is
+Copies SRC to DST (regular files or block devices; DST may be a new file,
+or a directory to copy into under SRC's name, as cp does) with io_uring and O_DIRECT, ending with an fdatasync barrier. Everything is
 checked before the first write, and a new DST gets its name only once it is
 complete. SRC and DST may also be NBD exports (qemu-nbd, nbdkit...):
 nbd://host[:port]/export or nbd+unix:///export?socket=PATH, and over TLS

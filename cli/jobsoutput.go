@@ -88,8 +88,8 @@ func printJob(w io.Writer, i int, l jobLine, opts copier.Options, j copier.JobRe
 	switch outcomeOf(j) {
 	case outcomeComplete:
 		total := rangeDone(j.Report)
-		fmt.Fprintf(w, "copied %s in %.2f s (%s), engine %s%s%s\n", units.Format(total), j.Seconds,
-			units.Rate(total, j.Seconds), j.Engine, sparseNote(j.Report), fallbackNote(j.Report))
+		fmt.Fprintf(w, "copied %s in %.2f s (%s), engine %s%s%s%s\n", units.Format(total), j.Seconds,
+			units.Rate(total, j.Seconds), j.Engine, sparseNote(j.Report), fallbackNote(j.Report), slowdownNote(j.Report))
 		return
 	case outcomeNotStarted:
 		fmt.Fprintf(w, "not started (%s); DST untouched\n", stoppedBy(sig, "the batch stopped"))

@@ -61,7 +61,10 @@ func TestJSONEveryOutcome(t *testing.T) {
 		{[]string{"--json", fx.Src, fx.Src}, "overlap", "Dst", "", "", "SRC and DST are the same file"},
 		{[]string{"--json", "-q", "0", fx.Src, fx.New}, "bad_input", "QueueDepth", "", "--queue-depth", `"-q, --queue-depth" flag: must be more than 0`},
 		{[]string{"--json", "-q", "2000", fx.Src, fx.New}, "bad_input", "QueueDepth", "", "--queue-depth", "--queue-depth 2000: out of range (1 to 1024)"},
-		{[]string{"--json", fx.Src, fx.Sub}, "not_supported", "Dst", "EISDIR", "", "is a directory"},
+		{[]string{"--json", "nbd://localhost/x", fx.Sub}, "bad_input", "Dst", "EISDIR", "", "DST is a directory"},
+		{[]string{"--json", fx.Sub, fx.New}, "not_supported", "Src", "EISDIR", "", "is a directory"},
+		// A name that does not resolve is no EIO (.invalid never resolves: RFC 2606).
+		{[]string{"--json", "nbd://no-such-host.invalid/x", fx.New}, "not_found", "Src", "", "", "cannot resolve the host name no-such-host.invalid"},
 	}
 	for _, c := range cases {
 		got, r := jsonOf(t, c.args...)

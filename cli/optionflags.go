@@ -67,6 +67,9 @@ var optionFlags = []optionFlag{
 	{field: "SrcFormat", name: "src-format", placeholder: copier.SrcFormatRaw,
 		usage: "copy SRC's bytes as they are although they form a disk image (qcow2, vmdk, vhdx, vdi, vpc, qed), which is refused otherwise",
 		bind:  func(o *copier.Options) pflag.Value { return stringValue{&o.SrcFormat} }},
+	{field: "DstFormat", name: "dst-format", placeholder: copier.SrcFormatRaw,
+		usage: "write raw bytes over an existing DST although it is a disk image (qcow2, vmdk, vhdx, vdi, vpc, qed), which is refused otherwise",
+		bind:  func(o *copier.Options) pflag.Value { return stringValue{&o.DstFormat} }},
 	{field: "Verify", name: "verify",
 		usage: "read DST back after the copy (from the device, not the cache) and compare it with what was read from SRC; exit 3 on a difference",
 		bind:  func(o *copier.Options) pflag.Value { return boolValue{&o.Verify} }},
@@ -98,7 +101,7 @@ var optionFlags = []optionFlag{
 		usage: "give the disk to other work: cut depth and rate while others wait on it, raise them when they no longer do",
 		bind:  func(o *copier.Options) pflag.Value { return boolValue{&o.Yield} }},
 	{field: "Force", name: "force",
-		usage: "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device), create a file in /dev, try a copy that seems not to fit; never a mounted DST",
+		usage: "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device) or a disk image, copy a SRC mounted read-write, create a file in /dev, try a copy that seems not to fit; never a mounted DST",
 		bind:  func(o *copier.Options) pflag.Value { return boolValue{&o.Force} }},
 }
 

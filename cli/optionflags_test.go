@@ -72,7 +72,7 @@ func TestEveryOptionBound(t *testing.T) {
 // --length says it was given. No flag sets another field.
 func TestOptionFlagsSetTheirField(t *testing.T) {
 	samples := map[string]string{"engine": "pool", "direct": "never", "sync": "none", "sparse": "never", "offload": "never",
-		"src-format": "raw", "state": "s", "ioprio": "idle", "nbd-connections": "7"}
+		"src-format": "raw", "dst-format": "raw", "state": "s", "ioprio": "idle", "nbd-connections": "7"}
 	byType := map[string]string{"SIZE": "8k", "int": "3", "duration": "3s", "bool": "true", "string": "x"}
 	also := map[string][]string{"dst-offset": {"DstSize"}, "length": {"DstSize", "LengthSet"}}
 	for _, f := range optionFlags {

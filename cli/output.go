@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/internal/units"
@@ -36,9 +37,30 @@ func rangeDone(r copier.Report) int64 { return r.RangeDone() }
 // printSummary is the one human line at the end.
 func printSummary(w io.Writer, r copier.Report, verb string) {
 	total := rangeDone(r)
-	fmt.Fprintf(w, "ringcp: %s %s in %.2f s (%s), CPU %.2f s, engine %s%s%s\n",
+	fmt.Fprintf(w, "ringcp: %s %s in %.2f s (%s), CPU %.2f s, engine %s%s%s%s\n",
 		verb, units.Format(total), r.Seconds, units.Rate(total, r.Seconds), r.CPUSeconds, r.Engine,
-		sparseNote(r), fallbackNote(r))
+		sparseNote(r), fallbackNote(r), slowdownNote(r))
+}
+
+// slowdownNote says what held the copy back on purpose, so that a rate
+// below the disks' is not taken for a slow disk: the cap (--max-rate,
+// ringcp rate, SIGUSR2) in force at the end, and what --yield cut.
+func slowdownNote(r copier.Report) string {
+	var parts []string
+	if r.MaxRate > 0 {
+		parts = append(parts, "capped at "+units.Format(r.MaxRate)+"/s (--max-rate)")
+	}
+	if y := r.Yield; y != nil && y.Cuts > 0 {
+		what := fmt.Sprintf("depth down to %d", y.LowestDepth)
+		if y.LowestRate > 0 {
+			what += ", rate to " + units.Format(y.LowestRate) + "/s"
+		}
+		parts = append(parts, fmt.Sprintf("yielded to other I/O for %.1f s (--yield: %d cuts, %s)", y.CutSeconds, y.Cuts, what))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(parts, "; ")
 }
 
 // sparseNote splits the total when not everything was data.

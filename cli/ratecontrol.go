@@ -254,6 +254,10 @@ func capString(bps int64) string {
 // rateCommand is `ringcp rate PID [RATE]`. A PID that is not a running
 // copy is refused (exit 2), so no other program gets the signal.
 func rateCommand(args []string, stdout io.Writer) error {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
+		io.WriteString(stdout, rateUsage)
+		return errHelp
+	}
 	args, asJSON := withoutJSON(args)
 	pid, rate, err := changeRate(args, stdout, !asJSON)
 	if asJSON {
@@ -261,6 +265,18 @@ func rateCommand(args []string, stdout io.Writer) error {
 	}
 	return err
 }
+
+const rateUsage = `Usage: ringcp rate [--json] PID [RATE]
+
+Shows the rate cap of the copy (or --jobs batch) running as process PID,
+or sets it to RATE, at once and while the copy runs, as --max-rate would
+have: 50M is 50 MiB/s, 0 removes the cap. Only PID's own user (or root)
+may change it. Exit 0: done; 2: no such copy, or a bad RATE.
+
+Flags:
+      --json                    print one JSON object on stdout: pid, max_rate
+  -h, --help                    show this help
+`
 
 // jsonRate is `ringcp rate --json`'s body: the copy and its cap after
 // the command (bytes per second, 0 for none; -1 when unknown).

@@ -43,6 +43,10 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 			return runDemo(args[1:], stdout, stderr)
 		case "dd":
 			return runDD(args[1:], stdout, stderr)
+		case "completion":
+			return completionCommand(args[1:], stdout)
+		case "man":
+			return manCommand(args[1:], stdout)
 		}
 	}
 	if len(args) == 0 {

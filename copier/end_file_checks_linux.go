@@ -26,15 +26,16 @@ func (f *fileEnd) checkAlone(p *Plan) error {
 }
 
 // check refuses what keeps the copy from using the end as it is: SRC is
-// not held for writing by others, and is not a disk image container; DST
-// is not in use, locked, on a read-only or devtmpfs filesystem, or too
-// small a filesystem for the file.
+// not held for writing by others, not mounted read-write, and is not a
+// disk image container; DST is not in use, locked, on a read-only or
+// devtmpfs filesystem, too small a filesystem for the file, or a disk
+// image container.
 func (f *fileEnd) check(p *Plan) error {
 	var checks []func(*Plan) error
 	if f.ep.role == roleSrc {
-		checks = []func(*Plan) error{f.checkSrcLocks, f.checkImageFormat}
+		checks = []func(*Plan) error{f.checkSrcLocks, f.checkSrcWriters, f.checkImageFormat}
 	} else {
-		checks = []func(*Plan) error{f.checkResumed, f.checkInUse, f.checkDstLocks, f.checkNewInDev, f.checkWritable, f.checkFileLimit}
+		checks = []func(*Plan) error{f.checkResumed, f.checkInUse, f.checkDstLocks, f.checkNewInDev, f.checkWritable, f.checkFileLimit, f.checkDstImageFormat}
 	}
 	for _, c := range checks {
 		if err := c(p); err != nil {
@@ -161,6 +162,31 @@ func (f *fileEnd) checkImageFormat(p *Plan) error {
 	}
 	return refuse(KindImageFormat, o.Src, fmt.Sprintf("SRC is a %s disk image (%s), not raw disk bytes: convert it with qemu-img convert -f %s -O raw %s %s, or pass Options.SrcFormat raw to copy the image file as it is",
 		format, where, format, shellQuote(o.Src), shellQuote(o.Dst))).on("Src")
+}
+
+// checkDstImageFormat refuses an existing DST that is a disk image
+// container: raw bytes written over its header leave a file no program
+// opens as an image, nor as the disk it held. Whoever means to write raw
+// bytes there says so with Options.DstFormat raw (or Force). Every kind
+// guard names counts but LUKS, whose volume a raw copy overwrites as any
+// other disk. Only a DST whose header the copy writes (DstOffset 0, or a
+// cut that drops it) is looked at.
+func (f *fileEnd) checkDstImageFormat(p *Plan) error {
+	o := &p.opts
+	if !f.ep.exists || o.DstFormat == SrcFormatRaw || (o.DstOffset != 0 && !p.truncate) {
+		return nil
+	}
+	size := f.ep.geo.Size
+	format, where := guard.ImageFormat(o.Dst, size, size)
+	if format == "" || format == "luks" {
+		return nil
+	}
+	if o.Force {
+		p.forced(fmt.Sprintf("it is a %s disk image (%s)", format, where))
+		return nil
+	}
+	return refuse(KindImageFormat, o.Dst, fmt.Sprintf("DST is a %s disk image (%s): raw bytes written over it leave neither the image nor a disk; convert with qemu-img convert -O %s %s %s, or pass Options.DstFormat raw or Options.Force to overwrite it with raw bytes",
+		format, where, format, shellQuote(o.Src), shellQuote(o.Dst))).on("Dst")
 }
 
 // shellQuote makes path safe to paste into a shell command line.

@@ -76,3 +76,32 @@ func (f *fileEnd) checkOverlap(p *Plan) error {
 	}
 	return nil
 }
+
+// checkSrcWriters refuses a SRC whose bytes a file system mounted
+// read-write (or swap) changes while they are read: the copy of a live
+// file system is inconsistent, its metadata from one moment and its data
+// from another, and fsck may not mend it. Mounted read-only it is a
+// stable image. Options.Force copies it anyway (a crash-consistent copy
+// someone wants, a file system known to be idle).
+func (f *fileEnd) checkSrcWriters(p *Plan) error {
+	if p.Length == 0 {
+		return nil
+	}
+	writers, err := guard.FindWriters(f.span(p.srcRange()))
+	if err != nil {
+		return refuseErr(KindCheckFailed, p.opts.Src, "cannot tell whether SRC is mounted", err).on("Src")
+	}
+	if len(writers) == 0 {
+		return nil
+	}
+	why := strings.Join(writers, "; ")
+	if !p.opts.Force {
+		return refuse(KindInUse, p.opts.Src, "SRC is written while it is read, mounted read-write: "+why+": a live file system copies inconsistently; unmount it or remount it read-only (mount -o remount,ro), copy a snapshot, or Options.Force copies it anyway").on("Src")
+	}
+	if p.Forced != "" {
+		p.Forced += "; "
+	}
+	p.Forced += "SRC is mounted read-write: " + why
+	p.note("Options.Force: reading %s although it is mounted read-write: %s", p.opts.Src, why)
+	return nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"syscall"
 
@@ -88,7 +89,10 @@ func inspectExport(p *Plan, uri string, r role) (*endpoint, error) {
 // address, or no such export there, is "not found"; a server that let us
 // in but then failed or went silent is a check that could not be made.
 func exportKind(err error) Kind {
+	var dns *net.DNSError
 	switch {
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return KindNotFound // no such host
 	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, nbd.ErrNoExport):
 		return KindNotFound
 	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):

@@ -84,7 +84,8 @@ const (
 )
 
 // SrcFormatRaw in Options.SrcFormat says SRC's bytes are what to copy even
-// when they start like a disk image container.
+// when they start like a disk image container; in Options.DstFormat, that
+// raw bytes may overwrite a DST that is one.
 const SrcFormatRaw = "raw"
 
 // DefaultZeroBlock is the zero detection granularity: a filesystem block.
@@ -118,6 +119,11 @@ type Options struct {
 	// SrcFormat "raw" (SrcFormatRaw) copies SRC's bytes even when they are
 	// a disk image container (qcow2, vmdk...); "" refuses such a SRC.
 	SrcFormat string
+	// DstFormat "raw" writes raw bytes over an existing DST even when it
+	// is a disk image container (qcow2, vmdk...); "" refuses such a DST
+	// unless Force: overwriting an image's header with raw bytes turns
+	// the image into garbage for every program that opens it as one.
+	DstFormat string
 	// MaxRate, when positive, caps the bytes of the range moved per
 	// second (read, then written once; holes that are never read and
 	// fallocate zeroing do not count); the read passes after the copy
@@ -211,6 +217,8 @@ func (o *Options) checkValues() error {
 			"streams are not supported: SRC and DST are files or block devices (use ./- for a file named -)")
 	case o.SrcFormat != "" && o.SrcFormat != SrcFormatRaw:
 		return bad("SrcFormat", fmt.Sprintf("unknown source format %q: ringcp copies raw bytes (Options.SrcFormat raw copies an image file as it is; convert others with qemu-img convert -O raw)", o.SrcFormat))
+	case o.DstFormat != "" && o.DstFormat != SrcFormatRaw:
+		return bad("DstFormat", fmt.Sprintf("unknown destination format %q: ringcp writes raw bytes (Options.DstFormat raw writes them over an existing image file; convert with qemu-img convert -O FORMAT)", o.DstFormat))
 	case o.ZeroBlock < 0 || o.ZeroBlock > MaxBlockSize || o.ZeroBlock&(o.ZeroBlock-1) != 0:
 		return bad("ZeroBlock", fmt.Sprintf("Options.ZeroBlock %d: must be a power of two up to 1 GiB", o.ZeroBlock))
 	case o.SrcOffset < 0:

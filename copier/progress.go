@@ -63,7 +63,8 @@ type meter struct {
 	start    time.Time // when Run started; zero before
 	last     time.Time // the previous rate sample
 	lastDone int64
-	rate     float64
+	rate     float64 // the moving average, as if it had started at 0
+	weight   float64 // the weight of the samples in rate (1 once it is long)
 }
 
 func newMeter(p *engine.Progress, total int64) *meter {
@@ -100,21 +101,43 @@ func (m *meter) status(now time.Time) Status {
 
 // sample folds the bytes done since the last sample into the smoothed
 // rate (an exponential moving average over rateWindow, which weighs
-// samples by the time they cover, however irregular).
+// samples by the time they cover, however irregular) and returns it.
+// The clock starts at the first byte done: the time before it (opening
+// the ends, mapping SRC's holes) is no rate. The average is divided by
+// the weight its samples have so far, so that in the first seconds it is
+// the rate of those seconds, not that rate pulled towards 0 (or towards
+// a first sample of a few milliseconds) for several rateWindows.
 func (m *meter) sample(now time.Time, done int64) float64 {
 	dt := now.Sub(m.last)
-	if dt < 50*time.Millisecond {
-		return m.rate // too soon to measure anything but noise
+	switch {
+	case dt < 50*time.Millisecond:
+		return m.current() // too soon to measure anything but noise
+	case m.weight == 0 && done <= m.lastDone:
+		m.last = now // nothing moved yet
+		return 0
 	}
 	inst := float64(done-m.lastDone) / dt.Seconds()
-	if m.last.Equal(m.start) {
-		m.rate = inst
-	} else {
-		w := 1 - math.Exp(-dt.Seconds()/rateWindow.Seconds())
-		m.rate += w * (inst - m.rate)
-	}
+	w := 1 - math.Exp(-dt.Seconds()/rateWindow.Seconds())
+	m.rate += w * (inst - m.rate)
+	m.weight += w * (1 - m.weight)
 	m.last, m.lastDone = now, done
-	return m.rate
+	return m.current()
+}
+
+// doneBefore counts n bytes as done before this run (a resumed copy's
+// part an earlier run copied): no rate of this run's.
+func (m *meter) doneBefore(n int64) {
+	m.mu.Lock()
+	m.lastDone += n
+	m.mu.Unlock()
+}
+
+// current is the average without its start at 0.
+func (m *meter) current() float64 {
+	if m.weight == 0 {
+		return 0
+	}
+	return m.rate / m.weight
 }
 
 func percent(done, total int64, ph Phase) float64 {
@@ -150,7 +173,7 @@ func roundTo(x float64, digits int) float64 {
 func (m *meter) begin(o *Options) func(complete bool) {
 	now := time.Now()
 	m.mu.Lock()
-	m.start, m.last, m.lastDone = now, now, 0
+	m.start, m.last, m.lastDone, m.rate, m.weight = now, now, 0, 0, 0
 	m.mu.Unlock()
 	m.p.SetPhase(PhaseCopy)
 	report := o.OnProgress

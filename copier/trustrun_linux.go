@@ -50,6 +50,9 @@ func (p *Plan) newTrust(job *engine.Job) *trustRun {
 	}
 	if r := p.resume; r != nil {
 		t.from = r.from
+		if p.meter != nil {
+			p.meter.doneBefore(r.from) // first: no sample sees it as this run's rate
+		}
 		o.Progress.Done.Add(r.from) // done by an earlier run: the progress line starts there
 		t.state = &stateWriter{path: r.statePath}
 		obs = append(obs, t.state)

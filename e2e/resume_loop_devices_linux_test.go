@@ -130,16 +130,32 @@ func TestResumeInodeReused(t *testing.T) {
 			if err := os.Remove(partial); err != nil {
 				t.Fatal(err)
 			}
-			takeLowerInodes(t, mnt, was)
-			blocktest.Run(t, "cp", other, dst)
-			if now := inode(t, dst); now != was {
-				t.Fatalf("cp's DST has inode %d, not the partial file's %d: XFS did not reuse it, nothing to test", now, was)
-			}
+			cpOntoInode(t, mnt, other, dst, was)
 			made := snap(t, dst)
 			cli(t, "--resume", "--engine", eng, src, dst).want(t, 2, "is not the DST the resume state records: it is another file now: its inode number was freed and given to a new file")
 			made.Same(t)
 		})
 	}
+}
+
+// cpOntoInode makes dst with cp so that it gets inode number ino. XFS
+// frees a removed inode in the background, after syncfs at times: when
+// cp got another number, dst is removed and the fill tried again.
+func cpOntoInode(t *testing.T, dir, src, dst string, ino uint64) {
+	t.Helper()
+	var now uint64
+	for try := range 5 {
+		if try > 0 {
+			os.Remove(dst)
+			time.Sleep(time.Duration(try) * 200 * time.Millisecond)
+		}
+		takeLowerInodes(t, dir, ino)
+		blocktest.Run(t, "cp", src, dst)
+		if now = inode(t, dst); now == ino {
+			return
+		}
+	}
+	t.Fatalf("cp's DST has inode %d, not the partial file's %d after 5 tries: XFS did not reuse it, nothing to test", now, ino)
 }
 
 // takeLowerInodes fills dir with empty files until the next new file

@@ -1,7 +1,11 @@
 package nbd
 
 import (
+	"context"
+	"errors"
+	"net"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -212,4 +216,19 @@ func FuzzParseURI(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDialNameNotResolved: a host name that does not resolve fails the
+// connect with ErrResolve and the resolver's error, naming the host, and
+// no errno: not an EIO that reads as a failing disk.
+func TestDialNameNotResolved(t *testing.T) {
+	_, err := Dial(context.Background(), "nbd://no-such-host.invalid/x", Options{})
+	var e *Error
+	if !errors.As(err, &e) || !errors.Is(err, ErrResolve) || e.Errno != 0 || errors.Is(err, syscall.EIO) {
+		t.Fatalf("err %v: want an *Error wrapping ErrResolve, errno 0", err)
+	}
+	var dns *net.DNSError
+	if !errors.As(err, &dns) || !strings.Contains(err.Error(), "cannot resolve the host name no-such-host.invalid") {
+		t.Errorf("err %v: want the resolver's error, naming the host", err)
+	}
 }
