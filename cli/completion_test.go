@@ -48,7 +48,7 @@ func TestCompletionBash(t *testing.T) {
 		{[]string{"ringcp", "ve"}, []string{"verify"}, []string{"checksum"}},
 		{[]string{"ringcp", "di"}, []string{"disk.img"}, nil},
 		{[]string{"ringcp", "--dst-f"}, []string{"--dst-format"}, nil},
-		{[]string{"ringcp", "--"}, []string{"--jobs", "--force", "--src-format", "--json"}, []string{"--size"}},
+		{[]string{"ringcp", "--"}, []string{"--jobs", "--force", "--src-format", "--json", "--size"}, []string{"--dir"}},
 		{[]string{"ringcp", "--engine", ""}, []string{"auto", "uring", "pool", "nbd"}, nil},
 		{[]string{"ringcp", "--progress", "q"}, []string{"qemu"}, nil},
 		{[]string{"ringcp", "--jobs", "d"}, []string{"disk.img"}, nil},

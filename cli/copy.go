@@ -23,6 +23,9 @@ func copyCommand(cfg config, stdout, stderr io.Writer) error {
 		}
 		return jsonIfAsked(cfg, stdout, copier.Report{}, err)
 	}
+	if cfg.verbose {
+		cfg.opts.Web.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, "ringcp: "+format+"\n", args...) }
+	}
 	endProgress, redrawn := startProgress(cfg.progress, &cfg.opts, stdout, stderr)
 	ctx, sig := withSignals()
 	defer sig.stop()
@@ -48,6 +51,7 @@ func copyCommand(cfg config, stdout, stderr io.Writer) error {
 		printNotes(stderr, rep.Notes)
 	}
 	if err != nil {
+		stoppedSync(stderr, cfg.opts, rep)
 		err = stoppedCopy(stderr, cfg.opts, rep, err, sig.caught())
 		return jsonIfAsked(cfg, stdout, rep, err)
 	}
@@ -57,7 +61,8 @@ func copyCommand(cfg config, stdout, stderr io.Writer) error {
 	if cfg.json {
 		return writeJSON(stdout, cfg.opts, rep, nil)
 	}
-	printSummary(stderr, rep, "copied")
+	printSummary(stderr, rep, map[bool]string{false: "copied", true: "synced"}[cfg.opts.Sync])
+	printChanged(stderr, rep)
 	printTrust(stderr, rep)
 	return nil
 }

@@ -20,6 +20,7 @@ type config struct {
 	progress progressConfig
 	jobs     string // --jobs FILE: the batch's list, "" for one copy
 	parallel int
+	sync     syncConfig // ringcp sync's own flags (changedflags.go)
 }
 
 // parseArgs parses flags and operands into a config. Errors are one line,
@@ -66,6 +67,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		return cfg, fmt.Errorf("--progress %s --progress-fd %d with --json: the progress and the --json object would share stdout; give another descriptor", cfg.progress.mode, cfg.progress.fd)
 	}
 	cfg.progress.json = cfg.json
+	cfg.sync.noteSyncFlags(fs)
 	return cfg, nil
 }
 
@@ -79,11 +81,13 @@ func copyFlags(cfg *config) (*pflag.FlagSet, *bool) {
 	fs.DurationVar(&cfg.progress.interval, "progress-interval", 0, "how often progress is written (default 1s; the terminal line 250ms)")
 	fs.IntVar(&cfg.progress.fd, "progress-fd", -1, "write progress to this open file descriptor instead")
 	fs.BoolVarP(&cfg.verbose, "verbose", "v", false, "explain alignment, block size, direct I/O and engine choices")
-	defineOptionFlags(fs, &cfg.opts, "src-format", "dst-format")
+	defineOptionFlags(fs, &cfg.opts, "src-format", "dst-format", "size", "expect-checksum", "http-connections", "ca-cert", "client-cert",
+		"client-key", "insecure", "header", "bearer-token-file", "s3-endpoint", "s3-region")
 	fs.StringVar(&cfg.jobs, "jobs", "", "copy each job listed in FILE (a line: SRC DST [range flags]; - reads stdin) in this one process, sharing one buffer budget; the other flags apply to every job")
 	fs.IntVar(&cfg.parallel, "parallel", 0, "with --jobs: how many jobs run at once, in the list's order (0: all)")
 	defineOptionFlags(fs, &cfg.opts, "verify", "checksum", "resume", "state", "sync-every", "nbd-connections", "nbd-timeout",
-		"max-rate", "ioprio", "yield", "force")
+		"max-rate", "ioprio", "yield", "force", "extents", "dirty-bitmap", "granule")
+	defineSyncFlags(fs, &cfg.sync)
 	fs.BoolVar(&cfg.version, "version", false, "print the version, and whether io_uring is usable here (with --json: as JSON)")
 	help := fs.BoolP("help", "h", false, "show this help")
 	onlyOnce(fs)
@@ -188,6 +192,9 @@ type onceValue struct {
 }
 
 func (v *onceValue) Set(s string) error {
+	if r, ok := v.Value.(interface{ Repeatable() bool }); ok && r.Repeatable() {
+		return v.Value.Set(s)
+	}
 	if v.set && s != v.first {
 		return fmt.Errorf("given twice with different values (%q, then %q)", v.first, s)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ringcp/ringcp/copier"
@@ -161,3 +162,12 @@ func (v boolValue) Set(s string) error {
 	*v.p = b
 	return nil
 }
+
+// listValue is a field that takes each value of a repeatable flag
+// (--header), in order.
+type listValue struct{ p *[]string }
+
+func (v listValue) String() string     { return strings.Join(*v.p, ", ") }
+func (v listValue) Type() string       { return "string" }
+func (v listValue) Set(s string) error { *v.p = append(*v.p, s); return nil }
+func (v listValue) Repeatable() bool   { return true }

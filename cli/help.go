@@ -25,6 +25,7 @@ const usageHead = `Usage: ringcp [flags] SRC DST
        ringcp dd if=SRC of=DST [OPERAND]...   (ringcp dd --help)
        ringcp verify [flags] SRC DST          compare two files or devices (exit 3 if they differ)
        ringcp checksum [flags] PATH           print the oVirt imageio checksum as JSON
+       ringcp sync [flags] SRC DST            write only what differs (DST or SRC may be ssh://host/path)
        ringcp rate PID [RATE]                 show or change the rate cap of copy PID (0: none)
        ringcp demo [--size SIZE] [--dir DIR]
        ringcp completion bash|zsh|fish        print the shell's completion script
@@ -36,7 +37,10 @@ or a directory to copy into under SRC's name, as cp does) with io_uring and O_DI
 checked before the first write, and a new DST gets its name only once it is
 complete. SRC and DST may also be NBD exports (qemu-nbd, nbdkit...):
 nbd://host[:port]/export or nbd+unix:///export?socket=PATH, and over TLS
-nbds:// or nbds+unix:// (?tls-certificates=DIR).
+nbds:// or nbds+unix:// (?tls-certificates=DIR). SRC may be an http(s)://
+URL or s3://bucket/key (read in parallel ranges, pinned to its ETag), - for
+standard input or a named pipe, and xz, gzip, zstd or bzip2 data from any of
+them or a file, decompressed on the fly.
 
 Flags:
 `
@@ -55,12 +59,15 @@ Examples:
   ringcp 'nbd+unix:///?socket=/tmp/disk.sock' /dev/vg0/disk  # after: qemu-nbd -r -f qcow2 --socket /tmp/disk.sock disk.qcow2
   ringcp --verify --resume disk.img /dev/sdc --state /var/lib/ringcp/sdc.state
   ringcp --max-rate 100M --ioprio idle --yield /dev/vg0/lv0 /dev/vg1/lv0   # on a busy host
+  ringcp sync disk.img /dev/sdc                  # write only the 64 KiB granules that differ
+  ringcp sync disk.img ssh://backup/srv/disk.img # ringcp sync --serve runs there, over ssh
+  ringcp --dirty-bitmap b0 'nbd+unix:///disk?socket=/run/vm.sock' backup.raw  # incremental
 
 Exit codes:
   0    the copy is complete and synced
   1    the copy failed while running; stderr says what DST holds
   2    refused before anything was written (bad input, an unsafe target)
-  3    verification found a difference
+  3    verification found a difference, or SRC is not what --expect-checksum says
   128+N  stopped by signal N (129 SIGHUP, 130 SIGINT, 143 SIGTERM); what was
        written is synced. SIGUSR1 prints one status line; the copy goes on.
 
@@ -74,7 +81,8 @@ which are added, never renamed.
 // would print [=true|false]).
 func flagPlaceholders() map[string]string {
 	places := map[string]string{"progress": "MODE", "progress-interval": "DURATION", "progress-fd": "FD",
-		"size": "SIZE", "dir": "DIR", "jobs": "FILE", "parallel": "N"}
+		"size": "SIZE", "dir": "DIR", "jobs": "FILE", "parallel": "N",
+		"granule": "SIZE", "ssh": "COMMAND", "remote-ringcp": "PATH"}
 	for _, f := range optionFlags {
 		if f.placeholder != "" {
 			places[f.name] = f.placeholder

@@ -24,6 +24,8 @@ var jsonFields = []string{
 	"max_rate", "ioprio", "io_limits", "yield",
 	// issue 22
 	"command", "data_bytes_per_second",
+	// issue 27
+	"neighbour",
 }
 
 // jsonOf runs the command and decodes the one object it prints on stdout.

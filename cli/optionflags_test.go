@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -74,7 +76,12 @@ func TestOptionFlagsSetTheirField(t *testing.T) {
 	samples := map[string]string{"engine": "pool", "direct": "never", "sync": "none", "sparse": "never", "offload": "never",
 		"src-format": "raw", "dst-format": "raw", "state": "s", "ioprio": "idle", "nbd-connections": "7"}
 	byType := map[string]string{"SIZE": "8k", "int": "3", "duration": "3s", "bool": "true", "string": "x"}
-	also := map[string][]string{"dst-offset": {"DstSize"}, "length": {"DstSize", "LengthSet"}}
+	also := map[string][]string{"dst-offset": {"DstSize"}, "length": {"DstSize", "LengthSet"}, "extents": {"ExtentsSet"}}
+	list := filepath.Join(t.TempDir(), "extents")
+	if err := os.WriteFile(list, []byte("0 4096\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	samples["extents"], samples["dirty-bitmap"] = list, "b0"
 	for _, f := range optionFlags {
 		var o copier.Options
 		fs := newFlagSet("test")

@@ -27,7 +27,11 @@ func copyObject(o copier.Options, r copier.Report, err error) copier.Report {
 // writeJSON prints the one --json object for a copy; err, when not nil,
 // is why it did not complete.
 func writeJSON(stdout io.Writer, o copier.Options, r copier.Report, err error) error {
-	return writeObject(stdout, newEnvelope("copy", err), err, copyObject(o, r, err))
+	command := "copy"
+	if o.Sync {
+		command = "sync" // the same fields, and changed
+	}
+	return writeObject(stdout, newEnvelope(command, err), err, copyObject(o, r, err))
 }
 
 // rangeDone is how much of the range the copy finished: data written,
@@ -39,7 +43,7 @@ func printSummary(w io.Writer, r copier.Report, verb string) {
 	total := rangeDone(r)
 	fmt.Fprintf(w, "ringcp: %s %s in %.2f s (%s), CPU %.2f s, engine %s%s%s%s\n",
 		verb, units.Format(total), r.Seconds, units.Rate(total, r.Seconds), r.CPUSeconds, r.Engine,
-		sparseNote(r), fallbackNote(r), slowdownNote(r))
+		sparseNote(r), fallbackNote(r), slowdownNote(r)+heldNote(r.Neighbour))
 }
 
 // slowdownNote says what held the copy back on purpose, so that a rate
@@ -61,6 +65,16 @@ func slowdownNote(r copier.Report) string {
 		return ""
 	}
 	return "; " + strings.Join(parts, "; ")
+
+}
+
+// heldNote says in the summary when others held the copy back (the good
+// neighbour, issue 27).
+func heldNote(n *copier.NeighbourReport) string {
+	if held := n.Held(); held != "" {
+		return "; " + held
+	}
+	return ""
 }
 
 // sparseNote splits the total when not everything was data.

@@ -166,6 +166,12 @@ func (h *humanSink) end() {
 // for says so, instead of a rate that reads as a stall.
 func humanLine(s copier.Status) string {
 	head := fmt.Sprintf("%-9s %s / %s  %3.0f%%", phaseWord(s.Phase), units.Format(s.BytesDone), units.Format(s.BytesTotal), math.Floor(s.Percent))
+	if s.BytesTotal < 0 { // a stream: its size is known at its end
+		head = fmt.Sprintf("%-9s %s / ?", phaseWord(s.Phase), units.Format(s.BytesDone))
+	}
+	if s.BytesIn > 0 { // a compressed SRC: what came in
+		head += fmt.Sprintf("  (%s read)", units.Format(s.BytesIn))
+	}
 	switch s.Phase {
 	case copier.PhaseMap:
 		return head + "  flushing SRC before mapping its holes"

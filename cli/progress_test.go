@@ -274,6 +274,7 @@ func TestHumanLine(t *testing.T) {
 		{Phase: copier.PhaseMap, BytesTotal: 4 << 30}:                                                                                "mapping   0 B / 4.00 GiB    0%  flushing SRC before mapping its holes",
 		{Phase: copier.PhaseCopy, BytesTotal: 4 << 30, ETASeconds: -1}:                                                               "copying   0 B / 4.00 GiB    0%  0.0 MB/s  ETA -",
 		{Phase: copier.PhaseCopy, BytesTotal: 4 << 40, ETASeconds: 3725.2, BytesPerSecond: 1e9}:                                      "copying   0 B / 4.00 TiB    0%  1000.0 MB/s  ETA 1:02:06",
+		{Phase: copier.PhaseCopy, BytesDone: 32 << 20, BytesTotal: -1, BytesIn: 3 << 20, ETASeconds: -1, BytesPerSecond: 9.9e6}:      "copying   32.0 MiB / ?  (3.00 MiB read)  9.9 MB/s  ETA -",
 	}
 	for s, want := range cases {
 		if got := humanLine(s); got != want {

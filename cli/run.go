@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/expectsum"
 )
 
 // Exit codes, documented in the README and in --help. They are decided
@@ -47,6 +48,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 			return completionCommand(args[1:], stdout)
 		case "man":
 			return manCommand(args[1:], stdout)
+		case "sync":
+			return runSync(args[1:], stdout, stderr)
 		}
 	}
 	if len(args) == 0 {
@@ -68,6 +71,9 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 	case cfg.version:
 		return printVersion(stdout, cfg.json)
 	}
+	if err := cfg.sync.onlyForSync(); err != nil {
+		return err
+	}
 	if cfg.jobs != "" {
 		return jobsCommand(cfg, stdout, stderr)
 	}
@@ -80,15 +86,19 @@ func exitCode(err error) int {
 		intr     *interruptedError
 		mismatch *mismatchError
 		verify   *copier.MismatchError
+		expected *expectsum.MismatchError
 		refused  *copier.RefusedError
 		usage    *usageError
+		status   *exitStatus
 	)
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 		return exitOK
+	case errors.As(err, &status):
+		return status.code
 	case errors.As(err, &intr):
 		return exitInterrupted + int(intr.sig)
-	case errors.As(err, &mismatch), errors.As(err, &verify):
+	case errors.As(err, &mismatch), errors.As(err, &verify), errors.As(err, &expected):
 		return exitMismatch
 	case errors.As(err, &refused), errors.As(err, &usage):
 		return exitRefused

@@ -30,7 +30,16 @@ func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
 	}
 	b := &Batch{Plans: make([]*Plan, len(opts)), rate: bo.Rate, state: make([]atomic.Int32, len(opts)), noReserve: map[*Plan]bool{}}
 	var refused []*JobError
+	stdin := -1
 	for i, o := range opts {
+		if o.Src == streamOperand && stdin >= 0 {
+			// Never inspected: a look at standard input takes its first
+			// bytes, which the earlier job needs.
+			refused = append(refused, &JobError{Index: i, Err: refuse(KindBadInput, "", fmt.Sprintf("reads standard input, as job %d does: a stream is read once", stdin+1)).on("Src")})
+			continue
+		} else if o.Src == streamOperand {
+			stdin = i
+		}
 		p, err := Prepare(fitToShared(o, bo.MaxRate))
 		if err != nil {
 			refused = append(refused, &JobError{Index: i, Err: err})
@@ -57,7 +66,7 @@ func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
 		return nil, refuse(KindBadInput, "", fmt.Sprintf("the rate cap's burst of %d bytes is smaller than a block (%d)", bo.Rate.Burst(), b.BlockSize))
 	}
 	if bo.Rate == nil {
-		b.gov = newGovernor(bo.MaxRate, b.BlockSize, b.unit(), b.Slots, false)
+		b.gov = newGovernor(bo.MaxRate, b.BlockSize, b.unit(), b.Slots, false, b.depthChosen())
 		b.rate = b.gov.lim
 	}
 	return b, nil
@@ -90,6 +99,17 @@ func (b *Batch) close() {
 			p.Close()
 		}
 	}
+}
+
+// depthChosen: no job asked for a queue depth, so the batch's good
+// neighbour sizes the shared budget's bytes in flight.
+func (b *Batch) depthChosen() bool {
+	for _, p := range b.Plans {
+		if p.opts.QueueDepth > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // sizeBudget gives the batch its shared buffers (batchSizes).

@@ -12,7 +12,9 @@
 // in any way, with a *RefusedError whose Kind a program can switch on:
 //
 //   - bad input (KindBadInput): an unknown mode, a negative or
-//     overflowing offset, a range past SRC's end, a stream ("-");
+//     overflowing offset, a range past SRC's end, a SRC whose size is not
+//     known before its end (a stream, gzip data) into a device or a range
+//     of a file, where Options.SrcSize must announce it;
 //   - what is not there (KindNotFound): SRC, DST's folder, a device node
 //     in /dev, the target of a dangling symlink;
 //   - what cannot be copied here (KindNotSupported): anything but a
@@ -46,6 +48,18 @@
 // true for a missing SRC. RefusedError.Field names the Options field at
 // fault; messages speak of fields ("Options.SrcOffset"), which a front
 // end may rewrite into its own words.
+//
+// # SRCs that are not local files
+//
+// SRC may also be an http(s):// URL or an s3://bucket/key object (read in
+// parallel ranges pinned to its ETag, so that an object that changes
+// during the copy fails it: Options.Web), "-" for standard input or a
+// named pipe (read once, in order: Options.Stream), and, from any of
+// these or a local file, xz, gzip, zstd or bzip2 data, recognized by its
+// first bytes and decompressed on the fly (Options.SrcFormat "raw" copies
+// it as it is). Options.ExpectChecksum checks the digest of SRC's bytes as
+// published (before decompression): a mismatch is an error matching
+// *expectsum.MismatchError, and a new DST is discarded.
 //
 // # What DST holds after each outcome
 //

@@ -66,6 +66,10 @@ type endFacts struct {
 	// mapsHoles: as SRC, the end says where its data is (SEEK_DATA, NBD
 	// block status), and the copy does not read its holes.
 	mapsHoles bool
+	// openEnded: as SRC, its size is not known before it ends (a pipe, a
+	// compressed stream that does not say): the copy runs until it ends
+	// (end_src_size_linux.go).
+	openEnded bool
 	// readBackMaps: the end's map is trusted to say where it reads as
 	// zeros when a verification checks it. A file's is; an export's block
 	// status is the server's word: read back as DST, every byte is read,
@@ -214,6 +218,15 @@ type held struct {
 	f     *os.File     // a file or device's descriptor, nil for an IOEnd
 	io    engine.IOEnd // an end that moves its own bytes, nil for a descriptor
 	align int
+	// done, when not nil, is called once the copy read its whole range
+	// (a SRC of end_src_linux.go): the rest of a compressed stream and
+	// its checks, Options.ExpectChecksum's digest.
+	done func() error
+	// stream is a SRC read in order, which knows where it ended.
+	stream *seqIO
+	// cause, when not nil, is the first error the end met, which the
+	// engine's errno does not say.
+	cause func() error
 	// release closes it; nil when there is nothing to close.
 	release func()
 }

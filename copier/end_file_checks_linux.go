@@ -128,8 +128,10 @@ func (f *fileEnd) checkWritable(p *Plan) error {
 // filesystem allows, before the write that gets EFBIG. Where that cannot
 // be told, the overflow checks of checkRange remain.
 func (f *fileEnd) checkFileLimit(p *Plan) error {
-	if f.isBlock {
-		return nil // checkDestSize compares with the device's size
+	if f.isBlock || p.src.openEnded {
+		// checkDestSize compares with the device's size; a SRC of unknown
+		// size ends where it ends, and a write past the limit fails.
+		return nil
 	}
 	end := p.opts.DstOffset + p.Length
 	if limit, ok := guard.FileLimit(f.fsPath(), end); !ok {

@@ -235,6 +235,9 @@ func (f *fileEnd) checkSame(file *os.File) error {
 // (SizeTruncate) that size, once nothing is left to acquire; a resumed
 // copy that owns DST's size cuts it where it starts (Plan.cutAt).
 func (d *dest) cut(p *Plan) error {
+	if err := p.sizeForSync(d); err != nil {
+		return err
+	}
 	if !p.truncate || !d.end.ep.exists {
 		return nil
 	}

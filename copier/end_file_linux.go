@@ -49,6 +49,12 @@ func newFileEnd(path string, r role) (*endpoint, *fileEnd) {
 // inspectFile looks at a path: SRC (and both ends of Compare) read-only,
 // DST as inspectTarget does (for a resumed copy, its partial file).
 func inspectFile(p *Plan, path string, r role) (*endpoint, error) {
+	if r == roleSrc && !p.readOnly {
+		// A FIFO, a compressed file (end_stream_linux.go).
+		if ep, err, ok := inspectLocalSrc(p, path); ok {
+			return ep, err
+		}
+	}
 	if r == roleSrc || p.readOnly {
 		return inspectSource(path, r)
 	}

@@ -66,7 +66,11 @@ func inspectExport(p *Plan, uri string, r role) (*endpoint, error) {
 		}
 		return ep, refuse(kind, "", err.Error()).on(r.field())
 	}
-	x, err := dialExport(p.opts.NBD, uri)
+	bitmap := ""
+	if r == roleSrc {
+		bitmap = p.opts.DirtyBitmap // a server without it refuses the handshake, naming it
+	}
+	x, err := dialExport(p.opts.NBD, uri, bitmap)
 	if err != nil {
 		return ep, refuseErr(exportKind(err), uri, "cannot open the NBD export", err).on(r.field())
 	}
@@ -102,12 +106,12 @@ func exportKind(err error) Kind {
 }
 
 // dialExport connects to an export over up to o.Connections.
-func dialExport(o NBDOptions, uri string) (*nbdend.Export, error) {
+func dialExport(o NBDOptions, uri, bitmap string) (*nbdend.Export, error) {
 	t, conns := o.Timeout, o.Connections
 	if conns == 0 {
 		conns = DefaultNBDConnections
 	}
-	opt := nbd.Options{Connections: conns, Timeout: t, DialTimeout: t, HandshakeTimeout: t}
+	opt := nbd.Options{Connections: conns, Timeout: t, DialTimeout: t, HandshakeTimeout: t, DirtyBitmap: bitmap}
 	return nbdend.Dial(context.Background(), uri, opt)
 }
 
@@ -271,7 +275,7 @@ func (e *exportEnd) take(p *Plan, rep *Report) (*nbdend.Export, error) {
 	e.x = nil
 	if x == nil {
 		var err error
-		if x, err = dialExport(p.opts.NBD, e.addr.URI); err != nil {
+		if x, err = dialExport(p.opts.NBD, e.addr.URI, ""); err != nil { // the dirty ranges were read at Prepare
 			return nil, refuseErr(exportKind(err), e.ep.path, "cannot open the NBD export", err)
 		}
 	}

@@ -46,14 +46,24 @@ type governor struct {
 	// jobCuts, on a batch's governor, are the depth cuts of the jobs that
 	// yield; the shared depth follows the deepest cut.
 	jobCuts map[*governor]int
+	// adapt: nobody gave the queue depth, so the good neighbour
+	// (neighbour.go) sizes the bytes in flight; nb is it once a budget
+	// is attached, nbWindow its last window, signals what the watcher
+	// said of others.
+	adapt    bool
+	nb       *engine.Neighbour
+	nbFirst  *engine.Neighbour // the copy's, for the report (a read pass may have its own)
+	nbWindow engine.Window
+	signals  engine.Signals
 }
 
 // newGovernor governs a copy (or a batch) of blocks of block bytes,
 // aligned to unit, over depth buffers. keep: the caller chose the block
 // size, and requests are not cut to the rate (a note says so when the
-// block is over the fit).
-func newGovernor(capBPS int64, block, unit, depth int, keep bool) *governor {
-	g := &governor{lim: rate.NewLimiter(rate.Inf, block), block: block, unit: max(unit, 1), depth: depth, cap: capBPS, keep: keep}
+// block is over the fit). adapt: the caller did not choose the depth,
+// and the good neighbour sizes the bytes in flight.
+func newGovernor(capBPS int64, block, unit, depth int, keep, adapt bool) *governor {
+	g := &governor{lim: rate.NewLimiter(rate.Inf, block), block: block, unit: max(unit, 1), depth: depth, cap: capBPS, keep: keep, adapt: adapt}
 	g.applied.limit, g.applied.burst = rate.Inf, block
 	g.apply()
 	return g
@@ -66,6 +76,7 @@ func (g *governor) attach(b *engine.Budget) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.budget, g.depth = b, len(b.Buffers())
+	g.attachNeighbour()
 	b.SetController(g)
 	g.apply()
 }
@@ -77,6 +88,7 @@ func (g *governor) Observe(s engine.Sample) {
 	if s.Bytes > 0 {
 		g.perByte = max(s.Busy.Seconds()/float64(s.Bytes), g.perByte*perByteDecay)
 	}
+	g.observeNeighbour(s)
 	g.apply()
 }
 
@@ -174,6 +186,7 @@ func (g *governor) apply() {
 	if g.yDepth > 0 {
 		depth = min(depth, g.yDepth)
 	}
+	depth, request = g.neighbourCut(depth, request)
 	g.budget.SetWindow(engine.Window{Depth: depth, Request: request})
 	if changed {
 		g.budget.Wake() // a copy waiting for the old rate looks again now
@@ -240,6 +253,9 @@ func (p *Plan) MaxRate() int64 { return p.gov.capNow() }
 // the block size is final (chooseTrust may round it up after fitShare):
 // the limiter's burst is one block.
 func (p *Plan) startGovernor() error {
-	p.gov = newGovernor(p.opts.MaxRate, p.BlockSize, p.unit(), p.QueueDepth, p.opts.BlockSize > 0)
+	p.gov = newGovernor(p.opts.MaxRate, p.BlockSize, p.unit(), p.QueueDepth, p.opts.BlockSize > 0, p.opts.QueueDepth == 0)
+	if p.gov.adapt && p.QueueDepth > 1 {
+		p.note("good neighbour: the bytes in flight follow the latency measured, from all %d slots down (a given queue depth stays)", p.QueueDepth)
+	}
 	return nil
 }

@@ -16,7 +16,7 @@ import (
 // buffers there are.
 func TestGovernor(t *testing.T) {
 	const block, unit = 64 << 10, 4096
-	g := newGovernor(0, block, unit, 8, false)
+	g := newGovernor(0, block, unit, 8, false, false)
 	b := engine.NewBudget(make([][]byte, 8))
 	g.attach(b)
 	check := func(step string, wantRate float64, wantDepth, wantRequest int) {
@@ -65,7 +65,7 @@ func TestGovernor(t *testing.T) {
 // buffers.
 func TestGovernorLatency(t *testing.T) {
 	const block, capBPS = 1280 << 10, 50 << 20
-	g := newGovernor(capBPS, block, 4096, 16, false)
+	g := newGovernor(capBPS, block, 4096, 16, false, false)
 	b := engine.NewBudget(make([][]byte, 16))
 	g.attach(b)
 	if d := b.Depth(); d != 2 {
@@ -107,10 +107,10 @@ func TestGovernorLatency(t *testing.T) {
 // cut stays on its own limiter.
 func TestBatchGovernorYield(t *testing.T) {
 	const block = 64 << 10
-	batch := newGovernor(0, block, 4096, 8, false)
+	batch := newGovernor(0, block, 4096, 8, false, false)
 	b := engine.NewBudget(make([][]byte, 8))
 	batch.attach(b)
-	j1, j2 := newGovernor(0, block, 4096, 8, false), newGovernor(0, block, 4096, 8, false)
+	j1, j2 := newGovernor(0, block, 4096, 8, false, false), newGovernor(0, block, 4096, 8, false, false)
 	j1.shareWith(batch)
 	j2.shareWith(batch)
 	for _, step := range []struct {

@@ -183,6 +183,8 @@ func (rec identity) nameDiffers(now identity) string {
 		return fmt.Sprintf("it was the %s %s, this copy's is %s", rec.Kind, rec.Path, now.Path)
 	case rec.Size != now.Size:
 		return fmt.Sprintf("its size was %d bytes, it is %d now", rec.Size, now.Size)
+	case rec.ETag != now.ETag:
+		return fmt.Sprintf("its ETag was %s, it is %s now", rec.ETag, now.ETag)
 	}
 	return ""
 }

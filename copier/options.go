@@ -6,6 +6,7 @@ import (
 
 	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
+	"github.com/ringcp/ringcp/extents"
 )
 
 // EngineChoice selects the backend.
@@ -169,6 +170,55 @@ type Options struct {
 	ProgressInterval time.Duration
 	// NBD tunes the ends that are NBD URIs (end_nbd_options.go).
 	NBD NBDOptions
+	// Web tunes the SRCs that are http(s):// URLs and s3:// objects;
+	// Stream the ones read in order ("-", a pipe, compressed data).
+	Web    WebOptions
+	Stream StreamOptions
+	// ExpectChecksum, "ALGO:HEX" (sha256, sha512, md5), is the digest of
+	// SRC's bytes as published (before decompression): a copy whose SRC
+	// read otherwise fails with an error matching
+	// *expectsum.MismatchError, and a new DST is discarded.
+	ExpectChecksum string
+	// SrcSize, when positive, announces SRC's size where SRC does not say
+	// it before its end (a stream, gzip data): the copy is then a range
+	// like any other, and fails if SRC ends elsewhere. A SRC that says
+	// its size must say this one.
+	SrcSize int64
+	// Only what changed (changed.go, changed_linux.go): Extents and
+	// DirtyBitmap copy only some ranges of SRC (at the same offsets in
+	// DST, whose other bytes are kept); Sync copies only the granules
+	// where DST differs from SRC.
+	//
+	// Extents, with ExtentsSet, are the only ranges copied: offsets in
+	// SRC and, the same, in DST (extents.Parse's entries, so that a
+	// range past an end is refused by its line). Overlapping and
+	// unsorted ranges merge; an empty list copies nothing. DST must
+	// exist. Ranges are widened to whole O_DIRECT units of both ends
+	// (512 or 4096 bytes) where they are not aligned: those few bytes
+	// around a range are copied from SRC too.
+	Extents    []extents.Entry
+	ExtentsSet bool
+	// DirtyBitmap, on an NBD SRC, copies only the extents its dirty
+	// bitmap marks dirty (the qemu:dirty-bitmap:NAME meta context, as
+	// qemu-nbd -B NAME and qemu-storage-daemon offer it); within Extents
+	// when both are set. A server that does not offer it is a refusal
+	// that names it.
+	DirtyBitmap string
+	// Sync makes DST equal to SRC by writing only the granules that
+	// differ: both ends are read through the engine (SRC and DST of each
+	// chunk into one slot), compared per SyncGranule, and only differing
+	// granules written; granules that are zeros in SRC are made zero in
+	// DST as a copy makes zero runs (punched where DST can). A regular
+	// file DST gets SRC's size; a device DST keeps its own and must hold
+	// SRC. A DST that does not exist yet is simply copied. The copy is
+	// in place: a sync that fails or is stopped leaves DST a mix of old
+	// and new granules (Report.DstState DstPartial), never complete: run
+	// it again.
+	Sync bool
+	// SyncGranule is the unit compared and written (DefaultSyncGranule
+	// when 0): a power of two from 4 KiB to 64 KiB, so a changed 4 KiB
+	// costs at most one granule; raised to the ends' O_DIRECT unit.
+	SyncGranule int
 }
 
 // Limits on what a user may ask for.
@@ -215,8 +265,6 @@ func (o *Options) checkValues() error {
 	case !hasKind(o.Src) || !hasKind(o.Dst):
 		return bad(map[bool]string{true: "Src", false: "Dst"}[!hasKind(o.Src)],
 			"streams are not supported: SRC and DST are files or block devices (use ./- for a file named -)")
-	case o.SrcFormat != "" && o.SrcFormat != SrcFormatRaw:
-		return bad("SrcFormat", fmt.Sprintf("unknown source format %q: ringcp copies raw bytes (Options.SrcFormat raw copies an image file as it is; convert others with qemu-img convert -O raw)", o.SrcFormat))
 	case o.DstFormat != "" && o.DstFormat != SrcFormatRaw:
 		return bad("DstFormat", fmt.Sprintf("unknown destination format %q: ringcp writes raw bytes (Options.DstFormat raw writes them over an existing image file; convert with qemu-img convert -O FORMAT)", o.DstFormat))
 	case o.ZeroBlock < 0 || o.ZeroBlock > MaxBlockSize || o.ZeroBlock&(o.ZeroBlock-1) != 0:
@@ -247,5 +295,5 @@ func (o *Options) checkValues() error {
 	if _, err := engine.ParseIOPrio(o.IOPrio); err != nil {
 		return bad("IOPrio", "Options.IOPrio: "+err.Error())
 	}
-	return nil
+	return o.checkWeb()
 }

@@ -46,6 +46,8 @@ type Plan struct {
 	// sizing is what BlockSize and QueueDepth were decided from
 	// (sizes.go).
 	sizing sizing
+	// changed: Options.OnlyChanged's ranges or sync (changed_linux.go).
+	changed changedPlan
 }
 
 // Close releases what a Plan holds open between Prepare and Run: the
@@ -94,6 +96,9 @@ func (p *Plan) note(format string, args ...any) {
 // checkRange fixes the length and refuses a range past SRC's end.
 func (p *Plan) checkRange() error {
 	size, o := p.src.geo.Size, &p.opts
+	if o.SrcSize > 0 && o.SrcSize != size && !p.src.openEnded {
+		return refuse(KindBadInput, o.Src, fmt.Sprintf("SRC is %d bytes, Options.SrcSize says %d", size, o.SrcSize)).on("SrcSize")
+	}
 	if o.SrcOffset > size {
 		return refuse(KindBadInput, o.Src, fmt.Sprintf("Options.SrcOffset %d is past the end (size %d)", o.SrcOffset, size)).on("SrcOffset")
 	}

@@ -13,7 +13,10 @@ func Prepare(opts Options) (*Plan, error) {
 		p.Close() // the connections to NBD ends
 		return nil, p.withLength(err)
 	}
-	p.meter = newMeter(p.opts.Progress, p.Length)
+	p.meter = newMeter(p.opts.Progress, p.workLength())
+	if p.src.openEnded {
+		p.meter.total = -1 // not known before SRC ends
+	}
 	return p, nil
 }
 
@@ -30,8 +33,8 @@ func (p *Plan) withLength(err error) error {
 // prepare runs Prepare's steps in order: look at both ends, check
 // everything, then decide.
 func (p *Plan) prepare() error {
-	steps := []func() error{p.inspectEnds, p.checkEndsAlone, p.checkRange, p.checkResume, p.checkSameObject, p.checkEnds, p.checkDestSize,
-		p.chooseDirect, p.findLimits, p.chooseSizes, p.chooseIOPrio, p.chooseSparse, p.chooseOffload, p.chooseTrust, p.startGovernor, p.checkSpace, p.chooseEngine}
+	steps := []func() error{p.inspectEnds, p.checkEndsAlone, p.checkRange, p.checkChanged, p.checkResume, p.checkSameObject, p.checkEnds, p.checkExpect, p.checkDestSize,
+		p.chooseDirect, p.findLimits, p.chooseSizes, p.chooseIOPrio, p.chooseSparse, p.chooseOffload, p.chooseChanged, p.chooseTrust, p.startGovernor, p.checkSpace, p.chooseEngine}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ringcp/ringcp/engine"
@@ -35,14 +36,17 @@ const DefaultProgressInterval = time.Second
 // only grows. Percent reaches 100 only in PhaseDone, after the barrier:
 // while it runs, a copy whose bytes are all written shows 99.99.
 type Status struct {
-	Phase          Phase   `json:"phase"`
-	BytesDone      int64   `json:"bytes_done"`
-	BytesTotal     int64   `json:"bytes_total"`
-	Percent        float64 `json:"percent"`      // 0 to 100, two decimals, rounded down
-	BytesData      int64   `json:"bytes_data"`   // of BytesDone: written as data
-	BytesZeroed    int64   `json:"bytes_zeroed"` // of BytesDone: made zero on DST
-	BytesHoles     int64   `json:"bytes_holes"`  // of BytesDone: left as holes
-	BytesRead      int64   `json:"bytes_read"`
+	Phase       Phase   `json:"phase"`
+	BytesDone   int64   `json:"bytes_done"`
+	BytesTotal  int64   `json:"bytes_total"`
+	Percent     float64 `json:"percent"`      // 0 to 100, two decimals, rounded down
+	BytesData   int64   `json:"bytes_data"`   // of BytesDone: written as data
+	BytesZeroed int64   `json:"bytes_zeroed"` // of BytesDone: made zero on DST
+	BytesHoles  int64   `json:"bytes_holes"`  // of BytesDone: left as holes
+	BytesRead   int64   `json:"bytes_read"`
+	// BytesIn counts the bytes read from SRC's transport when they are
+	// not the ones copied: a compressed SRC's compressed bytes.
+	BytesIn        int64   `json:"bytes_in,omitempty"`
 	Seconds        float64 `json:"seconds"`          // since Run started
 	BytesPerSecond float64 `json:"bytes_per_second"` // of BytesDone, smoothed over a few seconds
 	ETASeconds     float64 `json:"eta_seconds"`      // to the end of the writes; -1 while unknown
@@ -58,6 +62,7 @@ const rateWindow = 3 * time.Second
 type meter struct {
 	p     *engine.Progress
 	total int64
+	src   atomic.Pointer[srcIO] // a SRC that moves its own bytes (watch)
 
 	mu       sync.Mutex
 	start    time.Time // when Run started; zero before
@@ -86,6 +91,7 @@ func (m *meter) status(now time.Time) Status {
 	s := Status{Phase: m.p.Phase(), BytesDone: m.p.Done.Load(), BytesTotal: m.total}
 	s.BytesData, s.BytesZeroed, s.BytesHoles = m.p.Data.Load(), m.p.Zeroed.Load(), m.p.Holes.Load()
 	s.BytesRead = m.p.Read.Load()
+	m.fromSrc(&s)
 	s.Percent = percent(s.BytesDone, s.BytesTotal, s.Phase)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -154,7 +160,11 @@ func percent(done, total int64, ph Phase) float64 {
 func eta(s Status) float64 {
 	left := s.BytesTotal - s.BytesDone
 	switch {
-	case s.Phase == PhaseDone || left <= 0:
+	case s.Phase == PhaseDone:
+		return 0
+	case s.BytesTotal < 0:
+		return -1 // the end is not known
+	case left <= 0:
 		return 0
 	case s.BytesPerSecond <= 0:
 		return -1

@@ -53,6 +53,9 @@ type Report struct {
 	// Yield is what the yield controller did (Options.Yield), nil when
 	// it did not run.
 	Yield *YieldReport `json:"yield"`
+	// Neighbour is what the good neighbour chose (neighbour.go): nil when
+	// the queue depth was given, or in a batch.
+	Neighbour *NeighbourReport `json:"neighbour"`
 	// Notes are what Run decided or met that Plan.Notes could not say
 	// yet: how a new DST was created, why an offload gave way, a side
 	// that stayed buffered.
@@ -71,6 +74,9 @@ type Report struct {
 	StatePath   string `json:"state_file,omitempty"`
 	ResumeFrom  int64  `json:"resume_from,omitempty"`
 	PartialPath string `json:"partial_file,omitempty"`
+	// Changed is what a sync or a copy restricted to ranges did
+	// (Options.Sync, Extents, DirtyBitmap; changed.go); nil otherwise.
+	Changed *SyncReport `json:"changed,omitempty"`
 }
 
 // Rate is the rate the cap governs, in bytes per second: the bytes read

@@ -51,8 +51,12 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 	start, cpu0 := time.Now(), cpuTime()
 	y := p.startYield()
 	st, err := p.move(ctx, a, &rep)
+	err = explainSrc(a, err)
 	if rep.Yield = y.stop(); rep.Yield != nil {
 		rep.note("%s", rep.Yield)
+	}
+	if rep.Neighbour = p.gov.neighbourReport(); rep.Neighbour != nil && rep.Neighbour.Samples > 0 {
+		rep.note("%s", rep.Neighbour)
 	}
 	a.undrained = errors.Is(err, engine.ErrUndrained)
 	rep.Seconds, rep.CPUSeconds = time.Since(start).Seconds(), cpuTime()-cpu0
@@ -64,8 +68,12 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 	rep.Bytes, rep.BytesRead, rep.Synced = st.BytesWritten, st.BytesRead, st.Synced
 	rep.BytesHoles, rep.BytesZeroed = st.BytesHoles, st.BytesZeroed
 	rep.Contiguous = st.Contiguous
+	p.syncReport(&rep, st)
 	if a.trust != nil {
 		rep.Resumed, rep.Contiguous = a.trust.from, a.trust.from+st.Contiguous
+	}
+	if err == nil {
+		err = p.finishSrc(a, &rep)
 	}
 	if err == nil {
 		err = p.finishTrust(ctx, a, &rep)
@@ -206,6 +214,7 @@ func (p *Plan) acquireAll(ctx context.Context, a *acquired, rep *Report, s *shar
 		return err
 	}
 	a.trust = p.newTrust(&job)
+	p.observeExpect(a, &job)
 	if a.copy, err = p.openEngine(job, rep); err != nil {
 		return err
 	}
@@ -284,6 +293,8 @@ func (p *Plan) job(a *acquired) engine.Job {
 	// is never tried without blocking first (engine.Job.Blocking).
 	job.Blocking = len(p.IOLimits) > 0
 	a.dst.shape(p, &job)
+	p.openEndJob(&job)
+	p.changedJob(&job)
 	return job
 }
 

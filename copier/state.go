@@ -74,6 +74,9 @@ type identity struct {
 	// Marks are SRC's, compared as they are; nil for DST, whose marks
 	// the state keeps beside its prefix (resumeState.DstMarks).
 	Marks *marks `json:"marks,omitempty"`
+	// ETag is an HTTP or S3 object's entity tag (or, without one, its
+	// Last-Modified date): another one is another object.
+	ETag string `json:"etag,omitempty"`
 }
 
 // loopBacking is what backs a loop device.

@@ -128,9 +128,11 @@ func (p *Plan) chooseTrust() error {
 	return nil
 }
 
-// needsData: verification, checksums and resuming need every byte to
-// pass through the engine.
-func (o *Options) needsData() bool { return o.Verify || o.Checksum != nil || o.Resume }
+// needsData: verification, checksums, resuming and an expected digest
+// need every byte to pass through the engine.
+func (o *Options) needsData() bool {
+	return o.Verify || o.Checksum != nil || o.Resume || o.ExpectChecksum != ""
+}
 
 // shifted passes a copy's observations on with their offsets moved from
 // the job's range to the plan's: a resumed copy's job starts part-way.

@@ -40,9 +40,10 @@ import (
 // only to find the first differing byte.
 
 // dstAccess is how DST is opened: read-write when it is read back, or
-// when a resumed copy may compare what an earlier run copied.
+// when a resumed copy may compare what an earlier run copied, or a
+// sync reads it to compare.
 func (p *Plan) dstAccess() int {
-	if p.opts.Verify || p.opts.Resume {
+	if p.opts.Verify || p.opts.Resume || p.changed.syncing {
 		return os.O_RDWR
 	}
 	return os.O_WRONLY

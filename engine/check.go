@@ -23,7 +23,7 @@ func (j *Job) comparing() bool { return j.Check != nil && j.end(FileDst) != nil 
 // chunkMax is the most one chunk holds: a block, or half of one when a
 // slot's buffer holds both sides of a compare.
 func (j *Job) chunkMax() int {
-	if j.comparing() {
+	if j.comparing() || j.syncing() {
 		return j.BlockSize / 2
 	}
 	return j.BlockSize

@@ -56,6 +56,9 @@ type Job struct {
 	// blocks are overwrites, which ext4 and XFS run in parallel.
 	Preallocate bool
 	Sparse
+	// Changed restricts the copy to some ranges, or to what differs
+	// (changed.go, sync.go).
+	Changed
 	// Observer, when not nil, sees the data as it is read, the holes, and
 	// the barriers (observe.go).
 	Observer Observer
@@ -151,6 +154,7 @@ type Stats struct {
 	// still change beyond Contiguous (never within it: a chunk counts
 	// there only once all its writes completed).
 	InFlight int
+	SyncStats
 }
 
 // unit is the least a request moves: both ends' alignment.

@@ -199,11 +199,12 @@ func (r *run) dropLine(now time.Time) {
 // verification cells) stays whole, and moves in several requests.
 func (r *run) fitFirst(idx int) {
 	s := &r.slots[idx]
-	if s.phase != phaseRead || s.done > 0 || s.paid > 0 || r.job.Grid > 0 || s.n <= r.most {
+	most := r.job.chunkCap(r.most)
+	if s.phase != phaseRead || s.done > 0 || s.paid > 0 || r.job.Grid > 0 || s.n <= most {
 		return
 	}
-	if r.planner.giveBack(s.rel+int64(r.most), s.rel+int64(s.n)) {
-		s.n = r.most
+	if r.planner.giveBack(s.rel+int64(most), s.rel+int64(s.n)) {
+		s.n = most
 	}
 }
 

@@ -256,6 +256,7 @@ func (r *run) plan() (starved bool) {
 // planned: no chunk is left to start (the range is planned, or the copy
 // is stopping). The budget then stops counting this copy for fair shares.
 func (r *run) planned() bool {
+	r.skipGap()
 	done := r.planner.done() || r.stopping()
 	if done {
 		r.member.want(false)
@@ -364,7 +365,7 @@ func (r *run) readDone(idx int, s *slot, n int) {
 		// was checked against SRC's size, so SRC shrank under us (or, in
 		// a read pass, the file is shorter than its range).
 		cause := ErrSourceShrank
-		if r.job.Check != nil {
+		if r.job.Check != nil || s.phase == phaseReadDst {
 			cause = ErrEndedEarly
 		}
 		r.fail(r.opError(s, cause))
@@ -375,8 +376,12 @@ func (r *run) readDone(idx int, s *slot, n int) {
 		r.send(idx) // the rest of a short read, or the next piece of a chunk moved in several
 		return
 	}
-	if r.job.Check != nil && s.phase == phaseReadDst {
-		r.checkRead(idx, s)
+	if s.phase == phaseReadDst {
+		if r.job.Check != nil {
+			r.checkRead(idx, s)
+		} else {
+			r.syncRead(idx, s)
+		}
 		return
 	}
 	r.stats.BytesRead += int64(s.n)
@@ -388,6 +393,13 @@ func (r *run) readDone(idx int, s *slot, n int) {
 	}
 	if r.job.Check != nil {
 		r.checkRead(idx, s)
+		return
+	}
+	if r.job.syncing() {
+		// DST's side of the chunk next; the caps count it, as a
+		// compare's second read.
+		s.phase, s.done, s.paid = phaseReadDst, 0, 0
+		r.send(idx)
 		return
 	}
 	r.nextSegment(idx)

@@ -9,6 +9,10 @@ import (
 // other; only the rest, less than one alignment unit, waits as the tail.
 func (r *run) nextSegment(idx int) {
 	s := &r.slots[idx]
+	if r.job.syncing() {
+		r.nextChange(idx)
+		return
+	}
 	s.seg = s.segEnd
 	if s.seg >= s.n {
 		r.chunkDone(idx)

@@ -49,6 +49,9 @@ type slot struct {
 	// long the chunk's requests were in flight (window.go).
 	sentAt time.Time
 	busy   time.Duration
+	// A sync's differing runs of the chunk, and the next one to write.
+	changes []change
+	change  int
 }
 
 // reading: the slot's request reads, so nobody waits for it once the

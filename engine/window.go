@@ -38,7 +38,9 @@ type Sample struct {
 	Elapsed  time.Duration
 	Requests int           // reads, writes and zero ops that completed
 	Latency  time.Duration // their mean
-	Least    time.Duration // the least of them; 0 when none completed
+	// Least is the least latency of those that moved at least half the
+	// request size; 0 when none did.
+	Least time.Duration
 	// Bytes are those of the chunks finished, Busy the time each of them
 	// had a request in flight, summed: Busy/Bytes is how long a slot is
 	// held per byte moved, so that cap*Busy/Bytes slots keep up with a
@@ -107,10 +109,13 @@ type meter struct {
 // so the budget's lock is not taken on every completion.
 const reportEvery = SampleEvery / 4
 
-func (m *meter) request(d time.Duration) {
+// request counts one completion; full: it moved at least half a
+// request, so that its latency may be the least (a file's short tail, a
+// small zero write, say nothing of what a request of the window takes).
+func (m *meter) request(d time.Duration, full bool) {
 	m.requests++
 	m.latency += d
-	if m.least == 0 || d < m.least {
+	if full && (m.least == 0 || d < m.least) {
 		m.least = d
 	}
 }
@@ -138,5 +143,5 @@ func (r *run) measure(c Completion, now time.Time) {
 	s := &r.slots[c.Slot]
 	d := now.Sub(s.sentAt)
 	s.busy += d
-	r.meter.request(d)
+	r.meter.request(d, c.N >= r.most/2)
 }
