@@ -17,7 +17,7 @@ type xzBlockHeader struct {
 	size         int64
 	compressed   int64
 	uncompressed int64
-	dictCap      int
+	dictCap      int64
 }
 
 // readXzBlockHeader reads a block header whose first byte (size/4 - 1,
@@ -86,11 +86,11 @@ func parseXzBlockHeader(raw []byte) (*xzBlockHeader, error) {
 }
 
 // lzma2DictCap decodes LZMA2's dictionary size byte.
-func lzma2DictCap(p byte) int {
+func lzma2DictCap(p byte) int64 {
 	if p == 40 {
 		return 0xFFFFFFFF
 	}
-	return (2 | int(p&1)) << (p/2 + 11)
+	return (2 | int64(p&1)) << (p/2 + 11)
 }
 
 // blockTail is the bytes after a block's compressed data: zero padding
@@ -113,7 +113,7 @@ const maxDict = 1536 << 20
 // data's end-of-stream chunk. The dictionary never needs to be larger than
 // the block's data: a small block of a -9 file does not get 64 MiB.
 func (h *xzBlockHeader) newLZMA2(r io.Reader) (*lzma.Reader2, error) {
-	dict := int64(h.dictCap)
+	dict := h.dictCap
 	if dict > maxDict {
 		return nil, corrupt("xz dictionary of %d bytes, more than the %d xz writes", dict, maxDict)
 	}
