@@ -61,7 +61,7 @@ func (b *Batch) crossJob(i int, p *Plan) error {
 // path of one file or device, one export, two new files of one name), or
 // bytes shared through partitions and loop devices.
 func sameDst(p, q *Plan, j int) error {
-	if same, _ := p.dst.same(q.dst); same {
+	if same, _ := oneObject(p.dst, q.dst); same {
 		return refuse(KindOverlap, p.dst.path, fmt.Sprintf("is also job %d's DST (%s): a batch writes each DST once", j+1, q.dst.path)).on("Dst")
 	}
 	if ov := p.dst.overlap(p.dstRange(), q.dst, q.dstRange()); ov != nil {
@@ -76,7 +76,7 @@ func dstOnSrc(p, q *Plan, j int) error {
 	if !p.dst.exists {
 		return nil
 	}
-	if same, _ := p.dst.same(q.src); same {
+	if same, _ := oneObject(p.dst, q.src); same {
 		return refuse(KindOverlap, p.dst.path, fmt.Sprintf("is job %d's SRC (%s): job %d would read blocks this job overwrites", j+1, q.src.path, j+1)).on("Dst")
 	}
 	if ov := p.dst.overlap(p.dstRange(), q.src, q.srcRange()); ov != nil {

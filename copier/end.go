@@ -146,8 +146,10 @@ type end interface {
 	// are settled, SRC first.
 	check(p *Plan) error
 	// same says the end and o are one object (one file or device, one
-	// export, two new DSTs that would be one file), and what, for
-	// people: "the same file".
+	// export, two new DSTs that would be one file, a file an export's
+	// server holds open), and what, for people: "the same file". A kind
+	// answers for the ends of other kinds it may be (the NBD kind for a
+	// local file), so oneObject asks both ends.
 	same(o *endpoint) (same bool, what string)
 	// overlap says where the end and o, not the same object, reach the
 	// same bytes all the same (through partitions and loop devices), or

@@ -315,6 +315,13 @@ func (f *fileEnd) same(o *endpoint) (bool, string) {
 	return guard.ObjectOf(&f.st) == guard.ObjectOf(&g.st), what
 }
 
+// object is the file or device the end is, for another kind that may
+// reach it another way (an NBD server that serves it); none for a new
+// DST.
+func (f *fileEnd) object() (guard.Object, bool) {
+	return guard.ObjectOf(&f.st), f.ep.exists
+}
+
 // overlap finds bytes the end and o, another existing file or device,
 // share through partitions and loop devices: a disk and its own
 // partition, a loop device and the file or device behind it.

@@ -43,6 +43,9 @@ type exportEnd struct {
 	info nbd.Info
 	peer nbd.Peer // who the first connection reached (end_nbd_same_linux.go)
 	x    *nbdend.Export
+	// served: who holds the server's listening socket on this host
+	// (end_nbd_serves_linux.go).
+	served serverHolders
 }
 
 // exportIdentity is an NBD export's identity kind: its URI and size are
@@ -212,17 +215,20 @@ func (e *exportEnd) check(p *Plan) error {
 
 // same says two ends may reach one export: one server (by the listening
 // socket their connections reached) and one export name, or two names
-// nothing tells apart (end_nbd_same_linux.go).
+// nothing tells apart (end_nbd_same_linux.go); or that o is a local file
+// or device the export's server, on this host, holds open
+// (end_nbd_serves_linux.go).
 func (e *exportEnd) same(o *endpoint) (bool, string) {
 	f, ok := o.end.(*exportEnd)
 	if !ok {
-		return false, ""
+		return e.servesLocal(o)
 	}
 	return e.sameWhy(f)
 }
 
-// overlap: bytes an export shares with a local file (the file its server
-// serves) cannot be seen from here.
+// overlap: which bytes of a local file its server serves as the export
+// cannot be seen from here (same treats a file it holds open as the
+// export).
 func (e *exportEnd) overlap(byteRange, *endpoint, byteRange) *overlap { return nil }
 
 // directObstacle: an export is not a descriptor (endFacts.canDirect is

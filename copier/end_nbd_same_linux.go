@@ -20,7 +20,9 @@ import (
 //     connections arrived at: a Unix socket's file (its inode); for TCP
 //     to an address of this host, the listening socket in /proc/net/tcp
 //     that takes that address and port (so 127.0.0.1, ::1 and 127.0.0.2
-//     meet at one socket bound to every address); for TCP to another
+//     meet at one socket bound to every address), or the process that
+//     holds it (nbdkit -p binds an IPv4 and an IPv6 socket: two sockets
+//     held by one process are one server); for TCP to another
 //     host, the address and port connected to, after resolving the name.
 //     Not the server's process: SO_PEERCRED names whoever called
 //     listen() (systemd, for a socket-activated server), and a forking
@@ -96,6 +98,11 @@ func serverOf(e *exportEnd) string {
 		return "address " + remote.String()
 	}
 	if inode := guard.TCPListener(remote); inode != 0 {
+		// nbdkit -p listens with a socket per address family: 127.0.0.1
+		// and [::1] meet at two sockets of one process.
+		if pids := guard.SocketHolders(inode); len(pids) > 0 {
+			return fmt.Sprintf("the server listening on port %d of this host (process %d)", remote.Port(), pids[0])
+		}
 		return fmt.Sprintf("the socket listening on port %d of this host, inode %d", remote.Port(), inode)
 	}
 	// Not seen (another network namespace): one port of this host is

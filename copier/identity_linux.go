@@ -61,7 +61,14 @@ func identityOf(f *os.File, path string, size int64, withMarks bool) (identity, 
 	if st.Mode&unix.S_IFMT == unix.S_IFBLK {
 		id := blockIdentity(path, &st)
 		id.Size = size
-		if withMarks {
+		if withMarks && id.Loop != nil {
+			// A write into the loop device's page cache reaches its
+			// backing file, and changes its marks, only when written
+			// back: now, or another opener keeps it dirty for as long as
+			// writeback waits. fsync needs no write access.
+			if err := unix.Fsync(int(f.Fd())); err != nil {
+				return identity{}, &os.PathError{Op: "fsync", Path: path, Err: err}
+			}
 			id.Marks = id.Loop.marks()
 		}
 		return id, nil

@@ -129,10 +129,20 @@ func (p *Plan) cutsDst() bool {
 	return o.DstOffset == 0 && !o.LengthSet
 }
 
+// oneObject says a and b are one object, and what, asking both ends'
+// kinds: a kind answers for the ends of other kinds it may be (an export
+// whose server on this host holds a local file open), not the reverse.
+func oneObject(a, b *endpoint) (bool, string) {
+	if same, what := a.same(b); same {
+		return true, what
+	}
+	return b.same(a)
+}
+
 // checkSameObject refuses to copy a file or device onto itself where the
 // ranges overlap, or where truncating DST would destroy SRC.
 func (p *Plan) checkSameObject() error {
-	same, what := p.src.same(p.dst)
+	same, what := oneObject(p.src, p.dst)
 	if !same {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/ringcp/ringcp/engine"
 	"github.com/ringcp/ringcp/internal/units"
@@ -58,8 +59,14 @@ func (p *Plan) proveDone(ctx context.Context, a *acquired, rep *Report) error {
 		return nil
 	}
 	why, err := p.dstWritten(a)
-	if err != nil || why == "" {
+	if err != nil {
 		return err
+	}
+	if why == "" {
+		why = srcUnmarked(r.state.Src)
+	}
+	if why == "" {
+		return nil
 	}
 	rep.note("resume: %s: the %s an earlier run copied is compared with SRC before anything is written", why, units.Format(r.from))
 	return p.compareDone(ctx, a)
@@ -87,7 +94,37 @@ func (p *Plan) dstWritten(a *acquired) (string, error) {
 	if why := rec.differs(*now); why != "" {
 		return "DST was written after the state was recorded: " + why, nil
 	}
+	if rec.coarse() {
+		return "DST's filesystem keeps coarse timestamps (whole milliseconds or more: ext4 with 128-byte inodes, ext3, vfat): a write in the tick of the state's record would leave them as recorded", nil
+	}
 	return "", nil
+}
+
+// coarseTick is the finest timestamp granularity marks are not trusted
+// at: a filesystem whose stamps are whole seconds (ext4 with 128-byte
+// inodes, ext3), 2 s (vfat) or 10 ms (exFAT) gives a write in the same
+// tick as the state's record the same mtime and ctime. Fine stamps are
+// both multiples of it by chance once in 10^12.
+const coarseTick = int64(time.Millisecond)
+
+// coarse says that both timestamps of the marks are whole ticks.
+func (m marks) coarse() bool {
+	return m.Mtime%coarseTick == 0 && m.Ctime%coarseTick == 0
+}
+
+// srcUnmarked says why SRC may have changed since the state was recorded
+// although its identity is the same, or "": a block device that is no
+// loop device over a file (a disk, a loop device over another device)
+// keeps no marks, and coarse ones may hide a write, so DST's unchanged
+// marks say nothing of SRC's prefix.
+func srcUnmarked(src identity) string {
+	switch {
+	case src.Kind == kindBlock && src.Marks == nil:
+		return "SRC is a block device that keeps no marks of its writes (no loop device over a file): it may have changed there"
+	case src.Marks != nil && src.Marks.coarse():
+		return "SRC's filesystem keeps coarse timestamps: a write in the tick its marks were read in would leave them as recorded"
+	}
+	return ""
 }
 
 // compareDone compares the prefix of DST with SRC's, stopping at the

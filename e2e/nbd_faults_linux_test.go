@@ -168,7 +168,11 @@ func TestNBDServerDies(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "src")
 	randomFile(t, src, 16<<20, 6)
 	srv := nbdtest.Nbdkit(t, nbdtest.Unix, "--filter=delay", "memory", "16M", "delay-write=200ms")
-	time.AfterFunc(500*time.Millisecond, srv.Stop)
+	// 16 writes of 200 ms, two at a time: the copy writes for 1.6 s. The
+	// kill lands in the middle, after Prepare, whose checks (the probe,
+	// the scan for a server holding SRC open) took more than 500 ms on a
+	// loaded machine.
+	time.AfterFunc(time.Second, srv.Stop)
 	start := time.Now()
 	r := cli(t, "--block-size", "1M", "--queue-depth", "2", src, srv.URI)
 	r.want(t, exitFailed)

@@ -138,9 +138,14 @@ func unixAddress(a Address, u uriParts, q map[string]string) (Address, error) {
 		return a, errors.New("nbd+unix needs ?socket=PATH")
 	}
 	// An abstract socket is spelt with a leading NUL (%00) in the URI and
-	// with a leading "@" in Go's net package.
-	if sock[0] == 0 {
+	// with a leading "@" in Go's net package. A leading "@" in the URI is
+	// a file's name, as libnbd reads it: "./" keeps Go's net package
+	// from taking it for an abstract socket (another server's).
+	switch sock[0] {
+	case 0:
 		sock = "@" + sock[1:]
+	case '@':
+		sock = "./" + sock
 	}
 	a.Network, a.Addr = "unix", sock
 	return a, nil

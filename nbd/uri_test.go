@@ -26,6 +26,10 @@ func TestParseURI(t *testing.T) {
 		{"NBD://h/x", "tcp", "h:10809", "x"},
 		{"nbd+unix:///?socket=/run/a%20b.sock", "unix", "/run/a b.sock", ""},
 		{"nbd+unix:///?socket=%00/abstract", "unix", "@/abstract", ""},
+		// A leading "@" is a file's name for libnbd, not Go's abstract
+		// socket (issue 20's second review: another server's export).
+		{"nbd+unix:///?socket=@disk.sock", "unix", "./@disk.sock", ""},
+		{"nbd+unix:///?socket=%40disk.sock", "unix", "./@disk.sock", ""},
 		{"nbd://h/x?x-debug=1", "tcp", "h:10809", "x"},
 		// "+" is a plus sign, in the query as anywhere (issue 20: Go's
 		// form decoding made it a space, and another socket).
