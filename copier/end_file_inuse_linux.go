@@ -43,8 +43,7 @@ func (f *fileEnd) checkInUse(p *Plan) error {
 	if !p.opts.Force {
 		return refuse(KindInUse, p.opts.Dst, "in use: "+why+" (Options.Force writes anyway)").on("Dst")
 	}
-	p.Forced = why
-	p.note("Options.Force: writing %s although %s", p.opts.Dst, why)
+	p.forced(why)
 	return nil
 }
 
@@ -102,10 +101,7 @@ func (f *fileEnd) checkSrcWriters(p *Plan) error {
 	if !p.opts.Force {
 		return refuse(KindInUse, p.opts.Src, "SRC is written while it is read, mounted read-write: "+why+": a live file system copies inconsistently; unmount it or remount it read-only (mount -o remount,ro), copy a snapshot, or Options.Force copies it anyway").on("Src")
 	}
-	if p.Forced != "" {
-		p.Forced += "; "
-	}
-	p.Forced += "SRC is mounted read-write: " + why
+	p.addForced("SRC is mounted read-write: " + why)
 	p.note("Options.Force: reading %s although it is mounted read-write: %s", p.opts.Src, why)
 	return nil
 }

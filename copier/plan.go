@@ -67,11 +67,17 @@ func (p *Plan) Close() error {
 // forced records one more thing Options.Force overrode, for the line the
 // command prints and for callers that log.
 func (p *Plan) forced(why string) {
+	p.addForced(why)
+	p.note("Options.Force: writing %s although %s", p.opts.Dst, why)
+}
+
+// addForced appends why to Plan.Forced, "; " apart, keeping what other
+// checks recorded before.
+func (p *Plan) addForced(why string) {
 	if p.Forced != "" {
 		p.Forced += "; "
 	}
 	p.Forced += why
-	p.note("Options.Force: writing %s although %s", p.opts.Dst, why)
 }
 
 // srcRange is what the copy reads of SRC; dstRange what it may change of
