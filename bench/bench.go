@@ -316,6 +316,11 @@ func (b *bench) logRun(r *Run, n int) {
 	if r.Err != nil {
 		line += ": " + r.Err.Error()
 	}
+	// The foreground's figures are in the log too: the tables are written
+	// only at the end, and a long busy run stopped early keeps them here.
+	if fg := r.Foreground; fg != nil {
+		line += fmt.Sprintf("  fg %.0f IOPS p99 %.0f us", fg.IOPS, fg.P99us)
+	}
 	b.env.logf("%s", line)
 }
 
