@@ -76,7 +76,7 @@ func TestDDImageRefusalsSayTheWayOn(t *testing.T) {
 	snap := cmdtest.Snap(t, img)
 	cli(t, "dd", "if="+fx.Src, "of="+img).want(t, exitRefused, "DST is a qcow2 disk image", "(ringcp's --dst-format raw) or (ringcp's --force)")
 	snap.Same(t)
-	vmdk := qemutest.DiskImage(t, fx.Dir, "vmdk") // qcow2 is read as its guest sees it
-	cli(t, "dd", "if="+vmdk, "of="+fx.New).want(t, exitRefused, "SRC is a vmdk disk image", "(ringcp's --src-format raw)")
+	vhdx := qemutest.DiskImage(t, fx.Dir, "vhdx") // qcow2 and sparse vmdk are read as their guest sees them
+	cli(t, "dd", "if="+vhdx, "of="+fx.New).want(t, exitRefused, "SRC is a vhdx disk image", "(ringcp's --src-format raw)")
 	fx.Unchanged(t)
 }

@@ -87,6 +87,9 @@ type endFacts struct {
 	// notZeroed: a new DST that does not read as zeros (an image over a
 	// backing file): SRC's holes and zeros are written as zeros.
 	notZeroed bool
+	// readsFile: as DST, its format reads the file beneath while it
+	// writes (an existing qcow2 image's tables): it is opened read-write.
+	readsFile bool
 	// disk is the whole disk whose I/O the cgroups count for this end;
 	// onDisk false when there is none (tmpfs, NFS, an export).
 	disk   uint64

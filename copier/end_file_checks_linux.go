@@ -175,7 +175,9 @@ func (f *fileEnd) checkImageFormat(p *Plan) error {
 // cut that drops it) is looked at.
 func (f *fileEnd) checkDstImageFormat(p *Plan) error {
 	o := &p.opts
-	if !f.ep.exists || o.DstFormat == SrcFormatRaw || (o.DstOffset != 0 && !p.truncate) {
+	// DstFormat qcow2: the format layer writes into the image as its
+	// guest's bytes, or refuses what is not one (newImageUpdate).
+	if !f.ep.exists || o.DstFormat == SrcFormatRaw || o.DstFormat == FormatQcow2 || (o.DstOffset != 0 && !p.truncate) {
 		return nil
 	}
 	size := f.ep.geo.Size

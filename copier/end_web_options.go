@@ -75,9 +75,9 @@ func (o *Options) checkWeb() error {
 			return bad("ExpectChecksum", fmt.Sprintf("Options.ExpectChecksum %q: %v", o.ExpectChecksum, err))
 		}
 	}
-	if o.SrcFormat != "" && o.SrcFormat != FormatAuto && o.SrcFormat != SrcFormatRaw && o.SrcFormat != FormatQcow2 {
+	if o.SrcFormat != "" && o.SrcFormat != FormatAuto && o.SrcFormat != SrcFormatRaw && o.SrcFormat != FormatQcow2 && o.SrcFormat != FormatVmdk {
 		if f, ok := unpack.ParseFormat(o.SrcFormat); !ok || f == unpack.Auto {
-			return bad("SrcFormat", fmt.Sprintf("unknown source format %q: ringcp reads raw and qcow2 (auto tells them apart), and xz, gzip, zstd and bzip2 (recognized without asking); raw copies SRC's bytes as they are; convert other images with qemu-img convert -O raw", o.SrcFormat))
+			return bad("SrcFormat", fmt.Sprintf("unknown source format %q: ringcp reads raw, qcow2 and sparse vmdk (auto tells them apart), and xz, gzip, zstd and bzip2 (recognized without asking); raw copies SRC's bytes as they are; convert other images with qemu-img convert -O raw", o.SrcFormat))
 		}
 	}
 	return nil

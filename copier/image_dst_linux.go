@@ -40,9 +40,9 @@ func (d *imageDst) base() *endpoint { return d.under }
 func newImageDst(p *Plan, base *endpoint) (*endpoint, error) {
 	o := &p.opts
 	if base.exists {
-		// Writing an image over what a file or device holds would leave
-		// neither after a failure; a new file is named only when done.
-		return base, refuse(KindBadInput, base.path, fmt.Sprintf("exists (a %s): a qcow2 DST is a new image, made under a name that does not exist yet (remove it first)", base.what)).on("Dst")
+		// An image is written into as its guest's bytes; anything else
+		// is refused there (image_update_linux.go).
+		return newImageUpdate(p, base)
 	}
 	d := &imageDst{end: base.end, under: base}
 	d.wopt = qcow2.WriterOptions{ClusterSize: o.Qcow2.ClusterSize, Compression: compressionOf(o.Qcow2.Compress)}

@@ -61,8 +61,8 @@ func (p *Plan) withFormat(ep *endpoint, r role) (*endpoint, error) {
 	}
 	rr, ok := ep.end.(randomReader)
 	if !ok {
-		if format == FormatQcow2 {
-			return ep, refuse(KindNotSupported, ep.path, fmt.Sprintf("ringcp reads a qcow2 image at any offset, and cannot read a %s so", ep.what)).on(r.field() + "Format")
+		if format == FormatQcow2 || format == FormatVmdk {
+			return ep, refuse(KindNotSupported, ep.path, fmt.Sprintf("ringcp reads a %s image at any offset, and cannot read a %s so", format, ep.what)).on(r.field() + "Format")
 		}
 		return ep, nil
 	}
@@ -70,6 +70,9 @@ func (p *Plan) withFormat(ep *endpoint, r role) (*endpoint, error) {
 	// filesystem) is refused before its bytes are read.
 	if err := ep.checkAlone(p); err != nil {
 		return ep, err
+	}
+	if vep, done, err := p.withVmdk(ep, r, rr, format); done {
+		return vep, err // a sparse vmdk (image_vmdk_linux.go)
 	}
 	isImage, err := sniffQcow2(rr)
 	switch {

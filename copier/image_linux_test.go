@@ -299,7 +299,8 @@ func TestQcow2SrcRefusals(t *testing.T) {
 		{"not qcow2", copier.Options{Src: raw, SrcFormat: copier.FormatQcow2}, copier.KindBadInput, "not a qcow2 image"},
 		{"DST is the backing file", copier.Options{Src: top, Dst: filepath.Join(dir, "base.raw")}, copier.KindOverlap, "backing chain"},
 		{"DST is the image", copier.Options{Src: top, Dst: top}, copier.KindOverlap, ""},
-		{"unknown format", copier.Options{Src: raw, SrcFormat: "vmdk"}, copier.KindBadInput, "unknown source format"},
+		{"unknown format", copier.Options{Src: raw, SrcFormat: "vhdx"}, copier.KindBadInput, "unknown source format"},
+		{"not vmdk", copier.Options{Src: raw, SrcFormat: copier.FormatVmdk}, copier.KindBadInput, "not a sparse vmdk image"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.o.Dst == "" {

@@ -55,7 +55,7 @@ func (o *Options) checkQcow2() error {
 	case q.Preallocation == PreallocMetadata && (q.Compress != "" || q.Backing != ""):
 		return bad("Preallocation", "Options.Qcow2.Preallocation metadata goes with neither compression nor a backing file")
 	case o.DstFormat == FormatQcow2 && o.Resume:
-		return refuse(KindNotSupported, "", "Options.Resume cannot resume a qcow2 DST: its tables are written only when it is complete").on("Resume")
+		return refuse(KindNotSupported, "", "Options.Resume cannot resume a qcow2 DST: its tables are written only when the copy completes, so a stopped copy leaves nothing to continue; run the copy without Options.Resume (it starts over), or resume into a raw DST and convert that with qemu-img convert -O qcow2").on("Resume")
 	}
 	return nil
 }

@@ -205,7 +205,7 @@ func (s *imageSrc) open(p *Plan, rep *Report) (*held, error) {
 	}
 	s.opened = h
 	x := &imageReader{im: im, name: s.ep.path, about: s.about}
-	return &held{io: x, align: 1, release: func() { im.Close(); h.close() }}, nil
+	return &held{io: x, align: 1, release: s.readDirect(h, im)}, nil
 }
 
 // lock takes the base end's locks on the host file.

@@ -126,15 +126,19 @@ type Options struct {
 	// for. It never allows writing over a mounted file system or swap.
 	Force bool
 	// SrcFormat is what SRC's bytes are: FormatAuto ("") reads a qcow2
-	// image's guest bytes and refuses other containers (vmdk...),
-	// FormatRaw copies the bytes as they are, FormatQcow2 refuses
-	// anything but a qcow2 image. A qcow2 SRC's offsets and length are
-	// of its guest's bytes.
+	// image's or a sparse vmdk's (monolithicSparse, streamOptimized)
+	// guest bytes and refuses other containers (vmdk descriptors,
+	// vhdx...), FormatRaw copies the bytes as they are, FormatQcow2 and
+	// FormatVmdk refuse anything but such an image. An image SRC's
+	// offsets and length are of its guest's bytes.
 	SrcFormat string
 	// DstFormat is what DST is made as: "" or FormatRaw writes the bytes
 	// as they are (FormatRaw given also lets them overwrite an existing
 	// DST that is a disk image, refused otherwise), FormatQcow2 creates
-	// a new qcow2 image (Qcow2 says how) whose guest reads them.
+	// a new qcow2 image (Qcow2 says how) whose guest reads them, or
+	// writes them into an existing qcow2 image as its guest's bytes
+	// (qemu-img convert -n: the image keeps its options and backing
+	// file; a whole copy needs its virtual size to be SRC's).
 	DstFormat string
 	// Qcow2 is how a qcow2 DST is made.
 	Qcow2 Qcow2Options

@@ -41,9 +41,10 @@ import (
 
 // dstAccess is how DST is opened: read-write when it is read back, or
 // when a resumed copy may compare what an earlier run copied, or a
-// sync reads it to compare.
+// sync reads it to compare, or its format reads its file (an existing
+// qcow2 image's tables).
 func (p *Plan) dstAccess() int {
-	if p.opts.Verify || p.opts.Resume || p.changed.syncing {
+	if p.opts.Verify || p.opts.Resume || p.changed.syncing || p.dst.readsFile {
 		return os.O_RDWR
 	}
 	return os.O_WRONLY

@@ -33,7 +33,7 @@ func TestSrcFormatRawCopiesImages(t *testing.T) {
 	}
 	t.Run("range-not-at-0", func(t *testing.T) {
 		dir := t.TempDir()
-		img := qemutest.DiskImage(t, dir, "vmdk")
+		img := qemutest.DiskImage(t, dir, "qed")
 		dst := filepath.Join(dir, "copy")
 		cli(t, "--src-offset", "512", "--length", "4096", img, dst).want(t, exitOK)
 		if got := readRange(t, dst, 0, 4096); !bytes.Equal(got, readRange(t, img, 512, 4096)) {

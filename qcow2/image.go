@@ -57,6 +57,7 @@ type Image struct {
 
 	backing layer // nil when none
 	closers []io.Closer
+	direct  *directView // an O_DIRECT view of data (SetDirect); nil when none
 }
 
 // Open reads the image on t: its header, L1 table and, unless opts.Lazy,

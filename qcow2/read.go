@@ -59,7 +59,7 @@ func (im *Image) readRun(r run, dst []byte) error {
 		clear(dst)
 		return nil
 	case runData:
-		return readClipped(im.data, dst, r.host, im.dataSize)
+		return im.readData(dst, r.host)
 	}
 	return im.readBacking(dst, r.off)
 }
