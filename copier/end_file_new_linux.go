@@ -109,7 +109,7 @@ func (d *dest) create(p *Plan, flag int) error {
 	}
 	d.dir = dir
 	if d.creation == newUnnamed {
-		f, err := dir.OpenUnnamed(path, flag, 0o644)
+		f, err := dir.OpenUnnamed(path, flag, newFileMode(p))
 		d.f = f
 		return err
 	}
@@ -117,7 +117,7 @@ func (d *dest) create(p *Plan, flag int) error {
 		return d.createPartial(p, flag)
 	}
 	d.tmp = tempName(path)
-	f, err := createTemp(dir, d.tmp, path, flag&unix.O_ACCMODE)
+	f, err := createTemp(dir, d.tmp, path, flag&unix.O_ACCMODE, newFileMode(p))
 	if err != nil {
 		return err
 	}
@@ -129,6 +129,18 @@ func (d *dest) create(p *Plan, flag int) error {
 		d.direct = setFlag(f, unix.O_DIRECT, true) == nil
 	}
 	return nil
+}
+
+// newFileMode is the permission a new DST is created with (the umask
+// applies): a local SRC's own, as cp gives, so that a private disk image
+// (0600) or a device (0660) is not copied into a file every user may
+// read; 0644 for an end that has no mode (a URL, an export, a stream), as
+// qemu-img and curl give.
+func newFileMode(p *Plan) uint32 {
+	if f, ok := baseOf(p.src).end.(*fileEnd); ok && f.st.Mode != 0 {
+		return f.st.Mode & 0o777
+	}
+	return 0o644
 }
 
 // tempName is the hidden name a new DST is written under: ".NAME.ringcp-tmp"
@@ -149,10 +161,10 @@ func tempName(path string) string {
 // locks it; acc is O_WRONLY, or O_RDWR to read it back. One left behind by
 // a killed run (unlocked) is removed first; one that is locked belongs to
 // a ringcp copying to the same DST now: refused.
-func createTemp(dir *safedir.Dir, tmp, dst string, acc int) (*os.File, error) {
+func createTemp(dir *safedir.Dir, tmp, dst string, acc int, mode uint32) (*os.File, error) {
 	name := filepath.Base(tmp)
 	for attempt := 0; ; attempt++ {
-		f, err := dir.Create(name, dst, acc, 0o644)
+		f, err := dir.Create(name, dst, acc, mode)
 		if err == nil {
 			if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil && !errors.Is(err, unix.ENOLCK) {
 				f.Close()

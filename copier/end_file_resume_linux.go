@@ -161,7 +161,7 @@ func released(path string) bool {
 // and makes the name durable: a state will soon point at it.
 func (d *dest) createPartial(p *Plan, flag int) error {
 	d.tmp = p.resume.partial
-	f, err := createTemp(d.dir, d.tmp, d.end.ep.path, flag&unix.O_ACCMODE)
+	f, err := createTemp(d.dir, d.tmp, d.end.ep.path, flag&unix.O_ACCMODE, newFileMode(p))
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ func TestTempNameTakenOverBetweenCreateAndLock(t *testing.T) {
 	}
 	defer f1.Close()
 	// Copy 2 starts now and finds the name taken by an unlocked file.
-	f2, err := createTemp(folder, tmp, dst, os.O_WRONLY)
+	f2, err := createTemp(folder, tmp, dst, os.O_WRONLY, 0o644)
 	if err != nil {
 		t.Fatalf("copy 2: %v", err)
 	}
@@ -84,7 +84,7 @@ func TestTempNamePlanted(t *testing.T) {
 	if err := os.Symlink(victim, tmp); err != nil {
 		t.Fatal(err)
 	}
-	if f, err := createTemp(folder, tmp, dst, os.O_WRONLY); err == nil {
+	if f, err := createTemp(folder, tmp, dst, os.O_WRONLY, 0o644); err == nil {
 		f.Write([]byte("overwritten"))
 		f.Close()
 		t.Error("createTemp opened a planted symlink")
