@@ -58,9 +58,12 @@ func newImageDst(p *Plan, base *endpoint) (*endpoint, error) {
 	d.ep = ep
 	ep.geo = align.Geometry{Path: base.path, MemAlign: 1, OffsetAlign: 1, OptimalIO: int(max(cs, 1<<20))}
 	// Zeros are found in whole clusters: a cluster of zeros is one the
-	// image does not store.
+	// image does not store. Over a backing file the image does not read
+	// as zeros; compressed, a cluster SRC has in part waits in memory for
+	// the rest: holes are said (Zero) in both cases, else every such
+	// cluster would wait until the end, a cluster of memory each.
 	ep.endFacts = endFacts{what: "new qcow2 image", ownIO: true, zeroUnit: int(cs), zeroUnitWhat: "the image's cluster size",
-		notZeroed: o.Qcow2.Backing != "", disk: base.disk, onDisk: base.onDisk}
+		notZeroed: o.Qcow2.Backing != "" || o.Qcow2.Compress != "", disk: base.disk, onDisk: base.onDisk}
 	if o.Qcow2.Backing != "" {
 		if err := d.checkBacking(p); err != nil {
 			return base, err
