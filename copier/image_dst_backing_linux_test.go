@@ -110,3 +110,21 @@ func TestQcow2DstBackingNames(t *testing.T) {
 		})
 	}
 }
+
+// TestQcow2DstPastFileLimit: a qcow2 DST of a virtual size past the
+// largest file DST's filesystem allows (ext4: 16 TiB) is made: its file
+// holds what SRC has, not its virtual size.
+func TestQcow2DstPastFileLimit(t *testing.T) {
+	qemutest.Need(t, "qemu-img")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "big.qcow2")
+	qemu(t, "qemu-img", "create", "-q", "-f", "qcow2", src, "20T")
+	qemuIO(t, src, "write -P 9 17T 64k")
+	dst := filepath.Join(dir, "out.qcow2")
+	if _, err := copier.Copy(context.Background(), copier.Options{Src: src, Dst: dst, DstFormat: copier.FormatQcow2}); err != nil {
+		t.Fatal(err)
+	}
+	qemu(t, "qemu-img", "check", "-q", dst)
+	// qemu-img compare walks 20 TiB slowly: what was written reads back.
+	qemuIO(t, dst, "read -P 9 17T 64k", "read -P 0 0 1m", "read -P 0 21990232489984 65536")
+}
