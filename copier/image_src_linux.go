@@ -79,10 +79,11 @@ func newImageSrc(p *Plan, base *endpoint, r role, guessed bool) (*endpoint, erro
 // names a file: say its format.
 func guessedRefusal(err error, guessed bool, r role) error {
 	var refused *RefusedError
-	if !guessed || !errors.As(err, &refused) || !errors.Is(err, qcow2.ErrBackingRefused) {
+	var qe *qcow2.Error
+	if !guessed || !errors.As(err, &refused) || !errors.As(err, &qe) || !errors.Is(err, qcow2.ErrBackingRefused) {
 		return err
 	}
-	refused.Reason += fmt.Sprintf("; Options.%[1]sFormat qcow2 says it is one (the files it names are then followed), Options.%[1]sFormat raw reads its bytes as they are", r.field())
+	refused.Reason = fmt.Sprintf("%v: %s: Options.%[3]sFormat qcow2 says it is one (the files it names are then followed), Options.%[3]sFormat raw reads its bytes as they are", qe.Cause, qe.What, r.field())
 	return err
 }
 
