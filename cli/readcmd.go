@@ -39,6 +39,10 @@ imageio's checksum API returns it. Holes are not read.
 Flags:
 `
 
+// readFormatUsage is --src-format's and --dst-format's usage when an end
+// is read.
+const readFormatUsage = "auto|raw|qcow2: auto reads a qcow2 image as its guest sees it, told by its first bytes (an image that names a backing or data file is then refused: its format was only guessed); qcow2 reads it so and follows the files it names; raw reads the bytes as they are"
+
 // readFlags are the flags verify and checksum share with a copy, from the
 // same definitions (optionFlags), set on an Options whose fields a
 // compare or a checksum takes; copier checks their values.
@@ -51,15 +55,19 @@ type readFlags struct {
 
 func newReadFlags(name string, withDst bool) *readFlags {
 	f := &readFlags{fs: newFlagSet(name)}
-	names := []string{"block-size", "queue-depth", "engine", "direct", "src-offset", "length"}
+	names := []string{"block-size", "queue-depth", "engine", "direct", "src-offset", "length", "src-format"}
 	if withDst {
-		names = append(names, "dst-offset")
+		names = append(names, "dst-offset", "dst-format")
 	}
 	defineOptionFlags(f.fs, &f.opts, names...)
-	// What a range is when nothing is written.
+	// What a range is when nothing is written, and what an end is read
+	// as.
 	f.fs.Lookup("length").Usage = "this many bytes (default: to the end of SRC)"
+	f.fs.Lookup("src-format").Usage = readFormatUsage
 	if withDst {
 		f.fs.Lookup("dst-offset").Usage = "start this many bytes into DST"
+		f.fs.Lookup("dst-format").Usage = readFormatUsage
+		f.fs.Lookup("dst-format").DefValue = copier.FormatAuto
 	}
 	f.fs.BoolVar(&f.json, "json", false, "print one JSON object with the outcome on stdout, whatever it is (refusals included)")
 	f.fs.StringVar(&f.progress.mode, "progress", progressAuto, choiceList(progressModes)+", as for a copy: the bytes read and checked")
@@ -93,7 +101,8 @@ func (f *readFlags) parse(args []string, ops int, usage string, stdout io.Writer
 	}
 	o := f.opts
 	r := copier.ReadOptions{Src: f.fs.Arg(0), SrcOffset: o.SrcOffset, DstOffset: o.DstOffset, Length: o.Length, LengthSet: o.LengthSet,
-		BlockSize: o.BlockSize, QueueDepth: o.QueueDepth, Engine: o.Engine, Direct: o.Direct, Sum: imageioChecksum}
+		BlockSize: o.BlockSize, QueueDepth: o.QueueDepth, Engine: o.Engine, Direct: o.Direct, Sum: imageioChecksum,
+		SrcFormat: o.SrcFormat, DstFormat: o.DstFormat}
 	if ops == 2 {
 		r.Dst = f.fs.Arg(1)
 	}

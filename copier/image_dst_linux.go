@@ -1,6 +1,7 @@
 package copier
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -57,9 +58,12 @@ func newImageDst(p *Plan, base *endpoint) (*endpoint, error) {
 	d.ep = ep
 	ep.geo = align.Geometry{Path: base.path, MemAlign: 1, OffsetAlign: 1, OptimalIO: int(max(cs, 1<<20))}
 	// Zeros are found in whole clusters: a cluster of zeros is one the
-	// image does not store.
+	// image does not store. Over a backing file the image does not read
+	// as zeros; compressed, a cluster SRC has in part waits in memory for
+	// the rest: holes are said (Zero) in both cases, else every such
+	// cluster would wait until the end, a cluster of memory each.
 	ep.endFacts = endFacts{what: "new qcow2 image", ownIO: true, zeroUnit: int(cs), zeroUnitWhat: "the image's cluster size",
-		notZeroed: o.Qcow2.Backing != "", disk: base.disk, onDisk: base.onDisk}
+		notZeroed: o.Qcow2.Backing != "" || o.Qcow2.Compress != "", disk: base.disk, onDisk: base.onDisk}
 	if o.Qcow2.Backing != "" {
 		if err := d.checkBacking(p); err != nil {
 			return base, err
@@ -112,10 +116,17 @@ type backing struct {
 func (d *imageDst) openBacking(p *Plan) (backing, error) {
 	q := &p.opts.Qcow2
 	path := d.backingPath(p)
-	file, err := os.Open(path)
+	// Opened as a chain's files are: a name QEMU reads through a
+	// protocol, a FIFO, a character device or a /proc file is refused.
+	t, _, err := qcow2.FileOpener(qcow2.Ref{Kind: qcow2.RefBacking, Name: q.Backing, From: d.ep.path})
 	if err != nil {
-		return backing{}, refuseErr(KindNotFound, path, "cannot open the backing file", err).on("Qcow2.Backing")
+		kind := KindBadInput
+		if errors.Is(err, os.ErrNotExist) {
+			kind = KindNotFound
+		}
+		return backing{}, refuseErr(kind, path, "cannot open the backing file", err).on("Qcow2.Backing")
 	}
+	file := t.(localFile)
 	format := q.BackingFormat
 	if format == "" {
 		format = FormatRaw
@@ -126,21 +137,38 @@ func (d *imageDst) openBacking(p *Plan) (backing, error) {
 	}
 	d.wopt.BackingFile, d.wopt.BackingFormat = q.Backing, qcow2.Format(format)
 	if format == FormatRaw {
-		st, err := file.Stat()
+		// Its end, not its stat: a block device's stat says 0 bytes, and
+		// every cluster would then be compared with zeros.
+		size, err := file.Seek(0, io.SeekEnd)
 		if err != nil {
 			file.Close()
-			return backing{}, refuseErr(KindCheckFailed, path, "cannot stat the backing file", err).on("Qcow2.Backing")
+			return backing{}, refuseErr(KindCheckFailed, path, "cannot tell the backing file's size", err).on("Qcow2.Backing")
 		}
-		d.wopt.Backing = io.NewSectionReader(file, 0, st.Size())
+		d.wopt.Backing = io.NewSectionReader(file, 0, size)
 		return backing{d.wopt.Backing, func() { file.Close() }}, nil
 	}
-	im, err := openImage(file, qcow2.Options{Opener: qcow2.FileOpener}, "Qcow2.Backing")
+	// A format taken from the magic is a guess: the backing file may be
+	// a raw disk whose guest wrote a qcow2 header, and the new image would
+	// tell QEMU it is qcow2.
+	guessed := q.BackingFormat == ""
+	im, err := openImage(file, qcow2.Options{Opener: qcow2.FileOpener, Guessed: guessed}, "Qcow2.Backing")
 	if err != nil {
 		file.Close()
+		var refused *RefusedError
+		if guessed && errors.As(err, &refused) && errors.Is(err, qcow2.ErrBackingRefused) {
+			refused.Reason += "; Options.Qcow2.BackingFormat qcow2 says it is one"
+		}
 		return backing{}, err
 	}
 	d.wopt.Backing = im
 	return backing{im, func() { im.Close(); file.Close() }}, nil
+}
+
+// localFile is a file qcow2.FileOpener opened.
+type localFile interface {
+	qcow2.Transport
+	io.Seeker
+	Close() error
 }
 
 // same, overlap: those of the new file beneath.

@@ -162,7 +162,7 @@ func TestQcow2ToQcow2(t *testing.T) {
 	dir := t.TempDir()
 	img := chain(t, dir)
 	dst := filepath.Join(dir, "flat.qcow2")
-	if _, err := copier.Copy(context.Background(), copier.Options{Src: img, Dst: dst, DstFormat: copier.FormatQcow2, Qcow2: copier.Qcow2Options{Compress: "zstd"}, Verify: true}); err != nil {
+	if _, err := copier.Copy(context.Background(), copier.Options{Src: img, Dst: dst, SrcFormat: copier.FormatQcow2, DstFormat: copier.FormatQcow2, Qcow2: copier.Qcow2Options{Compress: "zstd"}, Verify: true}); err != nil {
 		t.Fatal(err)
 	}
 	qemu(t, "qemu-img", "check", "-q", dst)

@@ -54,7 +54,10 @@ func (p *Plan) withFormat(ep *endpoint, r role) (*endpoint, error) {
 	}
 	format := o.SrcFormat
 	if r == roleDst {
-		format = FormatAuto // a read pass's second end: by what it holds
+		format = p.readDstFormat // a read pass's second end
+	}
+	if format == "" {
+		format = FormatAuto
 	}
 	if format == FormatRaw {
 		return ep, nil
@@ -83,11 +86,13 @@ func (p *Plan) withFormat(ep *endpoint, r role) (*endpoint, error) {
 		p.note("%s %s: its first bytes could not be read to tell its format (%v): read as raw", r.tag(), ep.path, err)
 		return ep, nil
 	case !isImage && format == FormatQcow2:
-		return ep, refuse(KindBadInput, ep.path, "is not a qcow2 image (no QFI\\xfb magic): Options.SrcFormat raw copies its bytes").on("SrcFormat")
+		return ep, refuse(KindBadInput, ep.path, fmt.Sprintf("is not a qcow2 image (no QFI\\xfb magic): Options.%sFormat raw copies its bytes", r.field())).on(r.field() + "Format")
 	case !isImage:
 		return ep, nil
 	}
-	return newImageSrc(p, ep, r)
+	// Guessed from the magic: the image may be a raw disk whose guest
+	// wrote a qcow2 header, so the files it names are not followed.
+	return newImageSrc(p, ep, r, format == FormatAuto)
 }
 
 // sniffQcow2 says whether the end starts with qcow2's magic and a

@@ -169,7 +169,13 @@ func TestQcow2Src(t *testing.T) {
 				img := s.make(t, dir)
 				want := qemuRaw(t, img, dir)
 				dst := filepath.Join(dir, "out.raw")
-				rep, err := copier.Copy(context.Background(), copier.Options{Src: img, Dst: dst, Engine: eng, Verify: true})
+				// A chain is followed only from an image said to be
+				// qcow2 (guessed, it could be a raw disk's header).
+				format := copier.FormatAuto
+				if s.name == "chain of three" {
+					format = copier.FormatQcow2
+				}
+				rep, err := copier.Copy(context.Background(), copier.Options{Src: img, Dst: dst, Engine: eng, Verify: true, SrcFormat: format})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -231,7 +237,7 @@ func TestQcow2SrcLoop(t *testing.T) {
 			// The device starts as garbage: the image's holes must be
 			// made zeros on it.
 			writeFile(t, dev, bytes.Repeat([]byte{0xee}, 4<<20))
-			if _, err := copier.Copy(context.Background(), copier.Options{Src: img, Dst: dev, Engine: eng}); err != nil {
+			if _, err := copier.Copy(context.Background(), copier.Options{Src: img, Dst: dev, Engine: eng, SrcFormat: copier.FormatQcow2}); err != nil {
 				t.Fatal(err)
 			}
 			got, err := os.ReadFile(dev)
@@ -297,8 +303,9 @@ func TestQcow2SrcRefusals(t *testing.T) {
 		{"encrypted", copier.Options{Src: enc}, copier.KindImageFormat, "encrypt"},
 		{"dirty", copier.Options{Src: dirty}, copier.KindImageFormat, "dirty"},
 		{"not qcow2", copier.Options{Src: raw, SrcFormat: copier.FormatQcow2}, copier.KindBadInput, "not a qcow2 image"},
-		{"DST is the backing file", copier.Options{Src: top, Dst: filepath.Join(dir, "base.raw")}, copier.KindOverlap, "backing chain"},
-		{"DST is the image", copier.Options{Src: top, Dst: top}, copier.KindOverlap, ""},
+		{"DST is the backing file", copier.Options{Src: top, Dst: filepath.Join(dir, "base.raw"), SrcFormat: copier.FormatQcow2}, copier.KindOverlap, "backing chain"},
+		{"DST is the image", copier.Options{Src: top, Dst: top, SrcFormat: copier.FormatQcow2}, copier.KindOverlap, ""},
+		{"chain of a guessed image", copier.Options{Src: top}, copier.KindImageFormat, `backing file "mid.qcow2" not followed`},
 		{"unknown format", copier.Options{Src: raw, SrcFormat: "vhdx"}, copier.KindBadInput, "unknown source format"},
 		{"not vmdk", copier.Options{Src: raw, SrcFormat: copier.FormatVmdk}, copier.KindBadInput, "not a sparse vmdk image"},
 	} {

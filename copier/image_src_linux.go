@@ -1,6 +1,7 @@
 package copier
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -38,6 +39,10 @@ type imageSrc struct {
 	// an image holds are not followed: a remote image must not make ringcp
 	// read this host's files.
 	local bool
+	// guessed: the format was told by the magic bytes, not by the
+	// options: an image that names a backing or data file is refused
+	// (qcow2.Options.Guessed).
+	guessed bool
 	// opened is the base end's held as open last gave it, for lock.
 	opened *held
 }
@@ -48,17 +53,17 @@ func (s *imageSrc) base() *endpoint { return s.under }
 
 // newImageSrc opens the image on base to check it (and its chain) and to
 // learn its size; it is closed again, and opened anew by open.
-func newImageSrc(p *Plan, base *endpoint, r role) (*endpoint, error) {
+func newImageSrc(p *Plan, base *endpoint, r role, guessed bool) (*endpoint, error) {
 	ra, size, done, err := base.end.(randomReader).readerAt()
 	if err != nil {
 		return base, refuseErr(KindCheckFailed, base.path, "cannot read the image", err).on(r.field())
 	}
 	defer done()
 	_, local := ra.(*os.File)
-	s := &imageSrc{end: base.end, under: base, local: local}
-	im, err := openImage(hostFile{ra, base.path, size}, qcow2.Options{Opener: s.chainOpener()}, r.field())
+	s := &imageSrc{end: base.end, under: base, local: local, guessed: guessed}
+	im, err := openImage(hostFile{ra, base.path, size}, qcow2.Options{Opener: s.chainOpener(), Guessed: guessed}, r.field())
 	if err != nil {
-		return base, err
+		return base, guessedRefusal(err, guessed, r)
 	}
 	defer im.Close()
 	ep := &endpoint{end: s, path: base.path, role: r, exists: true}
@@ -68,6 +73,18 @@ func newImageSrc(p *Plan, base *endpoint, r role) (*endpoint, error) {
 		disk: base.disk, onDisk: base.onDisk}
 	p.note("%s %s: %s", r.tag(), base.path, s.about)
 	return ep, nil
+}
+
+// guessedRefusal says what to do when an image whose format was guessed
+// names a file: say its format.
+func guessedRefusal(err error, guessed bool, r role) error {
+	var refused *RefusedError
+	var qe *qcow2.Error
+	if !guessed || !errors.As(err, &refused) || !errors.As(err, &qe) || !errors.Is(err, qcow2.ErrBackingRefused) {
+		return err
+	}
+	refused.Reason = fmt.Sprintf("%v: %s: Options.%[3]sFormat qcow2 says it is one (the files it names are then followed), Options.%[3]sFormat raw reads its bytes as they are", qe.Cause, qe.What, r.field())
+	return err
 }
 
 // chainOpener is how the image's chain is opened: as local files when
@@ -164,7 +181,7 @@ func (s *imageSrc) srcData(p *Plan) (srcData, error) {
 	}
 	// Prepare checked the metadata already: the map reads the tables it
 	// needs, and the space check needs nothing more.
-	im, err := openImage(hostFile{ra, s.under.path, size}, qcow2.Options{Opener: s.localOpener(), Lazy: true}, "Src")
+	im, err := openImage(hostFile{ra, s.under.path, size}, qcow2.Options{Opener: s.localOpener(), Lazy: true, Guessed: s.guessed}, "Src")
 	if err != nil {
 		done()
 		return srcData{}, err
@@ -198,7 +215,7 @@ func (s *imageSrc) open(p *Plan, rep *Report) (*held, error) {
 		return nil, err
 	}
 	// Checked in full again: the image may have changed since Prepare.
-	im, err := openImage(hostOf(s.under, ra), qcow2.Options{Opener: s.localOpener()}, s.ep.role.field())
+	im, err := openImage(hostOf(s.under, ra), qcow2.Options{Opener: s.localOpener(), Guessed: s.guessed}, s.ep.role.field())
 	if err != nil {
 		h.close()
 		return nil, err

@@ -48,6 +48,10 @@ type Plan struct {
 	sizing sizing
 	// changed: Options.OnlyChanged's ranges or sync (changed_linux.go).
 	changed changedPlan
+
+	// readDstFormat is ReadOptions.DstFormat: what a read pass's second
+	// end is read as ("" or FormatAuto: by its first bytes).
+	readDstFormat string
 }
 
 // Close releases what a Plan holds open between Prepare and Run: the

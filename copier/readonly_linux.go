@@ -22,8 +22,14 @@ func prepareRead(o ReadOptions, checkRange func(p *Plan) error) (*Plan, error) {
 	if dst == "" {
 		dst = o.Src
 	}
+	for _, f := range []struct{ field, format string }{{"SrcFormat", o.SrcFormat}, {"DstFormat", o.DstFormat}} {
+		if f.format != "" && f.format != FormatAuto && f.format != FormatRaw && f.format != FormatQcow2 {
+			return nil, refuse(KindBadInput, "", fmt.Sprintf("ReadOptions.%s %q: auto, raw or qcow2", f.field, f.format)).on(f.field)
+		}
+	}
 	p := &Plan{readOnly: true, opts: Options{Src: o.Src, Dst: dst, SrcOffset: o.SrcOffset, DstOffset: o.DstOffset, Length: o.Length,
-		LengthSet: o.LengthSet, BlockSize: o.BlockSize, QueueDepth: o.QueueDepth, Engine: o.Engine, Direct: o.Direct, Progress: o.Progress}}
+		LengthSet: o.LengthSet, BlockSize: o.BlockSize, QueueDepth: o.QueueDepth, Engine: o.Engine, Direct: o.Direct, Progress: o.Progress,
+		SrcFormat: o.SrcFormat}, readDstFormat: o.DstFormat}
 	if err := p.opts.normalize(); err != nil {
 		return nil, err
 	}

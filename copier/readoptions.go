@@ -18,7 +18,13 @@ type ReadOptions struct {
 	QueueDepth int // 0: chosen
 	Engine     EngineChoice
 	Direct     DirectMode
-	Progress   *engine.Progress // Verified counts what was read and checked
+	// SrcFormat and DstFormat are what the ends are read as: FormatAuto
+	// ("") tells a qcow2 image by its first bytes (one that names a
+	// backing or data file is then refused: its format was only
+	// guessed), FormatQcow2 reads a qcow2 image's guest and follows the
+	// files it names, FormatRaw the bytes as they are.
+	SrcFormat, DstFormat string
+	Progress             *engine.Progress // Verified counts what was read and checked
 	// Sum makes the block checksum Checksum computes, given the range's
 	// length (see Options.Checksum); nil: the oVirt imageio checksum
 	// (ImageioChecksum).

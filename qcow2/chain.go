@@ -26,6 +26,11 @@ func (im *Image) close() error   { return im.Close() }
 
 // openRefs opens the data file and the backing file the header names.
 func (im *Image) openRefs(opts Options, seen *chainSeen, depth int) error {
+	if opts.Guessed {
+		if err := im.h.checkGuessed(im.name, depth); err != nil {
+			return err
+		}
+	}
 	if err := im.openDataFile(opts); err != nil {
 		return err
 	}
@@ -95,8 +100,10 @@ func (im *Image) openRef(opts Options, ref Ref) (Transport, Format, error) {
 	return t, format, nil
 }
 
-// openLayer opens a backing file in format ("" probes the magic).
+// openLayer opens a backing file in format ("" probes the magic, and
+// holds the file to Options.Guessed's rule).
 func openLayer(t Transport, format Format, opts Options, seen *chainSeen, depth int) (layer, error) {
+	opts.Guessed = format == ""
 	if format == "" {
 		format = probe(t)
 	}
@@ -116,6 +123,25 @@ func openLayer(t Transport, format Format, opts Options, seen *chainSeen, depth 
 	return nil, &Error{Name: t.Name(), Cause: ErrUnsupported,
 		What: fmt.Sprintf("backing file format %q", format),
 		Hint: "only qcow2 and raw backing files are read; rebase the image with qemu-img rebase"}
+}
+
+// checkGuessed refuses an image whose format was guessed (see
+// Options.Guessed) and that names another file.
+func (h *Header) checkGuessed(name string, depth int) error {
+	kind, ref := RefBacking, h.BackingFile
+	if h.Incompatible&incompatDataFile != 0 {
+		kind, ref = RefDataFile, h.DataFile
+	}
+	if ref == "" {
+		return nil
+	}
+	hint := "say it is qcow2 to follow the names it holds, or read it as raw"
+	if depth > 0 {
+		hint = "record the backing format in the image above: qemu-img rebase -u -F qcow2 (or raw) -b NAME"
+	}
+	return &Error{Name: name, Cause: ErrBackingRefused,
+		What: fmt.Sprintf("%s %q not followed: the image's format was guessed from its first bytes, and a raw disk whose guest wrote a qcow2 header looks the same", kind, ref),
+		Hint: hint}
 }
 
 // probe tells qcow2 by its magic; anything else is raw, as QEMU's probe

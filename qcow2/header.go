@@ -17,6 +17,8 @@ const (
 
 	minClusterBits = 9  // 512 B, as QEMU allows
 	maxClusterBits = 21 // 2 MiB
+	// minExtendedL2Bits: 32 subclusters of at least 512 B.
+	minExtendedL2Bits = 14
 
 	// maxL1Bytes and maxRefTableBytes are QEMU's limits
 	// (QCOW_MAX_L1_SIZE, QCOW_MAX_REFTABLE_SIZE): an image past them is
@@ -132,6 +134,10 @@ func parseHeader(name string, b []byte, fileSize int64) (*Header, error) {
 		if err := h.parseV3(name, b); err != nil {
 			return nil, err
 		}
+	}
+	if h.extendedL2() && h.ClusterBits < minExtendedL2Bits {
+		// Subclusters would be smaller than a sector: QEMU refuses it.
+		return nil, malformed(name, "extended L2 entries with %d-byte clusters (QEMU requires at least 16 KiB)", h.clusterSize())
 	}
 	if int64(h.HeaderLength) > h.clusterSize() {
 		return nil, malformed(name, "header of %d bytes is longer than a cluster", h.HeaderLength)

@@ -23,6 +23,15 @@ type Options struct {
 	// metadata is refused before the first read; lazily, such an entry
 	// fails the read that meets it.
 	Lazy bool
+	// Guessed says the image's format was guessed from its first bytes:
+	// no one said it is qcow2. Such an image that names a backing or
+	// data file is refused (ErrBackingRefused) rather than followed: a
+	// raw disk whose guest wrote a qcow2 header into its first sector
+	// looks the same, and would make the host read whatever file the
+	// guest named (QEMU's probing hole; libvirt probes a format only when
+	// the image names no other file). Backing files whose format the
+	// image above does not record are probed, and held to the same rule.
+	Guessed bool
 }
 
 const (

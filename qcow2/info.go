@@ -70,6 +70,9 @@ func Inspect(t Transport, opts InspectOptions) (*Info, error) {
 	return inspect(t, FormatQcow2, opts, &chainSeen{}, 0)
 }
 
+// inspect describes t, a file of format at depth of a chain; with
+// opts.Guessed (its format was probed), the files it names are not
+// opened (see Options.Guessed): BackingError says so.
 func inspect(t Transport, format Format, opts InspectOptions, seen *chainSeen, depth int) (*Info, error) {
 	if err := seen.add(t); err != nil {
 		return nil, err
@@ -94,6 +97,12 @@ func inspect(t Transport, format Format, opts InspectOptions, seen *chainSeen, d
 	}
 	info.describe(im.h)
 	info.VirtualSize = im.size
+	if opts.Guessed {
+		if err := im.h.checkGuessed(im.name, depth); err != nil {
+			info.BackingError = err
+			return info, nil
+		}
+	}
 	if im.h.checkFeatures(im.name) == nil {
 		// Count the data; a failure here is the image's, not Inspect's.
 		if err := im.openDataFile(opts.Options); err == nil {
@@ -119,6 +128,7 @@ func inspectBacking(im *Image, opts InspectOptions, seen *chainSeen, depth int) 
 		return nil, err
 	}
 	defer im.Close() // closes t, which openRef kept
+	opts.Guessed = format == ""
 	if format == "" {
 		format = probe(t)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Transport is a host file as random-access bytes: a local file or
@@ -83,17 +84,37 @@ type Opener func(ref Ref) (Transport, Format, error)
 
 // FileOpener opens backing and data files as local files, read-only:
 // relative names resolve against the referring image's folder, as QEMU
-// does. The format is the one written in the image, else probed.
+// does. The format is the one written in the image, else probed. It
+// follows only what QEMU would read as a local file that stores bytes:
+// a name QEMU reads through a protocol (json:{...}, nbd://...) is
+// refused, and so is a file that is not a regular file or block device
+// (opening a FIFO blocks, opening a tape or watchdog device acts) or
+// that lies on a pseudo filesystem (/proc/kcore, /sys).
 func FileOpener(ref Ref) (Transport, Format, error) {
+	if proto := protocolOf(ref.Name); proto != "" {
+		return nil, "", &Error{Name: ref.From, Cause: ErrBackingRefused,
+			What: fmt.Sprintf("%s %q names the %q protocol, which QEMU would read instead of a local file", ref.Kind, ref.Name, proto),
+			Hint: "only local files are followed; rebase the image onto a local file"}
+	}
 	name := ref.Name
 	if !filepath.IsAbs(name) {
 		name = filepath.Join(filepath.Dir(ref.From), name)
 	}
-	f, err := os.Open(name)
+	f, err := openLocal(name)
 	if err != nil {
 		return nil, "", err
 	}
 	return rawFile{f}, ref.Format, nil
+}
+
+// protocolOf is the protocol QEMU reads name through ("json", "nbd",
+// "file"...), or "": as QEMU's path_has_protocol says, a colon before
+// any slash.
+func protocolOf(name string) string {
+	if i := strings.IndexAny(name, ":/"); i >= 0 && name[i] == ':' {
+		return name[:i]
+	}
+	return ""
 }
 
 // rawFile is an *os.File that maps its holes (see data_linux.go).

@@ -240,9 +240,13 @@ func (w *Writer) zeroes(off, n int64) error {
 		stop := min(start+w.clusterLen(ci), end)
 		var err error
 		if pos == start && stop == start+w.clusterLen(ci) {
-			if w.opt.Backing != nil {
-				_, err = w.full(ci, zeroCluster[:stop-start])
+			if w.opt.Backing == nil {
+				// Whole clusters of zeros store nothing: on to the
+				// last cluster, which the range may cover in part.
+				pos = max(stop, end/w.cs*w.cs)
+				continue
 			}
+			_, err = w.full(ci, zeroCluster[:stop-start])
 		} else {
 			err = w.part(ci, pos-start, zeroCluster[:stop-pos])
 		}
