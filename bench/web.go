@@ -84,7 +84,7 @@ func (c webCase) workload() Workload {
 		w.Source, w.Tools = makeSparseSource, []string{"ringcp", "qemu-img-http"}
 		w.Space = func(cfg *Config) int64 { return sparseSpace(cfg) + cfg.SparseSize/8 }
 	case c.pack != "":
-		w.Tools = []string{"ringcp", "curl|" + c.pack + "|dd"}
+		w.Tools = []string{"ringcp", map[string]string{"xz": "curl-xz-dd", "zst": "curl-zstd-dd"}[c.pack]}
 		w.Space = func(cfg *Config) int64 { return cfg.Size }
 	default:
 		w.Tools = []string{"ringcp", "curl", "wget", "qemu-img-http", "nbdcopy-curl"}
@@ -140,6 +140,12 @@ func (c webCase) setup(e *Env, src *Source) (*Pair, error) {
 			p.ViaNBD = nbd.uri
 			stop = func() { nbd.stop(); srv.stop() }
 		}
+	}
+	if c.pack == "zst" && c.dev {
+		// zstd does not say its size, and a device's bytes past SRC's
+		// end must not change: ringcp wants it announced (a platform
+		// knows the image's size from its catalogue).
+		p.RingcpFlags = []string{"--size", fmt.Sprint(src.Size)}
 	}
 	if c.qcow2 {
 		p.SrcFormat = "qcow2"

@@ -85,6 +85,9 @@ type Pair struct {
 	// ViaNBD, when set, is an NBD export of Src's bytes (nbdkit's curl
 	// plugin over a URL, web.go), which nbdcopy-curl reads.
 	ViaNBD string
+	// RingcpFlags are flags ringcp needs for this pair (--size for a
+	// compressed SRC that does not say its size, onto a device).
+	RingcpFlags []string
 	// Foreground is the file the busy workload's fio reads, on the disk
 	// of SRC and DST; "" for the other workloads.
 	Foreground string
