@@ -95,7 +95,7 @@ var tools = []Tool{
 func ringcpPlan(flags ...string) func(j Job) Plan {
 	return func(j Job) Plan {
 		argv := append([]string{"ringcp", "--json", "--progress", "none"}, flags...)
-		argv = append(argv, j.Extra...)
+		argv = append(append(argv, j.Extra...), j.RingcpFlags...)
 		return Plan{{append(argv, j.Src, j.Dst)}}
 	}
 }

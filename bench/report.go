@@ -78,6 +78,7 @@ func (b *bench) writeMarkdown(w io.Writer) {
 		}
 	}
 	b.writeNBDTargets(w)
+	b.writeWebTargets(w)
 	if len(b.sweep) > 0 {
 		writeSweepTable(w, b.sweep)
 	}

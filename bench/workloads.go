@@ -82,6 +82,12 @@ type Pair struct {
 	// SrcImage and SrcFormat, when set, are the image behind an NBD Src:
 	// qemu-img convert reads it itself (-f SrcFormat), as its users do.
 	SrcImage, SrcFormat string
+	// ViaNBD, when set, is an NBD export of Src's bytes (nbdkit's curl
+	// plugin over a URL, web.go), which nbdcopy-curl reads.
+	ViaNBD string
+	// RingcpFlags are flags ringcp needs for this pair (--size for a
+	// compressed SRC that does not say its size, onto a device).
+	RingcpFlags []string
 	// Foreground is the file the busy workload's fio reads, on the disk
 	// of SRC and DST; "" for the other workloads.
 	Foreground string

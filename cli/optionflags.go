@@ -77,7 +77,7 @@ var optionFlags = []optionFlag{
 		usage: "the digest of SRC as published (sha256, sha512 or md5; before decompression, as SHA256SUMS lists it); exit 3 on a mismatch, and a new DST is discarded",
 		bind:  func(o *copier.Options) pflag.Value { return stringValue{&o.ExpectChecksum} }},
 	{field: "Web.Connections", name: "http-connections", placeholder: "N",
-		usage: "range requests in flight to an http(s) or s3 SRC (default 8; raise --queue-depth, default 8, with it)",
+		usage: "connections to an http(s) or s3 SRC, one range request in flight on each (default 8): the queue depth follows it unless --queue-depth is given",
 		bind:  func(o *copier.Options) pflag.Value { return countValue{&o.Web.Connections} }},
 	{field: "Web.CAFile", name: "ca-cert", placeholder: "FILE",
 		usage: "trust the CA certificates in FILE (PEM) instead of the system's, for https and s3 SRCs",

@@ -63,6 +63,11 @@ type endFacts struct {
 	// no limit of its own (an NBD client splits what is over its
 	// server's maximum).
 	maxRequest int
+	// conns, when positive, is how many connections the end is read
+	// over (an HTTP or S3 object's ranges): the queue depth follows it,
+	// one request in flight per connection, unless one was given
+	// (decideSizes).
+	conns int
 	// mapsHoles: as SRC, the end says where its data is (SEEK_DATA, NBD
 	// block status), and the copy does not read its holes.
 	mapsHoles bool

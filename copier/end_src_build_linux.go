@@ -9,6 +9,7 @@ import (
 	"github.com/ringcp/ringcp/expectsum"
 	"github.com/ringcp/ringcp/guard"
 	"github.com/ringcp/ringcp/internal/units"
+	"github.com/ringcp/ringcp/qcow2"
 	"github.com/ringcp/ringcp/stream"
 	"github.com/ringcp/ringcp/unpack"
 )
@@ -57,8 +58,14 @@ func buildSrc(p *Plan, ep *endpoint, raw rawSource, k srcKind) (*endpoint, error
 	s := &srcEnd{ep: ep, ident: k.ident, resumable: k.resumable, release: k.release}
 	ep.end = s
 	ep.endFacts = srcFacts(k.what)
+	if err := refuseStreamImage(p, ep, raw); err != nil {
+		return ep, err
+	}
 	size, why := raw.size, ""
 	if format != unpack.Raw {
+		if err := refusePackedImage(p, ep, raw, format); err != nil {
+			return ep, err
+		}
 		ep.what = format.String() + "-compressed " + k.what
 		size, why = unpackedSize(raw, format)
 	}
@@ -143,6 +150,9 @@ type namedAt struct {
 }
 
 func (n namedAt) Name() string { return n.name }
+
+// Prefetch passes an image's announcement on to the bytes beneath.
+func (n namedAt) Prefetch(r []qcow2.Range) { prefetchOn(n.ReaderAt, r) }
 
 // takeStream is a SRC read in order: its bytes hashed as they pass when
 // there is a digest to check, counted, decompressed unless raw.

@@ -26,6 +26,11 @@ func (p *Plan) checkExpect() error {
 	if o.ExpectChecksum == "" {
 		return nil
 	}
+	if _, ok := p.src.end.(*imageSrc); ok {
+		// The image is read at its clusters' offsets, not whole in
+		// order, and the engine sees the guest's bytes, not the file's.
+		return refuse(KindNotSupported, o.Src, "Options.ExpectChecksum is the digest of SRC's file as published, and a qcow2 SRC is read as its guest's bytes, at its clusters' offsets: check the image file's digest apart (sha256sum), or copy the file as it is with Options.SrcFormat raw").on("ExpectChecksum")
+	}
 	if o.SrcOffset != 0 || o.LengthSet && !p.src.seq() && o.Length != p.src.geo.Size {
 		return refuse(KindBadInput, o.Src, "Options.ExpectChecksum is the digest of all of SRC: it cannot be checked on a copy of part of it (Options.SrcOffset, Options.Length)").on("ExpectChecksum")
 	}

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/ringcp/ringcp/engine"
+	"github.com/ringcp/ringcp/qcow2"
 )
 
 // The engine.IOEnds of the SRCs that move their own bytes and are only
@@ -47,6 +48,7 @@ type objectIO struct {
 var _ engine.IOEnd = (*objectIO)(nil)
 
 func (o *objectIO) Name() string                              { return o.obj.Name() }
+func (o *objectIO) Prefetch(r []qcow2.Range)                  { prefetchOn(o.obj, r) }
 func (o *objectIO) IOInfo() engine.IOInfo                     { return o.info }
 func (o *objectIO) Data(off, end int64) (int64, int64, error) { return allData(off, end) }
 

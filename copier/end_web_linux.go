@@ -55,7 +55,11 @@ func inspectWeb(p *Plan, uri string, r role) (*endpoint, error) {
 	}
 	k := srcKind{what: what, resumable: obj.Pinned() && obj.Size() >= 0, release: obj.Close,
 		ident: identity{Path: obj.Name(), Kind: what, Size: obj.Size(), ETag: validator}}
-	return buildSrc(p, ep, raw, k)
+	ep, err = buildSrc(p, ep, raw, k)
+	if c, ok := raw.at.(*objectCache); ok && err == nil {
+		offerRandom(p, ep, uri, isS3, c, obj.Connections())
+	}
+	return ep, err
 }
 
 // openWeb opens an HTTP(S) URL or an S3 object with the copy's options.
@@ -102,9 +106,9 @@ func webSource(obj *httpobj.Object, isS3 bool) (rawSource, error) {
 		return streamWeb(obj, raw)
 	}
 	raw.detail = strings.Join(append(detail, fmt.Sprintf("ranges over %d connection(s)", obj.Connections())), "; ")
-	raw.at = obj
+	raw.at = newObjectCache(obj, obj.Size(), obj.Connections())
 	raw.head = make([]byte, min(unpack.HeadSize, max(obj.Size(), 0)))
-	if _, err := obj.ReadAt(raw.head, 0); err != nil && !errors.Is(err, io.EOF) {
+	if _, err := raw.at.ReadAt(raw.head, 0); err != nil && !errors.Is(err, io.EOF) {
 		return raw, err
 	}
 	raw.open = func() (io.Reader, func(), error) {

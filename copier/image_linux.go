@@ -129,6 +129,17 @@ type hostFile struct {
 func (h hostFile) Name() string         { return h.name }
 func (h hostFile) Size() (int64, error) { return h.size, nil }
 
+// Prefetch passes what the image announces on to the bytes beneath (an
+// object's cache, end_web_cache_linux.go).
+func (h hostFile) Prefetch(r []qcow2.Range) { prefetchOn(h.ReaderAt, r) }
+
+// prefetchOn hands r to at when it is a qcow2.Prefetcher.
+func prefetchOn(at io.ReaderAt, r []qcow2.Range) {
+	if p, ok := at.(qcow2.Prefetcher); ok {
+		p.Prefetch(r)
+	}
+}
+
 // hostOf is ep's bytes, read through r, as qcow2's Transport.
 func hostOf(ep *endpoint, r io.ReaderAt) hostFile { return hostFile{r, ep.path, ep.geo.Size} }
 

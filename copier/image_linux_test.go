@@ -279,6 +279,24 @@ func TestQcow2OnDevice(t *testing.T) {
 	qemu(t, "qemu-img", "compare", "-q", "-f", "raw", "-F", "qcow2", want, again)
 }
 
+// makeLuksImage makes an encrypted image at path. qemu-img times its key
+// derivation by the thread's CPU time, and on a loaded machine it may see
+// none pass ("Unable to get accurate CPU usage"): it is tried again.
+func makeLuksImage(t *testing.T, path string) {
+	t.Helper()
+	var out []byte
+	var err error
+	for range 5 {
+		os.Remove(path)
+		out, err = exec.Command("qemu-img", "create", "-q", "-f", "qcow2", "--object", "secret,id=s,data=pw",
+			"-o", "encrypt.format=luks,encrypt.key-secret=s,encrypt.iter-time=100", path, "1m").CombinedOutput()
+		if err == nil {
+			return
+		}
+	}
+	t.Fatalf("qemu-img create (LUKS) %s: %v\n%s", path, err, out)
+}
+
 // TestQcow2SrcRefusals: a damaged or encrypted image, --src-format qcow2
 // on a raw file, and a DST in SRC's chain are refused before any write.
 func TestQcow2SrcRefusals(t *testing.T) {
@@ -286,7 +304,7 @@ func TestQcow2SrcRefusals(t *testing.T) {
 	dir := t.TempDir()
 	top := chain(t, dir)
 	enc := filepath.Join(dir, "enc.qcow2")
-	qemu(t, "qemu-img", "create", "-q", "-f", "qcow2", "--object", "secret,id=s,data=pw", "-o", "encrypt.format=luks,encrypt.key-secret=s", enc, "1m")
+	makeLuksImage(t, enc)
 	dirty := filepath.Join(dir, "dirty.qcow2")
 	plain := plainImage("1m", "", "write -P 1 0 64k")(t, dir)
 	b, _ := os.ReadFile(plain)

@@ -43,6 +43,9 @@ type imageSrc struct {
 	// options: an image that names a backing or data file is refused
 	// (qcow2.Options.Guessed).
 	guessed bool
+	// remote, when the base end is an object at a URL, opens the chain's
+	// files at URLs beside it (end_web_image_linux.go); nil otherwise.
+	remote func() qcow2.Opener
 	// opened is the base end's held as open last gave it, for lock.
 	opened *held
 }
@@ -61,6 +64,9 @@ func newImageSrc(p *Plan, base *endpoint, r role, guessed bool) (*endpoint, erro
 	defer done()
 	_, local := ra.(*os.File)
 	s := &imageSrc{end: base.end, under: base, local: local, guessed: guessed}
+	if o, ok := base.end.(interface{ imageOpener() qcow2.Opener }); ok {
+		s.remote = o.imageOpener
+	}
 	im, err := openImage(hostFile{ra, base.path, size}, qcow2.Options{Opener: s.chainOpener(), Guessed: guessed}, r.field())
 	if err != nil {
 		return base, guessedRefusal(err, guessed, r)
@@ -69,8 +75,9 @@ func newImageSrc(p *Plan, base *endpoint, r role, guessed bool) (*endpoint, erro
 	ep := &endpoint{end: s, path: base.path, role: r, exists: true}
 	s.ep, s.about = ep, describeImage(im)
 	ep.geo = imageGeometry(base.path, im)
+	ep.geo.OptimalIO = max(ep.geo.OptimalIO, base.geo.OptimalIO)
 	ep.endFacts = endFacts{what: "qcow2 image", ownIO: true, mapsHoles: true, readBackMaps: true,
-		disk: base.disk, onDisk: base.onDisk}
+		disk: base.disk, onDisk: base.onDisk, conns: base.conns}
 	p.note("%s %s: %s", r.tag(), base.path, s.about)
 	return ep, nil
 }
@@ -87,9 +94,13 @@ func guessedRefusal(err error, guessed bool, r role) error {
 	return err
 }
 
-// chainOpener is how the image's chain is opened: as local files when
-// the image is one, else not at all.
+// chainOpener is how the image's chain is opened: at URLs beside an
+// image at a URL (remote), as local files when the image is one, else
+// not at all.
 func (s *imageSrc) chainOpener() qcow2.Opener {
+	if s.remote != nil {
+		return s.remote()
+	}
 	if !s.local {
 		return nil
 	}
@@ -130,8 +141,12 @@ func imageGeometry(path string, im *qcow2.Image) align.Geometry {
 		OptimalIO: int(max(im.ClusterSize(), 1<<20))}
 }
 
-// localOpener is qcow2.FileOpener for a local image, nil otherwise.
+// localOpener is the remote opener for an image at a URL,
+// qcow2.FileOpener for a local image, nil otherwise.
 func (s *imageSrc) localOpener() qcow2.Opener {
+	if s.remote != nil {
+		return s.remote()
+	}
 	if !s.local {
 		return nil
 	}
@@ -222,7 +237,8 @@ func (s *imageSrc) open(p *Plan, rep *Report) (*held, error) {
 	}
 	s.opened = h
 	x := &imageReader{im: im, name: s.ep.path, about: s.about}
-	return &held{io: x, align: 1, release: s.readDirect(h, im)}, nil
+	// The base's first cause (what a server said) goes with the copy's error.
+	return &held{io: x, align: 1, cause: h.cause, release: s.readDirect(h, im)}, nil
 }
 
 // lock takes the base end's locks on the host file.

@@ -30,6 +30,10 @@ type sizing struct {
 	// askBlock and askDepth are what the caller asked for
 	// (Options.BlockSize, QueueDepth); 0 lets them be chosen.
 	askBlock, askDepth int
+	// conns is how many connections SRC is read over (endFacts.conns):
+	// the depth when none was asked for, one request in flight per
+	// connection; 0 for an end of another sort.
+	conns int
 	// roundAsked (Direct auto): an asked block size that is not a
 	// multiple of the O_DIRECT alignment of the ends that take O_DIRECT
 	// is rounded down to one, so that O_DIRECT stays on.
@@ -95,9 +99,10 @@ func (s *sizes) note(format string, args ...any) { s.why = append(s.why, fmt.Spr
 func decideSizes(in sizing) sizes {
 	var s sizes
 	asked := in.askedBlock(&s)
-	c := align.Choose(in.src, in.dst, asked, in.askDepth)
+	c := align.Choose(in.src, in.dst, asked, in.depthWanted())
 	s.block, s.depth = c.BlockSize, c.QueueDepth
 	s.why = append(s.why, c.Why...)
+	s.sayConns(in)
 	s.keepTo(in)
 	bufs := s.depth
 	s.fit(in, asked > 0, in.askDepth > 0)

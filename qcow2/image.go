@@ -160,9 +160,11 @@ func readImage(t Transport, opts Options) (*Image, error) {
 	if im.extended {
 		im.scBits -= 5
 	}
+	im.prefetchTables()
 	if err := im.readL1(); err != nil {
 		return nil, err
 	}
+	im.prefetchL2()
 	im.cache = newL2Cache(opts.CacheBytes, im.l2n*im.entryWords()*8)
 	im.dec = newDecompressor(h.CompressionType, im.cs)
 	return im, nil
@@ -181,13 +183,18 @@ func (im *Image) entryWords() int64 {
 func (im *Image) readL1() error {
 	// Only the entries that map the virtual size are read; the rest,
 	// if any, map nothing the guest sees.
-	n := min(int64(im.h.L1Size), ceilDiv(im.size, im.cs*im.l2n))
-	b := make([]byte, n*8)
+	b := make([]byte, im.l1Entries()*8)
 	if err := readFull(im.t, b, int64(im.h.L1TableOffset)); err != nil {
 		return &Error{Name: im.name, Cause: ErrMalformed, What: "L1 table unreadable", Err: err}
 	}
 	im.l1 = decodeTable(b)
 	return nil
+}
+
+// l1Entries is how many L1 entries readL1 reads: those that map the
+// virtual size.
+func (im *Image) l1Entries() int64 {
+	return min(int64(im.h.L1Size), ceilDiv(im.size, im.cs*im.l2n))
 }
 
 // Size is the virtual size: the guest's bytes.
