@@ -32,7 +32,7 @@ type Options struct {
 	// DefaultConnections.
 	Connections int
 	// Retries is how many times a request that failed transiently is
-	// tried again before the read fails; a request that delivered bytes
+	// tried again before the read fails; a request that delivered 16 KiB
 	// before it failed starts the count again. 0: DefaultRetries;
 	// negative: no retry.
 	Retries int
@@ -41,8 +41,9 @@ type Options struct {
 	// defaults.
 	RetryWait time.Duration
 	MaxWait   time.Duration
-	// StallTimeout fails a request (to be retried) that delivers no byte
-	// for this long, headers included. 0: DefaultStall.
+	// StallTimeout fails a request (to be retried) whose headers, or
+	// whose next 16 KiB of body, do not come for this long (a server that
+	// trickles stalls too). 0: DefaultStall.
 	StallTimeout time.Duration
 	// MaxRedirects is how many redirects one request follows. 0:
 	// DefaultRedirects; negative: none.
