@@ -41,7 +41,7 @@ func (p *Plan) run(ctx context.Context) (Report, error) {
 }
 
 func (p *Plan) newReport() Report {
-	return Report{Src: p.opts.Src, Dst: p.opts.Dst, SrcOffset: p.opts.SrcOffset, DstOffset: p.opts.DstOffset, Length: p.Length, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
+	return Report{Src: shown(p.opts.Src), Dst: p.opts.Dst, SrcOffset: p.opts.SrcOffset, DstOffset: p.opts.DstOffset, Length: p.Length, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
 		DirectSrc: p.src.direct, DirectDst: p.dst.direct, FallbackReason: p.FallbackReason,
 		IOPrio: p.IOPrio, IOLimits: p.IOLimits}
 }
