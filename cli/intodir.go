@@ -24,7 +24,7 @@ func intoDirectory(src, dst string) (string, error) {
 	name := filepath.Base(src)
 	if strings.Contains(src, "://") || name == "/" || name == "." || name == ".." {
 		return "", &copier.RefusedError{Kind: copier.KindBadInput, Path: dst, Field: "Dst", Err: syscall.EISDIR,
-			Reason: fmt.Sprintf("DST is a directory, and SRC %s has no file name to give the copy in it: name the file, %s", src, filepath.Join(dst, "NAME"))}
+			Reason: fmt.Sprintf("DST is a directory, and SRC %s has no file name to give the copy in it: name the file, %s", shown(src), filepath.Join(dst, "NAME"))}
 	}
 	return filepath.Join(dst, name), nil
 }

@@ -84,7 +84,7 @@ func reportJobs(stdout, stderr io.Writer, cfg config, list []jobLine, opts []cop
 // printJob is a job's line and, when it did not complete, what its DST
 // holds: the words of a single copy's, each line naming its job.
 func printJob(w io.Writer, i int, l jobLine, opts copier.Options, j copier.JobReport, sig syscall.Signal) {
-	fmt.Fprintf(w, "ringcp: job %d (line %d) %s -> %s: ", i+1, l.line, quoteWord(l.src), quoteWord(l.dst))
+	fmt.Fprintf(w, "ringcp: job %d (line %d) %s -> %s: ", i+1, l.line, quoteWord(shown(l.src)), quoteWord(l.dst))
 	switch outcomeOf(j) {
 	case outcomeComplete:
 		total := rangeDone(j.Report)

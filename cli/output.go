@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/httpobj"
 	"github.com/ringcp/ringcp/internal/units"
 )
 
@@ -15,7 +16,7 @@ import (
 // before the copy measured them.
 func copyObject(o copier.Options, r copier.Report, err error) copier.Report {
 	if r.Src == "" && r.Dst == "" {
-		r.Src, r.Dst, r.SrcOffset, r.DstOffset = o.Src, o.Dst, o.SrcOffset, o.DstOffset
+		r.Src, r.Dst, r.SrcOffset, r.DstOffset = shown(o.Src), o.Dst, o.SrcOffset, o.DstOffset
 	}
 	var refused *copier.RefusedError
 	if errors.As(err, &refused) && r.Length == 0 {
@@ -33,6 +34,11 @@ func writeJSON(stdout io.Writer, o copier.Options, r copier.Report, err error) e
 	}
 	return writeObject(stdout, newEnvelope(command, err), err, copyObject(o, r, err))
 }
+
+// shown is an operand as the command prints it: a URL without the
+// credentials it may hold (its userinfo's password, a presigned
+// signature), anything else as given.
+func shown(operand string) string { return httpobj.RedactOperand(operand) }
 
 // rangeDone is how much of the range the copy finished: data written,
 // holes left and zeros made.

@@ -151,7 +151,7 @@ func notCompared() jsonCompare {
 // measured.
 func readObject(o copier.ReadOptions, rep copier.ReadReport) copier.ReadReport {
 	if rep.Src == "" {
-		rep.Src, rep.Dst, rep.SrcOffset, rep.DstOffset = o.Src, o.Dst, o.SrcOffset, o.DstOffset
+		rep.Src, rep.Dst, rep.SrcOffset, rep.DstOffset = shown(o.Src), o.Dst, o.SrcOffset, o.DstOffset
 	}
 	return rep
 }
@@ -178,7 +178,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 		err = readStopped(stderr, "verify", "compared", rep.Bytes, err, sig.caught())
 	} else {
 		fmt.Fprintf(stderr, "ringcp: %s and %s are equal: %s compared in %.2f s (%s)\n",
-			o.Src, o.Dst, units.Format(rep.Bytes), rep.Seconds, units.Rate(rep.Bytes, rep.Seconds))
+			shown(o.Src), o.Dst, units.Format(rep.Bytes), rep.Seconds, units.Rate(rep.Bytes, rep.Seconds))
 	}
 	if f.json {
 		return writeObject(stdout, newEnvelope("verify", err), err, readObject(o, rep), j)
@@ -202,7 +202,7 @@ func runChecksum(args []string, stdout, stderr io.Writer) error {
 		err = readStopped(stderr, "checksum", "read", rep.Bytes, err, sig.caught())
 	}
 	if f.verbose && err == nil {
-		fmt.Fprintf(stderr, "ringcp: %s: %s read of %s in %.2f s\n", o.Src, units.Format(rep.BytesRead), units.Format(rep.Bytes), rep.Seconds)
+		fmt.Fprintf(stderr, "ringcp: %s: %s read of %s in %.2f s\n", shown(o.Src), units.Format(rep.BytesRead), units.Format(rep.Bytes), rep.Seconds)
 	}
 	switch {
 	case f.json:

@@ -33,6 +33,8 @@ func (p *Plan) checkChanged() error {
 		return bad(KindNotSupported, "resuming a sync or a restricted copy is not supported: run it again, it writes only what still differs")
 	case o.Checksum != nil:
 		return bad(KindNotSupported, "a checksum needs the whole of SRC to pass through the copy")
+	case o.restricted() && o.ExpectChecksum != "":
+		return bad(KindNotSupported, "Options.ExpectChecksum is the digest of all of SRC: a copy of some of its ranges does not read it all")
 	case o.restricted() && o.Verify:
 		return bad(KindNotSupported, "verification of a restricted copy is not supported yet (compare the ends with ringcp verify)")
 	case o.Sync && o.TargetIsZero:

@@ -240,6 +240,11 @@ type held struct {
 	cause func() error
 	// release closes it; nil when there is nothing to close.
 	release func()
+	// interrupt, when not nil, makes the end's reads in flight, and any
+	// after them, fail at once: a stop that must not wait for a SRC that
+	// gives nothing (a stalled server, a silent pipe). Run calls it when
+	// its context ends.
+	interrupt func()
 }
 
 // into makes h end id of job: its descriptor in Files, or its IOEnd in

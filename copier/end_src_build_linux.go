@@ -28,6 +28,10 @@ type rawSource struct {
 	// open starts reading it in order from its start, for one run (a
 	// stream's second run fails).
 	open func() (r io.Reader, close func(), err error)
+	// stop, when not nil, makes the reads of it in flight and after fail
+	// at once (Run's context ended); nil where reads never wait long (a
+	// local file).
+	stop func()
 	// transport names how its bytes come ("http", "s3", "stdin"...), in
 	// engine.IOInfo; detail says more, for -v.
 	transport, detail string
@@ -135,7 +139,7 @@ func describeSrc(raw rawSource, f unpack.Format, size int64, why string) string 
 // takeObject is an object read in parallel ranges.
 func takeObject(p *Plan, raw rawSource, expect *expectsum.Expect) *srcIO {
 	x := &objectIO{obj: namedAt{raw.at, raw.name}, info: engine.IOInfo{Transport: raw.transport, Detail: raw.detail}}
-	io := &srcIO{io: x, close: func() {}, cause: x.met}
+	io := &srcIO{io: x, close: func() {}, cause: x.met, interrupt: raw.stop}
 	if expect != nil {
 		x.sum = newExpectRanges(*expect, raw.size, p.QueueDepth, p.BlockSize)
 		io.done, io.close = x.sum.verify, x.sum.abort
@@ -169,7 +173,7 @@ func takeStream(p *Plan, raw rawSource, f unpack.Format, expect *expectsum.Expec
 	counted := stream.NewCounter(r)
 	x := &seqIO{name: raw.name, r: counted, openEnded: openEnded}
 	x.info = engine.IOInfo{Transport: raw.transport, Detail: raw.detail, Sequential: true}
-	io := &srcIO{io: x, stream: x, close: closeRaw, cause: x.met}
+	io := &srcIO{io: x, stream: x, close: closeRaw, cause: x.met, interrupt: raw.stop}
 	var unpacked *unpack.Reader
 	if f != unpack.Raw {
 		if unpacked, err = unpack.NewReader(counted, unpack.Options{Format: f, Threads: p.opts.Stream.Threads}); err != nil {

@@ -53,6 +53,8 @@ type srcIO struct {
 	// reports as an errno only.
 	cause func() error
 	close func()
+	// interrupt is the transport's (rawSource.stop), or nil.
+	interrupt func()
 }
 
 var _ end = (*srcEnd)(nil)
@@ -129,7 +131,7 @@ func (s *srcEnd) open(p *Plan, rep *Report) (*held, error) {
 	// The run owns what inspect opened now, and closes it after.
 	release := s.release
 	s.release = nil
-	return &held{io: x.io, align: 1, done: x.done, stream: x.stream, cause: x.cause, release: func() {
+	return &held{io: x.io, align: 1, done: x.done, stream: x.stream, cause: x.cause, interrupt: x.interrupt, release: func() {
 		x.close()
 		if release != nil {
 			release()

@@ -37,7 +37,7 @@ func inspectStdin(p *Plan, operand string, r role) (*endpoint, error) {
 		return ep, refuse(KindNotSupported, operand, "writing to standard output is not supported: DST is a file, a block device or an NBD export (use ./- for a file named -)").on("Dst")
 	}
 	if in := p.opts.Stream.Stdin; in != nil {
-		return inspectPipe(p, ep, "stdin", in, func() {})
+		return inspectPipe(p, ep, "stdin", in, func() {}, nil)
 	}
 	pipe, err := stream.Stdin()
 	if err != nil {
@@ -47,12 +47,12 @@ func inspectStdin(p *Plan, operand string, r role) (*endpoint, error) {
 		// A file or a disk behind "<": read it as one, at offsets.
 		return inspectFile(p, "/dev/stdin", r)
 	}
-	return inspectPipe(p, ep, "stdin", pipe, func() { pipe.Close() })
+	return inspectPipe(p, ep, "stdin", pipe, func() { pipe.Close() }, pipe.Interrupt)
 }
 
 // inspectPipe peeks at a stream's first bytes, which the run reads again,
-// and hands it to buildSrc.
-func inspectPipe(p *Plan, ep *endpoint, name string, in io.Reader, closeIt func()) (*endpoint, error) {
+// and hands it to buildSrc; stop, when not nil, interrupts its reads.
+func inspectPipe(p *Plan, ep *endpoint, name string, in io.Reader, closeIt, stop func()) (*endpoint, error) {
 	if err := refuseStreamOptions(p, ep); err != nil {
 		closeIt()
 		return ep, err
@@ -63,7 +63,7 @@ func inspectPipe(p *Plan, ep *endpoint, name string, in io.Reader, closeIt func(
 		closeIt()
 		return ep, refuseErr(KindCheckFailed, name, "cannot read the first bytes", err).on("Src")
 	}
-	raw := rawSource{name: name, size: -1, head: head, open: onceReader(br, closeIt), transport: "stream",
+	raw := rawSource{name: name, size: -1, head: head, open: onceReader(br, closeIt), stop: stop, transport: "stream",
 		detail: "a stream, read once in order"}
 	k := srcKind{what: "stream", ident: identity{Path: name, Kind: "stream"},
 		release: func() error { closeIt(); return nil }}
@@ -104,7 +104,7 @@ func inspectLocalSrc(p *Plan, path string) (ep *endpoint, err error, ok bool) {
 		if err != nil {
 			return ep, refuseOpen(path, err).on("Src"), true
 		}
-		ep, err = inspectPipe(p, ep, path, pipe, func() { pipe.Close() })
+		ep, err = inspectPipe(p, ep, path, pipe, func() { pipe.Close() }, pipe.Interrupt)
 		return ep, err, true
 	case unix.S_IFREG:
 		if p.opts.SrcFormat == SrcFormatRaw {

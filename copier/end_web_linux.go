@@ -89,7 +89,8 @@ func webKind(err error) Kind {
 // serves ranges, else as one stream, whose first bytes are kept for the
 // run after they told the format.
 func webSource(obj *httpobj.Object, isS3 bool) (rawSource, error) {
-	raw := rawSource{name: obj.Name(), size: obj.Size(), transport: map[bool]string{false: "http", true: "s3"}[isS3]}
+	raw := rawSource{name: obj.Name(), size: obj.Size(), transport: map[bool]string{false: "http", true: "s3"}[isS3],
+		stop: func() { obj.Close() }}
 	detail := []string{fmt.Sprintf("%s, %d bytes", obj.Proto(), obj.Size())}
 	if obj.ETag() != "" {
 		detail = append(detail, "ETag "+obj.ETag())

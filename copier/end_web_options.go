@@ -27,8 +27,8 @@ type WebOptions struct {
 	// URL's own host.
 	BearerTokenFile string
 	// Retries bounds the retries of a transient failure (0: the default;
-	// negative: none); StallTimeout fails a request that delivers nothing
-	// for so long (0: the default).
+	// negative: none); StallTimeout fails a request that delivers less
+	// than 16 KiB in so long (0: the default).
 	Retries      int
 	StallTimeout time.Duration
 	// S3Endpoint is an S3-compatible store's URL; "" takes

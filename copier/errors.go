@@ -2,6 +2,8 @@ package copier
 
 import (
 	"fmt"
+
+	"github.com/ringcp/ringcp/httpobj"
 )
 
 // RefusedError is a copy refused before anything was written: bad input,
@@ -90,7 +92,7 @@ const (
 // refusal builds a RefusedError; the helpers below set its Field and
 // cause.
 func refuse(kind Kind, path, reason string) *RefusedError {
-	return &RefusedError{Kind: kind, Path: path, Reason: reason}
+	return &RefusedError{Kind: kind, Path: shown(path), Reason: reason}
 }
 
 // on names the Options field at fault.
@@ -98,3 +100,8 @@ func (e *RefusedError) on(field string) *RefusedError {
 	e.Field = field
 	return e
 }
+
+// shown is an operand as messages and reports give it: a URL without its
+// credentials (the password of its userinfo, a presigned signature), which
+// Options.Src holds as given.
+func shown(operand string) string { return httpobj.RedactOperand(operand) }

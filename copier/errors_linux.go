@@ -13,7 +13,7 @@ import (
 // refuseErr is a refusal caused by err, whose errno (or message) follows
 // the reason: "cannot stat: input/output error (EIO)".
 func refuseErr(kind Kind, path, reason string, err error) *RefusedError {
-	return &RefusedError{Kind: kind, Path: path, Reason: reason + ": " + cause(err), Err: err}
+	return &RefusedError{Kind: kind, Path: shown(path), Reason: reason + ": " + cause(err), Err: err}
 }
 
 // acquireKind sorts what stopped Run from acquiring what a copy needs:

@@ -8,6 +8,8 @@ import (
 // ringcp command prints with --json, less the command's envelope: bytes
 // and milliseconds as integers, DstState as a word.
 type Report struct {
+	// Src is Options.Src as it may be shown: a URL without the password
+	// of its userinfo or a presigned signature.
 	Src       string `json:"src"`
 	Dst       string `json:"dst"`
 	SrcOffset int64  `json:"src_offset"`

@@ -41,7 +41,7 @@ func (p *Plan) run(ctx context.Context) (Report, error) {
 }
 
 func (p *Plan) newReport() Report {
-	return Report{Src: p.opts.Src, Dst: p.opts.Dst, SrcOffset: p.opts.SrcOffset, DstOffset: p.opts.DstOffset, Length: p.Length, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
+	return Report{Src: shown(p.opts.Src), Dst: p.opts.Dst, SrcOffset: p.opts.SrcOffset, DstOffset: p.opts.DstOffset, Length: p.Length, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
 		DirectSrc: p.src.direct, DirectDst: p.dst.direct, FallbackReason: p.FallbackReason,
 		IOPrio: p.IOPrio, IOLimits: p.IOLimits}
 }
@@ -49,9 +49,11 @@ func (p *Plan) newReport() Report {
 // runAcquired is Run once everything is acquired: it cuts and writes DST.
 func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report, error) {
 	start, cpu0 := time.Now(), cpuTime()
+	srcStop := stopSrcWith(ctx, a.src)
+	defer srcStop.end()
 	y := p.startYield()
 	st, err := p.move(ctx, a, &rep)
-	err = explainSrc(a, err)
+	err = srcStop.explain(ctx, st, explainSrc(a, err))
 	if rep.Yield = y.stop(); rep.Yield != nil {
 		rep.note("%s", rep.Yield)
 	}
@@ -73,7 +75,7 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 		rep.Resumed, rep.Contiguous = a.trust.from, a.trust.from+st.Contiguous
 	}
 	if err == nil {
-		err = p.finishSrc(a, &rep)
+		err = srcStop.explain(ctx, st, p.finishSrc(a, &rep))
 	}
 	if err == nil {
 		err = p.finishTrust(ctx, a, &rep)

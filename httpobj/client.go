@@ -17,6 +17,11 @@ var errRedirects = errors.New("stopped")
 // errDowngrade is CheckRedirect's answer to a redirect from https to http.
 var errDowngrade = errors.New("redirect from https to http refused")
 
+// errRedirectScheme is CheckRedirect's answer to a redirect elsewhere
+// than http or https (file://, ftp://): no client follows it, and trying
+// again cannot change that.
+var errRedirectScheme = errors.New("redirect to a scheme other than http and https refused")
+
 // newClient is the client every request of one object goes through: a
 // pool of Connections kept-alive connections to each host, HTTP/2 when the
 // server offers it through ALPN, no transparent decompression (the bytes
@@ -49,6 +54,9 @@ func newClient(s *settings) (*http.Client, error) {
 		if len(via) > s.MaxRedirects {
 			return errRedirects
 		}
+		if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+			return errRedirectScheme
+		}
 		// The object's bytes would travel unprotected, and could be
 		// changed on the way without the pin noticing.
 		if via[0].URL.Scheme == "https" && req.URL.Scheme != "https" {
@@ -57,6 +65,11 @@ func newClient(s *settings) (*http.Client, error) {
 		if s.Sign != nil {
 			// A signature is for one host and path.
 			return http.ErrUseLastResponse
+		}
+		// The client keeps them for the same host name on another port,
+		// or a subdomain: another server, maybe another owner.
+		if !sameOrigin(req.URL, via[0].URL) {
+			dropCredentials(req.Header)
 		}
 		return nil
 	}

@@ -17,10 +17,11 @@
 // ReadAt is one range request, safe from many goroutines; the pool keeps
 // Options.Connections connections alive (HTTP/2, offered through ALPN,
 // multiplexes them on one). Transient failures (resets, timeouts, a body
-// shorter than announced, no byte for StallTimeout, 408, 429, 5xx but 501
-// and 505) retry the rest of the range with exponential backoff and
-// jitter, honouring Retry-After up to MaxWait, at most Retries times in a
-// row without progress; then an *Error of kind ErrRetries names the URL,
+// shorter than announced, headers or 16 KiB of body not in StallTimeout:
+// a trickle is a stall, 408, 429, 5xx but 501 and 505) retry the rest of
+// the range with exponential backoff and jitter, honouring Retry-After up
+// to MaxWait, at most Retries times in a row without progress (16 KiB);
+// then an *Error of kind ErrRetries names the URL,
 // the offset and the last status. Permanent answers (401 and 403:
 // ErrDenied; 404 and 410: ErrNotFound; 412 or another validator or size:
 // ErrChanged; 416 or a range other than asked: ErrBadRange; TLS failures:

@@ -45,7 +45,7 @@ var (
 // Causes of transient failures, found in an ErrRetries *Error's Err (and
 // in -v lines before it).
 var (
-	ErrStalled   = errors.New("no bytes for the stall timeout")
+	ErrStalled   = errors.New("less than 16 KiB in the stall timeout")
 	ErrShortBody = errors.New("body ended before its announced length")
 	ErrStatus    = errors.New("transient status")
 )

@@ -103,20 +103,23 @@ func (o *Object) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // readRange fills p from off, retrying what is left after a transient
-// failure. A request that moved bytes before failing resets the count of
-// tries: only requests that move nothing use the budget up. A refusal at a
+// failure. A request that moved progressFloor bytes, or a quarter of what
+// it asked, before failing resets the count of tries: only requests that
+// move (next to) nothing use the budget up, and a server that gives a
+// byte and resets, every time, fails the read after a few. A refusal at a
 // redirect's target (an expired presigned URL) is asked once of the
 // original URL again, which may redirect somewhere new.
 func (o *Object) readRange(p []byte, off int64) (int, error) {
 	done, tries, resolved := 0, 0, false
 	for done < len(p) {
 		tries++
+		asked := len(p) - done
 		n, f := o.fetch(p[done:], off+int64(done))
 		done += n
 		if f == nil {
 			continue
 		}
-		if n > 0 {
+		if n > 0 && n >= min(progressFloor, asked/4) {
 			tries = 1
 		}
 		if !resolved && o.redirected() && (f.kind == ErrDenied || f.kind == ErrNotFound) {

@@ -32,7 +32,7 @@ type Options struct {
 	// DefaultConnections.
 	Connections int
 	// Retries is how many times a request that failed transiently is
-	// tried again before the read fails; a request that delivered bytes
+	// tried again before the read fails; a request that delivered 16 KiB
 	// before it failed starts the count again. 0: DefaultRetries;
 	// negative: no retry.
 	Retries int
@@ -41,8 +41,9 @@ type Options struct {
 	// defaults.
 	RetryWait time.Duration
 	MaxWait   time.Duration
-	// StallTimeout fails a request (to be retried) that delivers no byte
-	// for this long, headers included. 0: DefaultStall.
+	// StallTimeout fails a request (to be retried) whose headers, or
+	// whose next 16 KiB of body, do not come for this long (a server that
+	// trickles stalls too). 0: DefaultStall.
 	StallTimeout time.Duration
 	// MaxRedirects is how many redirects one request follows. 0:
 	// DefaultRedirects; negative: none.
@@ -154,7 +155,8 @@ func (s *settings) parseHeaders() error {
 		name, value, ok := strings.Cut(h, ":")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") || strings.ContainsAny(value, "\r\n") {
-			return fmt.Errorf("header %q is not 'Name: value'", h)
+			// Not the header itself: its value may be a secret.
+			return fmt.Errorf("header %s is not 'Name: value' on one line", headerName(h))
 		}
 		name = textproto.CanonicalMIMEHeaderKey(name)
 		if ownHeaders[name] {
@@ -166,4 +168,18 @@ func (s *settings) parseHeaders() error {
 		return errors.New("both an Authorization header and a bearer token file")
 	}
 	return nil
+}
+
+// headerName is how an error names a header that was given wrong: its
+// first word (up to a colon or a space), at most 40 bytes, quoted, and
+// never its value, which may be a secret.
+func headerName(h string) string {
+	name := strings.TrimSpace(h)
+	if i := strings.IndexAny(name, ": \t\r\n"); i >= 0 {
+		name = name[:i]
+	}
+	if len(name) > 40 {
+		name = name[:40] + "..."
+	}
+	return fmt.Sprintf("%q", name)
 }

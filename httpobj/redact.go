@@ -54,3 +54,22 @@ func isSecret(name string) bool {
 	}
 	return false
 }
+
+// RedactOperand is a command's operand as it may be printed: an http or
+// https URL with its credentials removed (Redact), anything else (a path,
+// an s3:// or NBD URI) as it is, byte for byte.
+func RedactOperand(s string) string {
+	scheme, _, ok := strings.Cut(s, "://")
+	if !ok || !strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https") {
+		return s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		// Unparsable, it may still hold a password: show its scheme.
+		return scheme + "://(unparsable URL)"
+	}
+	if u.User == nil && Redact(u) == u.String() {
+		return s
+	}
+	return Redact(u)
+}

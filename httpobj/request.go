@@ -23,8 +23,11 @@ func (o *Object) request(ctx context.Context, target *url.URL, off, n int64, pin
 	if err != nil {
 		return nil, err
 	}
+	home := sameOrigin(target, o.origin)
 	for name, values := range o.s.header {
-		req.Header[name] = values
+		if home || !credentialHeaders[name] {
+			req.Header[name] = values
+		}
 	}
 	// The bytes as published: a server must not compress them for us.
 	req.Header.Set("Accept-Encoding", "identity")
@@ -37,9 +40,9 @@ func (o *Object) request(ctx context.Context, target *url.URL, off, n int64, pin
 	if pin {
 		o.pin(req)
 	}
-	// Credentials go to the URL's own host, never to one a pinned
+	// Credentials go to the URL's own origin, never to one a pinned
 	// redirect leads to (the client's redirects drop them likewise).
-	if target.Host == o.origin.Host && target.Scheme == o.origin.Scheme {
+	if home {
 		switch {
 		case o.user != nil:
 			pass, _ := o.user.Password()
@@ -209,8 +212,8 @@ func (o *Object) netFailure(ctx context.Context, err error) *failure {
 	if errors.Is(err, errRedirects) {
 		return &failure{kind: ErrRedirects, detail: fmt.Sprintf("more than %d", o.s.MaxRedirects)}
 	}
-	if errors.Is(err, errDowngrade) {
-		return &failure{kind: ErrRefused, cause: errDowngrade}
+	if errors.Is(err, errDowngrade) || errors.Is(err, errRedirectScheme) {
+		return &failure{kind: ErrRefused, cause: err}
 	}
 	if isTLSFailure(err) {
 		return &failure{kind: ErrTLS, cause: err}

@@ -20,6 +20,9 @@ type Stream struct {
 	pos   int64
 	cur   *body
 	tries int
+	// moved is what Read gave since the current request was sent: only a
+	// request that moved progressFloor bytes starts tries again.
+	moved int64
 	// failed is a failure met after bytes that Read returned first.
 	failed *failure
 }
@@ -73,7 +76,7 @@ func (s *Stream) Read(p []byte) (int, error) {
 		}
 		n, err := s.cur.Read(p)
 		s.pos += int64(n)
-		if n > 0 {
+		if s.moved += int64(n); s.moved >= progressFloor {
 			s.tries = 0
 		}
 		if err == nil || (err == io.EOF && s.o.size < 0) {
@@ -110,7 +113,7 @@ func (s *Stream) open() *failure {
 			return o.netFailure(b.ctx, err)
 		}
 	}
-	s.cur = b
+	s.cur, s.moved = b, 0
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 )
 
 // Pipe is a source read once, in order: standard input, a FIFO, a
@@ -17,9 +18,15 @@ type Pipe struct {
 	seq  bool
 }
 
-// Stdin is the process's standard input, named "stdin".
+// Stdin is the process's standard input, named "stdin". A pipe is read
+// through a descriptor of its own (pollable: see Interrupt) where the
+// system allows it.
 func Stdin() (*Pipe, error) {
-	return newPipe(os.Stdin, "stdin")
+	p, err := newPipe(os.Stdin, "stdin")
+	if err == nil && p.seq {
+		p.f = pollable(p.f)
+	}
+	return p, err
 }
 
 // OpenPipe opens path (a FIFO, /dev/stdin...) read-only; a FIFO's open
@@ -70,6 +77,12 @@ func (p *Pipe) File() *os.File { return p.f }
 
 // Read reads the next bytes; io.EOF when the writer closed its end.
 func (p *Pipe) Read(b []byte) (int, error) { return p.f.Read(b) }
+
+// Interrupt makes a Read that waits, and every later one, fail at once
+// (os.ErrDeadlineExceeded): a copy that stops does not wait for a writer
+// that neither writes nor closes. It does nothing where the descriptor
+// cannot wait in Go's poller (Stdin's fallback).
+func (p *Pipe) Interrupt() { p.f.SetReadDeadline(time.Unix(1, 0)) }
 
 // Close closes the descriptor (standard input too).
 func (p *Pipe) Close() error { return p.f.Close() }

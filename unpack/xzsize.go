@@ -33,22 +33,45 @@ func XzSize(r io.ReaderAt, size int64) (int64, error) {
 	return total, nil
 }
 
-// skipPaddingBack passes zero words before pos (stream padding).
+// skipPaddingBack passes the zero words before pos (stream padding). It
+// reads backwards in windows that double, from 4 KiB to 1 MiB: over HTTP
+// every read is a round trip, and padding may be long (a file written to
+// a device in whole blocks).
 func skipPaddingBack(r io.ReaderAt, pos int64) (int64, error) {
-	var w [4]byte
-	for pos >= 4 {
-		if _, err := r.ReadAt(w[:], pos-4); err != nil {
-			return 0, unexpected(err)
+	end := pos
+	for window := int64(4 << 10); pos > 0; window = min(2*window, 1<<20) {
+		w := make([]byte, min(pos, window))
+		if n, err := r.ReadAt(w, pos-int64(len(w))); n < len(w) {
+			return 0, unexpected(firstErr(err))
 		}
-		if w != [4]byte{} {
-			return pos, nil
+		if i := lastNonZero(w); i >= 0 {
+			zeros := end - (pos - int64(len(w)) + int64(i) + 1)
+			return end - zeros/4*4, nil
 		}
-		pos -= 4
+		pos -= int64(len(w))
 	}
-	if pos != 0 {
+	if end%4 != 0 {
 		return 0, corrupt("xz file size is not a multiple of four")
 	}
 	return 0, nil
+}
+
+// lastNonZero is the index of the last byte of b that is not zero, or -1.
+func lastNonZero(b []byte) int {
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] != 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// firstErr is err, or io.EOF for a short read that said nothing.
+func firstErr(err error) error {
+	if err == nil {
+		return io.EOF
+	}
+	return err
 }
 
 // xzStreamBack reads the stream that ends at end: its footer, its index,
