@@ -41,6 +41,7 @@ const (
 	KindOverlap      Kind = "overlap"       // SRC and DST are the same bytes
 	KindTooSmall     Kind = "too_small"     // a block device DST smaller than SRC
 	KindChanged      Kind = "changed"       // DST was replaced between its checks and its open
+	KindImageFormat  Kind = "image_format"  // an end is a disk image container or a compressed stream, and raw bytes were not asked for
 )
 
 // RefusedError is a sync refused before anything was written.

@@ -34,8 +34,12 @@ type atomicFlag = atomic.Bool
 // for writing while the sync reads it. It refuses (*RefusedError) what is
 // neither a regular file nor a block device, and a SRC that another
 // program holds open for writing by QEMU's locks (its content is
-// changing: KindLocked).
+// changing: KindLocked), and a symlink another user put in a shared
+// sticky folder (planted_linux.go).
 func OpenSource(path string) (*File, error) {
+	if err := refusePlanted(path); err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, openRefusal(path, "SRC", err)
@@ -65,7 +69,9 @@ type TargetOptions struct {
 	// complete and synced (removed by Close otherwise).
 	Create bool
 	// Force lifts the KindInUse refusal (a DST held by another program
-	// or driver), never KindMounted.
+	// or driver), never KindMounted, and lets Create make a file in a
+	// devtmpfs (/dev), where a missing DST is most likely a mistyped
+	// device.
 	Force bool
 	// Src is the sync's SRC when it is on this host, so that a DST with
 	// the same bytes (the same file, a loop device over it, a partition
@@ -80,12 +86,19 @@ type TargetOptions struct {
 // nothing written: what is neither a regular file nor a block device, a
 // DST that is (or shares bytes with) something mounted or swap, one in
 // use (unless Force), one another program holds locked, the same bytes
-// as Src, and a missing DST unless Create.
+// as Src, a missing DST unless Create, and a symlink or an existing file
+// another user put in a shared sticky folder (planted_linux.go).
 func OpenTarget(path string, opt TargetOptions) (*File, error) {
 	e := &File{path: path}
+	if err := refusePlanted(path); err != nil {
+		return nil, err
+	}
+	if err := refuseForeignDst(path); err != nil {
+		return nil, err
+	}
 	if err := unix.Stat(path, &e.st); err != nil {
 		if errors.Is(err, unix.ENOENT) && opt.Create {
-			return createTarget(path)
+			return createTarget(path, opt.Force)
 		}
 		return nil, openRefusal(path, "DST", err)
 	}
@@ -243,6 +256,24 @@ func (e *File) Identity() Identity {
 	return Identity{Boot: bootID(), Block: o.Block, Rdev: o.Rdev, Dev: o.Dev, Ino: o.Ino}
 }
 
+// SharesBytes says where e and the peer's end (its Identity) share
+// bytes when the peer is on this very machine (ssh to localhost): the
+// same file or device, or one reached from the other through partitions
+// and loop devices, as a local sync's overlap check finds them. "" when
+// they share none or the peer is elsewhere.
+func (e *File) SharesBytes(peer Identity) string {
+	if peer.Boot == "" || peer.Boot != bootID() {
+		return ""
+	}
+	obj := guard.Object{Block: peer.Block, Rdev: peer.Rdev, Dev: peer.Dev, Ino: peer.Ino}
+	here := guard.Span{Obj: guard.ObjectOf(&e.st), End: -1, Label: e.path}
+	there := guard.Span{Obj: obj, End: -1, Label: "the peer's end"}
+	if o := guard.FindOverlap(here, there); o != nil {
+		return fmt.Sprintf("%s; here: %s, the peer's: %s", o.On, o.Src, o.Dst)
+	}
+	return ""
+}
+
 // ReadAt reads at off; past the end it returns io.EOF, as os.File does.
 func (e *File) ReadAt(p []byte, off int64) (int, error) {
 	n, err := e.f.ReadAt(p, off)
@@ -284,11 +315,12 @@ func (e *File) Sync() error {
 // Close releases the end (and its locks); a new DST that was not
 // committed is removed.
 func (e *File) Close() error {
-	err := e.f.Close()
 	if e.fresh != nil && !e.fresh.named {
+		// Removed while still locked: once unlocked, another sync may
+		// take the name over.
 		os.Remove(e.fresh.temp)
 	}
-	return err
+	return e.f.Close()
 }
 
 // errnoName is the symbolic name admins search for, like EIO.

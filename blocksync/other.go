@@ -41,6 +41,7 @@ func (e *File) Size() int64                              { return 0 }
 func (e *File) Block() bool                              { return false }
 func (e *File) Resizable() bool                          { return false }
 func (e *File) Identity() Identity                       { return Identity{} }
+func (e *File) SharesBytes(peer Identity) string         { return "" }
 func (e *File) ReadAt(p []byte, off int64) (int, error)  { return 0, errNotLinux }
 func (e *File) WriteAt(p []byte, off int64) (int, error) { return 0, errNotLinux }
 func (e *File) Zero(off, n int64) error                  { return errNotLinux }
@@ -49,3 +50,4 @@ func (e *File) Sync() error                              { return errNotLinux }
 func (e *File) Close() error                             { return nil }
 func (e *File) Created() bool                            { return false }
 func (e *File) Commit() error                            { return errNotLinux }
+func (e *File) RefuseImage(end string) error             { return nil }

@@ -199,8 +199,8 @@ func TestSyncCreates(t *testing.T) {
 		dst.Close()
 		synctest.Same(t, dstPath, want)
 		var st unix.Stat_t
-		if err := unix.Stat(dstPath, &st); err != nil || st.Mode&0o777 != 0o644 {
-			t.Fatalf("mode %o (umask 022 applied to 0666 wanted): %v", st.Mode&0o777, err)
+		if err := unix.Stat(dstPath, &st); err != nil || st.Mode&0o777 != 0o600 {
+			t.Fatalf("mode %o (0600, its owner's alone, wanted): %v", st.Mode&0o777, err)
 		}
 	}
 	// A DST that appears meanwhile is not replaced.

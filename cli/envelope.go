@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"syscall"
 
+	"github.com/ringcp/ringcp/blocksync"
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/engine"
 	"golang.org/x/sys/unix"
@@ -71,10 +72,15 @@ func errorJSON(err error) *jsonError {
 		return nil
 	}
 	e := &jsonError{Message: message(err), Errno: errnoOf(err)}
-	var refused *copier.RefusedError
+	var (
+		refused     *copier.RefusedError
+		syncRefused *blocksync.RefusedError // a sync across hosts', on either host
+	)
 	switch {
 	case errors.As(err, &refused):
 		e.Kind, e.Field, e.Flag, e.Path, e.Needed = string(refused.Kind), refused.Field, flagOf(refused.Field), refused.Path, refused.Needed
+	case errors.As(err, &syncRefused):
+		e.Kind, e.Path = string(syncRefused.Kind), syncRefused.Path
 	case exitCode(err) == exitRefused:
 		e.Kind = string(copier.KindBadInput) // a command line that could not be read
 		e.Flag, e.Field = flagInMessage(e.Message)
@@ -88,6 +94,10 @@ func errorJSON(err error) *jsonError {
 	var op *engine.OpError
 	if errors.As(err, &op) {
 		e.Op, e.Path, e.Offset = op.Op, op.Path, &op.Offset
+	}
+	var syncOp *blocksync.OpError
+	if errors.As(err, &syncOp) {
+		e.Op, e.Path, e.Offset = syncOp.Op, syncOp.Path, &syncOp.Offset
 	}
 	var fe *flagError
 	if errors.As(err, &fe) && e.Flag == "" {

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/ringcp/ringcp/blocksync"
+	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/internal/units"
 	"github.com/ringcp/ringcp/syncproto"
 )
@@ -22,16 +23,12 @@ import (
 func remoteSync(cfg config, stdout, stderr io.Writer) error {
 	o := &cfg.opts
 	push := syncproto.IsRemote(o.Dst)
-	if push && syncproto.IsRemote(o.Src) {
-		return usagef("both ends are ssh:// URLs: one end of a sync is on this host")
-	}
-	if err := remoteFlagsOK(cfg); err != nil {
-		return err
-	}
-	url := map[bool]string{true: o.Dst, false: o.Src}[push]
-	r, err := syncproto.ParseRemote(url)
+	r, err := remoteArgs(cfg, push, stdout, stderr)
 	if err != nil {
-		return usagef("%v", err)
+		if cfg.json && !(!push && isStream(o.Dst, stdout)) { // one object, unless it would land in DST
+			return writeRemoteJSON(stdout, cfg, syncproto.Result{}, err)
+		}
+		return err
 	}
 	ctx, sig := withSignals()
 	defer sig.stop()
@@ -58,6 +55,29 @@ func remoteSync(cfg config, stdout, stderr io.Writer) error {
 	return err
 }
 
+// remoteArgs checks a sync across hosts' command line and reads its
+// ssh:// end.
+func remoteArgs(cfg config, push bool, stdout, stderr io.Writer) (syncproto.Remote, error) {
+	o := &cfg.opts
+	if push && syncproto.IsRemote(o.Src) {
+		return syncproto.Remote{}, usagef("both ends are ssh:// URLs: one end of a sync is on this host")
+	}
+	if err := remoteFlagsOK(cfg); err != nil {
+		return syncproto.Remote{}, err
+	}
+	if !push {
+		// The report or messages would land over the synced bytes.
+		if err := refuseOwnStream(o.Dst, stdout, stderr); err != nil {
+			return syncproto.Remote{}, err
+		}
+	}
+	r, err := syncproto.ParseRemote(map[bool]string{true: o.Dst, false: o.Src}[push])
+	if err != nil {
+		return r, usagef("%v", err)
+	}
+	return r, nil
+}
+
 // remoteFlagsOK refuses the copy flags a sync across hosts does not
 // take: it always compares all of both ends, checks end to end, and
 // sizes DST itself.
@@ -70,6 +90,11 @@ func remoteFlagsOK(cfg config) error {
 		return usagef("--extents and --dirty-bitmap restrict a copy, not a sync")
 	case o.Resume || o.Checksum != nil || cfg.jobs != "":
 		return usagef("--resume, --checksum and --jobs are not supported for a sync with an ssh:// end")
+	case o.SrcFormat != "" && o.SrcFormat != copier.FormatAuto && o.SrcFormat != copier.FormatRaw,
+		o.DstFormat != "" && o.DstFormat != copier.FormatRaw:
+		// A sync moves bytes as they are: it neither reads nor makes an
+		// image, nor decompresses.
+		return usagef("--src-format and --dst-format take only raw for a sync with an ssh:// end (an image or a compressed SRC is refused unless --src-format raw sends its bytes)")
 	case o.MaxRate != 0 || o.Yield || o.IOPrio != "":
 		// blocksync's readers on both hosts have no rate cap or priority
 		// yet: refused rather than ignored.
@@ -85,13 +110,19 @@ func remoteRun(ctx context.Context, cfg config, r syncproto.Remote, push bool) (
 	if f := strings.Fields(cfg.sync.ssh); len(f) > 0 {
 		ssh.Command, ssh.Options = f[0], f[1:]
 	}
-	opt := syncproto.Options{Granule: o.SyncGranule, Force: o.Force, Create: true}
+	rawSrc, rawDst := o.SrcFormat == copier.FormatRaw, o.DstFormat == copier.FormatRaw
+	opt := syncproto.Options{Granule: o.SyncGranule, Force: o.Force, Create: true, RawSrc: rawSrc, RawDst: rawDst}
 	if push {
 		src, err := blocksync.OpenSource(o.Src)
 		if err != nil {
 			return syncproto.Result{}, err
 		}
 		defer src.Close()
+		if !rawSrc {
+			if err := src.RefuseImage("SRC"); err != nil {
+				return syncproto.Result{}, err
+			}
+		}
 		conn, err := syncproto.Dial(ctx, r, ssh)
 		if err != nil {
 			return syncproto.Result{}, err
@@ -103,6 +134,11 @@ func remoteRun(ctx context.Context, cfg config, r syncproto.Remote, push bool) (
 		return syncproto.Result{}, err
 	}
 	defer dst.Close()
+	if !rawDst && !o.Force {
+		if err := dst.RefuseImage("DST"); err != nil {
+			return syncproto.Result{}, err
+		}
+	}
 	conn, err := syncproto.Dial(ctx, r, ssh)
 	if err != nil {
 		return syncproto.Result{}, err

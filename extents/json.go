@@ -36,7 +36,7 @@ func parseJSON(r io.Reader, skipped int) ([]Entry, error) {
 		start := elementStart(data, dec.InputOffset())
 		e := Entry{Line: lines.at(start), Element: len(out) + 1}
 		var jr jsonRange
-		if err := dec.Decode(&jr); err != nil {
+		if err := decodeElement(dec, &jr); err != nil {
 			return nil, &SyntaxError{Line: e.Line, Element: e.Element, Msg: jsonMsg(err)}
 		}
 		if err := e.fill(jr); err != nil {
@@ -51,6 +51,53 @@ func parseJSON(r io.Reader, skipped int) ([]Entry, error) {
 		return nil, &SyntaxError{Line: lines.at(dec.InputOffset()), Msg: "more after the array"}
 	}
 	return out, nil
+}
+
+// decodeElement decodes the next element into jr, its keys checked
+// first: encoding/json keeps the last of duplicate keys and matches keys
+// whatever their case, so {"offset": 0, "offset": 4096} or {"OFFSET": 0}
+// would pass for a range the list's writer may not have meant.
+func decodeElement(dec *json.Decoder, jr *jsonRange) error {
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		return err
+	}
+	if err := checkKeys(raw); err != nil {
+		return err
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	return d.Decode(jr)
+}
+
+// checkKeys refuses an object whose keys are not "offset" and "length",
+// each at most once. Anything else (not an object) is left to Decode to
+// name.
+func checkKeys(raw []byte) error {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	seen := map[string]bool{}
+	for d.More() {
+		tok, err := d.Token()
+		if err != nil {
+			return nil
+		}
+		key, _ := tok.(string)
+		switch {
+		case key != "offset" && key != "length":
+			return fmt.Errorf("json: unknown field %q", key)
+		case seen[key]:
+			return fmt.Errorf("%q given twice", key)
+		}
+		seen[key] = true
+		var value json.RawMessage
+		if err := d.Decode(&value); err != nil {
+			return nil
+		}
+	}
+	return nil
 }
 
 // fill checks an element's values and sets e's range.

@@ -24,6 +24,7 @@ func Push(ctx context.Context, conn io.ReadWriteCloser, src blocksync.Source, pa
 	defer c.close()
 	w, err := c.handshake(ctx, roleTarget, path, src)
 	if err != nil {
+		c.close() // first: a peer that is not reading holds the writer's lock
 		return c.s.result(blocksync.Stats{}), err
 	}
 	c.s.setSize(src.Size())
@@ -47,6 +48,10 @@ func Pull(ctx context.Context, conn io.ReadWriteCloser, path string, dst blocksy
 	}
 	defer c.close()
 	if _, err := c.handshake(ctx, roleSource, path, dst); err != nil {
+		// First: the serving source writes its start at once, and the
+		// error frame waits behind it on a transport without a buffer,
+		// holding the writer's lock that result takes.
+		c.close()
 		return c.s.result(blocksync.Stats{}), err
 	}
 	p, err := c.s.expect(ctx, tStart)
@@ -91,7 +96,8 @@ func (c *client) close() {
 // is local's own bytes (ssh to this very host).
 func (c *client) handshake(ctx context.Context, r role, path string, local blocksync.Source) (welcome, error) {
 	s := c.s
-	h := hello{version: Version, role: r, create: s.opt.Create, force: s.opt.Force, granule: uint32(s.opt.Granule), path: path}
+	h := hello{version: Version, role: r, create: s.opt.Create, force: s.opt.Force, granule: uint32(s.opt.Granule), path: path,
+		rawSrc: s.opt.RawSrc, rawDst: s.opt.RawDst}
 	rand.Read(h.key[:])
 	h.speeds = map[blocksync.Algorithm]float64{}
 	if s.opt.Digest != 0 {
@@ -122,5 +128,19 @@ func (c *client) handshake(ctx context.Context, r role, path string, local block
 		return w, s.fail(&blocksync.RefusedError{Kind: blocksync.KindOverlap, Path: path,
 			Reason: fmt.Sprintf("the peer's end (on %s) is the same bytes as %s", w.host, local.Name())})
 	}
+	// A partition of the other end, or a loop device over it, is not the
+	// same file or device, yet writing one overwrites the other.
+	if sb, ok := local.(bytesSharer); ok {
+		if on := sb.SharesBytes(w.id); on != "" {
+			return w, s.fail(&blocksync.RefusedError{Kind: blocksync.KindOverlap, Path: path,
+				Reason: fmt.Sprintf("the peer's end (on %s) shares bytes with %s (%s)", w.host, local.Name(), on)})
+		}
+	}
 	return w, nil
+}
+
+// bytesSharer is an end on this host that can tell whether a peer's end
+// on this same machine shares bytes with it (*blocksync.File).
+type bytesSharer interface {
+	SharesBytes(peer blocksync.Identity) string
 }

@@ -14,7 +14,8 @@
 // allocated from a length on the wire.
 //
 //	client -> server  hello     version, role, path, granule, session key,
-//	                            the client's speed of each digest
+//	                            the client's speed of each digest, flags
+//	                            (create, force, raw SRC, raw DST)
 //	server -> client  welcome   version, the digest chosen (the fastest on
 //	                            the slower host), its end's size and
 //	                            identity, its host name
@@ -50,9 +51,10 @@
 //
 // The serving side opens its end as a local sync would
 // (blocksync.OpenSource, OpenTarget): SRC read-only, DST refused, before
-// anything is written, when mounted, in use, locked, too small, or the
-// same bytes as the client's end (compared by Identity, across hosts by
-// boot id). A client that stops (SIGINT cancels its context) closes the
+// anything is written, when mounted, in use, locked, too small, a disk
+// image or compressed stream (unless the flags say raw), or sharing
+// bytes with the client's end (on the same machine, by boot id: the
+// same file or device, or through partitions and loop devices). A client that stops (SIGINT cancels its context) closes the
 // session: the server reads EOF and ends, and a DST it was creating is
 // never named.
 package syncproto

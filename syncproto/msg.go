@@ -36,7 +36,9 @@ type hello struct {
 	version uint16
 	role    role
 	create  bool // roleTarget: a missing DST may be made
-	force   bool // roleTarget: lift the in-use refusal
+	force   bool // roleTarget: lift the in-use refusal (and an image DST's)
+	rawSrc  bool // roleSource: send a SRC that is a disk image or compressed as its bytes
+	rawDst  bool // roleTarget: write raw bytes over a DST that is a disk image
 	granule uint32
 	key     [keyLen]byte
 	speeds  map[blocksync.Algorithm]float64 // bytes a second, on the client
@@ -52,6 +54,12 @@ func (h hello) encode() []byte {
 	}
 	if h.force {
 		flags |= 2
+	}
+	if h.rawSrc {
+		flags |= 4
+	}
+	if h.rawDst {
+		flags |= 8
 	}
 	b = append(b, byte(h.role), flags)
 	b = binary.BigEndian.AppendUint32(b, h.granule)
@@ -69,7 +77,7 @@ func parseHello(p []byte) (hello, error) {
 	h.version = d.u16()
 	h.role = role(d.u8())
 	flags := d.u8()
-	h.create, h.force = flags&1 != 0, flags&2 != 0
+	h.create, h.force, h.rawSrc, h.rawDst = flags&1 != 0, flags&2 != 0, flags&4 != 0, flags&8 != 0
 	h.granule = d.u32()
 	copy(h.key[:], d.bytes(keyLen))
 	h.speeds = d.speeds()
@@ -82,7 +90,7 @@ func parseHello(p []byte) (hello, error) {
 		return h, nil // the caller names both versions
 	case h.role != roleTarget && h.role != roleSource:
 		return h, protoErrorf("hello with role %d", h.role)
-	case flags&^3 != 0:
+	case flags&^15 != 0:
 		return h, protoErrorf("hello with unknown flags %#x", flags)
 	case h.path == "":
 		return h, protoErrorf("hello without a path")

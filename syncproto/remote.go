@@ -2,8 +2,11 @@ package syncproto
 
 import (
 	"fmt"
+	"net"
 	"net/url"
+	"regexp"
 	"strings"
+	"unicode"
 )
 
 // Remote is an end on another host, named by a URL:
@@ -49,6 +52,15 @@ func ParseRemote(s string) (Remote, error) {
 	if strings.HasPrefix(r.User, "-") || strings.ContainsAny(r.User, " \t\r\n") {
 		return bad("a user name ssh would misread")
 	}
+	// ssh hands both names to the shell commands of a configuration's
+	// ProxyCommand, Match exec... (%h, %r); an ssh before OpenSSH 9.6
+	// does not refuse metacharacters there (CVE-2023-51385).
+	if !hostOK(r.Host, strings.HasPrefix(u.Host, "[")) {
+		return bad("a host name with characters a shell would read (want letters, digits, '.', '-' and '_', or [IPv6])")
+	}
+	if strings.ContainsAny(r.User, shellMeta) || strings.ContainsFunc(r.User, unicode.IsControl) {
+		return bad("a user name with characters a shell would read")
+	}
 	if rest, ok := strings.CutPrefix(r.Path, "/~/"); ok {
 		r.Path = rest // relative to the remote user's home, where ssh starts
 	}
@@ -57,6 +69,22 @@ func ParseRemote(s string) (Remote, error) {
 	}
 	return r, nil
 }
+
+var hostChars = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
+// hostOK: a name or IPv4 address of hostChars, or in brackets an IPv6
+// address and its zone.
+func hostOK(host string, bracketed bool) bool {
+	if !bracketed {
+		return hostChars.MatchString(host)
+	}
+	ip, zone, hasZone := strings.Cut(host, "%")
+	return net.ParseIP(ip) != nil && (!hasZone || hostChars.MatchString(zone))
+}
+
+// shellMeta are the characters OpenSSH 9.6 refuses in a user name given
+// on the command line, and more that a shell expands.
+const shellMeta = "'`\"$\\;&<>|(){}*?[]!#~"
 
 // Name is how errors name the remote end: [user@]host:path.
 func (r Remote) Name() string {

@@ -83,6 +83,11 @@ func serveTarget(ctx context.Context, s *session, h hello, host string) (Result,
 		return Result{}, s.fail(err)
 	}
 	defer dst.Close() // a new DST not committed is removed
+	if !h.rawDst && !h.force {
+		if err := dst.RefuseImage("DST"); err != nil {
+			return Result{}, s.fail(err)
+		}
+	}
 	if err := s.welcome(dst, host); err != nil {
 		return Result{}, err
 	}
@@ -110,6 +115,11 @@ func serveSource(ctx context.Context, s *session, h hello, host string) (Result,
 		return Result{}, s.fail(err)
 	}
 	defer src.Close()
+	if !h.rawSrc {
+		if err := src.RefuseImage("SRC"); err != nil {
+			return Result{}, s.fail(err)
+		}
+	}
 	if err := s.welcome(src, host); err != nil {
 		return Result{}, err
 	}

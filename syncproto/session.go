@@ -22,8 +22,14 @@ type Options struct {
 	// Create lets a push make a missing remote DST (as a new file named
 	// only once complete).
 	Create bool
-	// Force lifts the remote DST's in-use refusal (never a mount).
+	// Force lifts the remote DST's in-use refusal (never a mount), and
+	// its refusal as a disk image.
 	Force bool
+	// RawSrc sends a remote SRC that is a disk image container or a
+	// compressed stream as its bytes; RawDst writes raw bytes over a
+	// remote DST that is a disk image. Without them the peer refuses
+	// such an end (blocksync.File.RefuseImage), as a copy refuses it.
+	RawSrc, RawDst bool
 	// Digest forces an algorithm; 0 lets the session take the one
 	// fastest on the slower host.
 	Digest blocksync.Algorithm
