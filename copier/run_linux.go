@@ -49,6 +49,9 @@ func (p *Plan) newReport() Report {
 // runAcquired is Run once everything is acquired: it cuts and writes DST.
 func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report, error) {
 	start, cpu0 := time.Now(), cpuTime()
+	if s, ok := a.dst.(stopper); ok {
+		defer context.AfterFunc(ctx, s.stop)()
+	}
 	y := p.startYield()
 	st, err := p.move(ctx, a, &rep)
 	err = explainSrc(a, err)
@@ -109,6 +112,17 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 	rep.DstState = DstComplete
 	return rep, nil
 }
+
+// streamBound is a target written in order (standard output) that must
+// not take the zeros the engine reads past the end of a SRC of unknown
+// size before it knows where that is (end_src_size_linux.go): a file is
+// cut there afterwards, a stream cannot be.
+type streamBound interface{ endsWith(s *seqIO, srcOff int64) }
+
+// stopper is a target whose writes may wait on someone else (standard
+// output's reader): stopped, they return at once, so that a signal ends
+// the copy even when the reader does not read.
+type stopper interface{ stop() }
 
 // move lets the filesystem share SRC's extents where the plan says so,
 // cuts DST, lets the filesystem copy where it can, and has the engine
@@ -205,6 +219,9 @@ func (p *Plan) acquireAll(ctx context.Context, a *acquired, rep *Report, s *shar
 	}
 	if a.dst, err = p.dst.openDst(p, rep); err != nil {
 		return err
+	}
+	if b, ok := a.dst.(streamBound); ok && p.src.openEnded && a.src.stream != nil {
+		b.endsWith(a.src.stream, p.opts.SrcOffset)
 	}
 	job := p.job(a)
 	if err := a.buffers(p, &job, s); err != nil {
