@@ -227,3 +227,16 @@ func TestBatchRefusesStdout(t *testing.T) {
 		t.Fatalf("%v, want job 2 refused", err)
 	}
 }
+
+// TestStreamSparseNever: a stream of unknown size copied with every
+// byte as data (ringcp dd's way) is not refused for the 16 TiB its
+// length is capped at.
+func TestStreamSparseNever(t *testing.T) {
+	data := randomBytes(10000, 10)
+	dst := filepath.Join(t.TempDir(), "dst")
+	if _, err := copier.Copy(context.Background(), copier.Options{Src: "-", Dst: dst, Sparse: copier.SparseNever,
+		Stream: copier.StreamOptions{Stdin: bytes.NewReader(data)}}); err != nil {
+		t.Fatal(err)
+	}
+	compareFile(t, dst, data)
+}
