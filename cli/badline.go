@@ -24,6 +24,10 @@ func badLineJSON(args []string, stdout, stderr io.Writer, cfg config, err error)
 		return writeObject(stdout, newEnvelope("version", err), err, buildVersion())
 	case cfg.jobs != "" || asks(args, "--jobs"):
 		return writeJobsJSON(stdout, err, nil, jsonTotal{})
+	case o.Dst == "-":
+		// stdout was to carry the copy: a reader of it takes the object
+		// for data, so it goes to stderr, as a copy's does.
+		return writeJSON(stderr, o, copier.Report{}, err)
 	}
 	return writeJSON(stdout, o, copier.Report{}, err)
 }

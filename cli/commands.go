@@ -22,7 +22,7 @@ type subcommand struct {
 var subcommands = []subcommand{
 	{name: "", synopsis: "[flags] SRC DST", summary: "copy SRC to DST (files, block devices, NBD exports; DST may be a directory)",
 		flags: func() *pflag.FlagSet { fs, _ := copyFlags(&config{}); return fs }, files: true},
-	{name: "dd", synopsis: "dd if=SRC of=DST [OPERAND]...", summary: "copy as GNU dd's operands say, with ringcp's checks",
+	{name: "dd", synopsis: "dd [if=SRC] [of=DST] [OPERAND]...", summary: "copy as GNU dd's operands say, with ringcp's checks",
 		operands: ddOperands, files: true},
 	{name: "verify", synopsis: "verify [flags] SRC DST", summary: "compare two files, devices or NBD exports (exit 3 if they differ)",
 		flags: func() *pflag.FlagSet { return newReadFlags("ringcp verify", true).fs }, files: true},

@@ -23,6 +23,11 @@ func copyCommand(cfg config, stdout, stderr io.Writer) error {
 		}
 		return jsonIfAsked(cfg, stdout, copier.Report{}, err)
 	}
+	if cfg.opts.Dst == "-" {
+		// The copy goes to stdout: the --json object goes to stderr, on
+		// a line of its own (schema/ringcp-output.schema.json).
+		cfg.opts.Stream.Stdout, stdout = stdout, stderr
+	}
 	if cfg.verbose {
 		cfg.opts.Web.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, "ringcp: "+format+"\n", args...) }
 	}

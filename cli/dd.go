@@ -4,23 +4,24 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/ringcp/ringcp/copier"
-	"golang.org/x/sys/unix"
 )
 
-const ddUsage = `Usage: ringcp dd if=SRC of=DST [OPERAND]...
+const ddUsage = `Usage: ringcp dd [if=SRC] [of=DST] [OPERAND]...
 
 Copies as GNU dd does, with dd's operands and dd's records lines, through
 ringcp's engine: checks before the first write, O_DIRECT and io_uring where
 they work, an fdatasync barrier at the end. A script that calls dd changes
 one word.
 
-  if=SRC, of=DST       files or block devices (not stdin or stdout)
+  if=SRC, of=DST       files or block devices; without if= (or if=-) stdin,
+                       without of= (or of=-) stdout, read and written in
+                       order; if=/dev/zero (a wipe: count=, or the whole
+                       device DST), if=/dev/urandom, of=/dev/null (a read test)
   bs=N                 bytes per record, in and out; also ringcp's block size
   ibs=N, obs=N         bytes per input and output record (default 512)
   count=N              copy N input records (N bytes with iflag=count_bytes or NB)
@@ -34,9 +35,14 @@ one word.
   iflag=, oflag=       direct (both: O_DIRECT or refuse), skip_bytes, count_bytes,
                        seek_bytes, sync, dsync, fullblock, noatime, nocache
   --json               also print the --json object of the copy on stdout
+                       (on stderr when the copy goes to stdout)
   status=none|noxfer|progress
                        none: no records lines; noxfer: no transfer line;
                        progress: a transfer line redrawn every second
+
+Reads are always whole (as iflag=fullblock): count=N from a pipe copies N
+records or fails, never fewer. stdout that is a terminal is refused, as
+are seek= on stdout and other character devices.
 
 N takes dd's suffixes: c (1), w (2), b (512), K M G T P E (x1024; k too),
 KB MB GB... (x1000), KiB MiB GiB... (x1024), and products (2x512).
@@ -61,13 +67,16 @@ func runDD(args []string, stdout, stderr io.Writer) error {
 		return errHelp
 	}
 	args, asJSON := withoutJSON(args)
-	o, rep, err := dd(args, stderr)
+	o, rep, err := dd(args, stdout, stderr)
 	var shown *reported
 	if err != nil && !errors.As(err, &shown) {
 		fmt.Fprintf(stderr, "ringcp dd: %s\n", oneLine(ddWords.Replace(err.Error())))
 		err = &reported{err}
 	}
-	if asJSON && !isStream(o.Dst, stdout) { // not into DST
+	switch {
+	case asJSON && o.Dst == "-": // stdout carries the copy: the object goes to stderr
+		return writeObject(stderr, newEnvelope("dd", err), err, copyObject(o, rep, err))
+	case asJSON && !isStream(o.Dst, stdout): // not into DST
 		return writeObject(stdout, newEnvelope("dd", err), err, copyObject(o, rep, err))
 	}
 	return err
@@ -88,7 +97,7 @@ func withoutJSON(args []string) ([]string, bool) {
 
 // dd copies as the operands say; the options are what they resolved to
 // (SRC and DST at least, when they could not be resolved).
-func dd(args []string, stderr io.Writer) (copier.Options, copier.Report, error) {
+func dd(args []string, stdout, stderr io.Writer) (copier.Options, copier.Report, error) {
 	a, err := parseDD(args)
 	if err != nil {
 		return copier.Options{Src: a.src, Dst: a.dst}, copier.Report{}, err
@@ -99,6 +108,9 @@ func dd(args []string, stderr io.Writer) (copier.Options, copier.Report, error) 
 	}
 	if job.warn != "" {
 		fmt.Fprintf(stderr, "ringcp dd: %s\n", job.warn)
+	}
+	if job.opts.Dst == "-" {
+		job.opts.Stream.Stdout = stdout
 	}
 	rep, err := job.run(stderr)
 	return job.opts, rep, err
@@ -140,21 +152,17 @@ func (a ddArgs) plan() (ddJob, error) {
 	if a.bsGiven && a.ibs <= copier.MaxBlockSize {
 		o.BlockSize = int(a.ibs)
 	}
-	size, err := sourceEnd(a.src)
+	size, known, err := sourceEnd(a.src)
 	if err != nil {
 		return j, err
 	}
-	if skip > size {
-		j.warn = ddQuote(a.src) + ": cannot skip to specified offset"
-		skip = size
+	if known {
+		j.warn, err = a.sizedRange(&o, skip, size)
+	} else {
+		err = a.streamRange(&o, skip)
 	}
-	o.SrcOffset, o.Length = skip, size-skip
-	if a.count >= 0 {
-		n, err := a.bytes(a.count, a.countBytes, a.ibs, "count")
-		if err != nil {
-			return j, err
-		}
-		o.Length = min(n, o.Length)
+	if err != nil {
+		return j, err
 	}
 	j.opts = o
 	return j, a.checkDst(o.Length, seek)
@@ -200,57 +208,6 @@ func (a ddArgs) checkConv() error {
 		return usagef("oflag=append: ringcp writes DST at seek=, not at its end")
 	}
 	return nil
-}
-
-// checkDst applies what depends on DST: excl, nocreat, sparse, sync's
-// padding, and where a file DST is cut.
-func (a ddArgs) checkDst(length, seek int64) error {
-	fi, err := os.Stat(a.dst)
-	exists := err == nil
-	refuse := func(kind copier.Kind, reason string) error {
-		return &copier.RefusedError{Kind: kind, Path: a.dst, Reason: reason}
-	}
-	switch {
-	case a.has("excl") && exists:
-		return refuse(copier.KindBadInput, "conv=excl: DST exists")
-	case a.has("nocreat") && errors.Is(err, os.ErrNotExist):
-		return refuse(copier.KindNotFound, "conv=nocreat: DST does not exist")
-	case a.has("sync") && length%a.ibs != 0:
-		return refuse(copier.KindNotSupported, fmt.Sprintf("conv=sync would pad the last %d bytes to a whole record of %d; ringcp copies bytes as they are", length%a.ibs, a.ibs))
-	case a.has("sparse") && exists && fi.Mode()&os.ModeDevice != 0:
-		return refuse(copier.KindNotSupported, "conv=sparse on a device: dd leaves the device's old bytes where SRC has zero blocks; ringcp writes the zeros")
-	case a.has("sparse") && exists && a.has("notrunc"):
-		return refuse(copier.KindNotSupported, "conv=sparse with conv=notrunc: dd leaves DST's old bytes where SRC has zero blocks; ringcp writes the zeros")
-	case exists && fi.Mode().IsRegular() && fi.Size() > 0 && seek > 0 && seek < a.obs && !a.has("notrunc"):
-		// dd opens DST with O_TRUNC unless it seeks whole records, so
-		// its bytes before seek become a hole: ringcp keeps them.
-		return refuse(copier.KindNotSupported, fmt.Sprintf("seek=%dB, less than one output record (obs=%d), without conv=notrunc: GNU dd empties DST here, before seek too; give conv=notrunc, or seek in records", seek, a.obs))
-	}
-	return nil
-}
-
-// sourceEnd is SRC's size, so that count and skip can be cut to it as dd
-// cuts them at end of file. Only regular files and block devices are
-// opened to learn it; for anything else Prepare says what is wrong.
-func sourceEnd(src string) (int64, error) {
-	var st unix.Stat_t
-	err := unix.Stat(src, &st)
-	if err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
-		return st.Size, nil
-	}
-	if err == nil && st.Mode&unix.S_IFMT == unix.S_IFBLK {
-		f, err := os.Open(src)
-		if err == nil {
-			defer f.Close()
-			if end, err := f.Seek(0, io.SeekEnd); err == nil {
-				return end, nil
-			}
-		}
-	}
-	if _, perr := copier.Prepare(copier.Options{Src: src, Dst: src}); perr != nil {
-		return 0, perr
-	}
-	return 0, &copier.RefusedError{Kind: copier.KindCheckFailed, Path: src, Field: "Src", Reason: "cannot tell its size"}
 }
 
 // run copies and prints dd's lines.

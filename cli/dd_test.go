@@ -203,8 +203,12 @@ func TestDDRefuses(t *testing.T) {
 			fx.Unchanged(t)
 		})
 	}
+	// Without of=, dd writes stdout.
 	r := cli(t, "dd", "if=/etc/hostname")
-	r.want(t, exitRefused, "if= and of= are both needed")
+	r.want(t, exitOK, "records in")
+	if want, _ := os.ReadFile("/etc/hostname"); r.stdout != string(want) {
+		t.Fatalf("stdout %q, want /etc/hostname's %q", r.stdout, want)
+	}
 }
 
 // TestDDSkipPastEnd: as GNU dd, a skip past SRC's end warns, copies

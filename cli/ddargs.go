@@ -56,8 +56,12 @@ func parseDD(args []string) (ddArgs, error) {
 			return a, err
 		}
 	}
-	if a.src == "" || a.dst == "" {
-		return a, usagef("if= and of= are both needed: ringcp dd copies files and block devices, it does not stream stdin or stdout")
+	// As dd: no if= reads stdin, no of= writes stdout ("-" for both).
+	if a.src == "" {
+		a.src = "-"
+	}
+	if a.dst == "" {
+		a.dst = "-"
 	}
 	return a, nil
 }

@@ -10,7 +10,7 @@ import (
 // usageShort is what `ringcp` alone prints (on stderr, exit 2).
 const usageShort = `Usage: ringcp [flags] SRC DST     copy SRC to DST (files or block devices)
        ringcp [flags] --jobs FILE  copy each SRC DST line of FILE, in one process
-       ringcp dd if=SRC of=DST [bs=N count=N skip=N seek=N ...]
+       ringcp dd [if=SRC] [of=DST] [bs=N count=N skip=N seek=N ...]
        ringcp verify SRC DST       compare two files or devices (exit 3 if they differ)
        ringcp checksum PATH        print the oVirt imageio checksum as JSON
        ringcp sync SRC DST         write only what differs (either may be ssh://host/path)
@@ -23,7 +23,7 @@ ringcp --help lists the flags, with examples and exit codes.
 
 const usageHead = `Usage: ringcp [flags] SRC DST
        ringcp [flags] --jobs FILE
-       ringcp dd if=SRC of=DST [OPERAND]...   (ringcp dd --help)
+       ringcp dd [if=SRC] [of=DST] [OPERAND]... (ringcp dd --help)
        ringcp verify [flags] SRC DST          compare two files or devices (exit 3 if they differ)
        ringcp checksum [flags] PATH           print the oVirt imageio checksum as JSON
        ringcp sync [flags] SRC DST            write only what differs (DST or SRC may be ssh://host/path)
@@ -42,7 +42,10 @@ nbd://host[:port]/export or nbd+unix:///export?socket=PATH, and over TLS
 nbds:// or nbds+unix:// (?tls-certificates=DIR). SRC may be an http(s)://
 URL or s3://bucket/key (read in parallel ranges, pinned to its ETag), - for
 standard input or a named pipe, and xz, gzip, zstd or bzip2 data from any of
-them or a file, decompressed on the fly.
+them or a file, decompressed on the fly. SRC may be /dev/zero (a wipe: of
+--length bytes, or of a whole device DST) or /dev/urandom; DST may be
+/dev/null (a read test) or - for standard output (written in order, never
+a terminal; --json's object then goes to stderr).
 
 Flags:
 `
@@ -58,6 +61,8 @@ Examples:
   ringcp --json --progress json a.raw b.raw 2>progress.jsonl
   ringcp --src-offset 4G --dst-offset 8G --length 1G /dev/sdb /dev/sdc
   ringcp dd if=/dev/sdb of=/dev/sdc bs=4M status=progress
+  ringcp /dev/zero /dev/vg0/old-vm                 # wipe a whole device
+  ringcp /dev/sdb /dev/null                        # a read test
   ringcp 'nbd+unix:///?socket=/tmp/disk.sock' /dev/vg0/disk  # after: qemu-nbd -r -f qcow2 --socket /tmp/disk.sock disk.qcow2
   ringcp --verify --resume disk.img /dev/sdc --state /var/lib/ringcp/sdc.state
   ringcp --max-rate 100M --ioprio idle --yield /dev/vg0/lv0 /dev/vg1/lv0   # on a busy host

@@ -179,6 +179,7 @@ var unboundFields = map[string]string{
 	"Web.StallTimeout": "httpobj's default (30 s)",
 	"Web.Logf":         "set by -v",
 	"Stream.Stdin":     "the process's standard input",
+	"Stream.Stdout":    "the process's standard output (DST -)",
 	"Stream.Threads":   "all cores",
 	"ExtentsSet":       "set by --extents",
 	"Sync":             "set by ringcp sync",

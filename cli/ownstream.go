@@ -17,12 +17,12 @@ import (
 // one. Library callers have no such streams and are not concerned.
 func refuseOwnStream(dst string, stdout, stderr io.Writer) error {
 	for _, s := range []struct {
-		name string
-		w    io.Writer
-	}{{"stdout", stdout}, {"stderr", stderr}} {
+		name, hint string
+		w          io.Writer
+	}{{"stdout", "redirect stdout elsewhere, or give DST - to write the copy there", stdout}, {"stderr", "redirect stderr elsewhere", stderr}} {
 		if isStream(dst, s.w) {
 			return &copier.RefusedError{Kind: copier.KindBadInput, Path: dst, Field: "Dst", Reason: fmt.Sprintf(
-				"DST is ringcp's own %s: the copy and ringcp's output would overwrite each other (redirect %s elsewhere)", s.name, s.name)}
+				"DST is ringcp's own %s: the copy and ringcp's output would overwrite each other (%s)", s.name, s.hint)}
 		}
 	}
 	return nil
@@ -37,7 +37,11 @@ func isStream(path string, w io.Writer) bool {
 		return false
 	}
 	fi, err := os.Stat(path)
-	if err != nil {
+	if err != nil || fi.Mode()&os.ModeCharDevice != 0 {
+		// A character device is no file the copy and the messages would
+		// overwrite each other in: /dev/null behind >/dev/null takes both
+		// and keeps neither (a read test in a cron job), and copier
+		// refuses the others (a terminal) with their own reason.
 		return false
 	}
 	si, err := f.Stat()

@@ -41,6 +41,9 @@ func dstState(opts copier.Options, rep copier.Report) string {
 	case copier.DstDiscarded:
 		return "discarded: a new DST is only created once the copy is complete"
 	case copier.DstPrefix:
+		if opts.Dst == "-" {
+			return fmt.Sprintf("(stdout): its reader got the first %s of the copy, in order; it is not a complete copy", byteCount(rep.Contiguous))
+		}
 		return fmt.Sprintf("kept: it holds the first %s of the copy and ends there; it is not a complete copy", byteCount(rep.Contiguous))
 	case copier.DstPartial:
 		if rep.Length > 0 && rep.Contiguous >= rep.Length {

@@ -32,6 +32,10 @@ func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
 	var refused []*JobError
 	stdin := -1
 	for i, o := range opts {
+		if o.Dst == streamOperand {
+			refused = append(refused, &JobError{Index: i, Err: refuse(KindNotSupported, "", "writes standard output: a batch's jobs run side by side and would mix their bytes there; give each job a file").on("Dst")})
+			continue
+		}
 		if o.Src == streamOperand && stdin >= 0 {
 			// Never inspected: a look at standard input takes its first
 			// bytes, which the earlier job needs.

@@ -61,6 +61,18 @@
 // published (before decompression): a mismatch is an error matching
 // *expectsum.MismatchError, and a new DST is discarded.
 //
+// # dd's everyday ends
+//
+// SRC may be /dev/zero (zeroes DST the engine's way, for Options.Length
+// bytes or, onto a block device or an export, to DST's end) or
+// /dev/urandom; DST may be /dev/null (a read test: every byte of SRC
+// read, nothing synced) or "-", standard output (Options.Stream.Stdout),
+// written once, in order, never a terminal. They are known by device
+// number; other character devices, and these on the side where they make
+// no sense (/dev/null as SRC), are refused. Verification, checksums,
+// Resume and Sync are refused with them (end_char_linux.go,
+// end_stdout_linux.go).
+//
 // # What DST holds after each outcome
 //
 //   - Run returned nil: the copy is complete and, unless Options.NoSync,

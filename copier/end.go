@@ -71,6 +71,16 @@ type endFacts struct {
 	// mapsHoles: as SRC, the end says where its data is (SEEK_DATA, NBD
 	// block status), and the copy does not read its holes.
 	mapsHoles bool
+	// allZeros: as SRC, every byte reads as zero and the end says it has
+	// no data (/dev/zero): even a copy that writes every byte as data
+	// (Sparse never) zeroes a DST of a fixed size the engine's way.
+	allZeros bool
+	// sizeless: as DST, it has no size: nothing past the copy to keep or
+	// to cut (standard output, /dev/null).
+	sizeless bool
+	// stream: as DST, written once, in order, from its start (standard
+	// output): no offset.
+	stream bool
 	// openEnded: as SRC, its size is not known before it ends (a pipe, a
 	// compressed stream that does not say): the copy runs until it ends
 	// (end_src_size_linux.go).
@@ -226,9 +236,12 @@ type dstSpace struct {
 // (a descriptor, or an end that moves its own bytes), and the alignment
 // the engine must keep on it now.
 type held struct {
-	f     *os.File     // a file or device's descriptor, nil for an IOEnd
-	io    engine.IOEnd // an end that moves its own bytes, nil for a descriptor
-	align int
+	f  *os.File     // a file or device's descriptor, nil for an IOEnd
+	io engine.IOEnd // an end that moves its own bytes, nil for a descriptor
+	// mapped, when not nil, answers the engine's Data beside f, which the
+	// backends read (/dev/zero says it has no data).
+	mapped engine.Endpoint
+	align  int
 	// done, when not nil, is called once the copy read its whole range
 	// (a SRC of end_src_linux.go): the rest of a compressed stream and
 	// its checks, Options.ExpectChecksum's digest.
@@ -251,7 +264,7 @@ type held struct {
 // Ends.
 func (h *held) into(job *engine.Job, id engine.FileID) {
 	if h.f != nil {
-		job.Files[id], job.Ends[id] = h.f, nil
+		job.Files[id], job.Ends[id] = h.f, h.mapped
 		return
 	}
 	job.Files[id], job.Ends[id] = nil, h.io

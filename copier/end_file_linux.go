@@ -49,6 +49,12 @@ func newFileEnd(path string, r role) (*endpoint, *fileEnd) {
 // inspectFile looks at a path: SRC (and both ends of Compare) read-only,
 // DST as inspectTarget does (for a resumed copy, its partial file).
 func inspectFile(p *Plan, path string, r role) (*endpoint, error) {
+	if !p.readOnly {
+		// /dev/zero, /dev/urandom, /dev/null (end_char_linux.go).
+		if ep, err, ok := inspectChar(p, path, r); ok {
+			return ep, err
+		}
+	}
 	if r == roleSrc && !p.readOnly {
 		// A FIFO, a compressed file (end_stream_linux.go).
 		if ep, err, ok := inspectLocalSrc(p, path); ok {
@@ -266,7 +272,7 @@ func kindError(path string, mode uint32) *RefusedError {
 	case unix.S_IFDIR:
 		return &RefusedError{Kind: KindNotSupported, Path: path, Reason: "is a directory", Err: syscall.EISDIR}
 	case unix.S_IFCHR:
-		return refuse(KindNotSupported, path, "is a character device: ringcp copies regular files and block devices")
+		return refuse(KindNotSupported, path, "is a character device: ringcp copies regular files and block devices, reads /dev/zero and /dev/urandom, and writes /dev/null")
 	case unix.S_IFIFO:
 		return refuse(KindNotSupported, path, "is a FIFO: ringcp copies regular files and block devices (stream it with dd)")
 	default:

@@ -35,7 +35,7 @@ func (p *Plan) checkOpenEnded() error {
 	switch {
 	case p.dst.fixedSize:
 		return need(fmt.Sprintf("DST is a %s, whose bytes past SRC's end must not be changed", p.dst.what))
-	case p.dst.exists && !p.truncate:
+	case p.dst.exists && !p.truncate && !p.dst.sizeless:
 		return need("DST is an existing file the copy does not cut")
 	case o.Verify || o.Checksum != nil:
 		return need("verification and checksums need the length of the range")
@@ -62,6 +62,10 @@ func (p *Plan) openEndJob(job *engine.Job) {
 	job.FinalSize, job.Preallocate = 0, false
 }
 
+// ender is a target that ends where an open-ended SRC ended its own
+// way (standard output, /dev/null: nothing to cut).
+type ender interface{ endAt(size int64) error }
+
 // finishOpenEnded cuts DST where SRC ended, makes that durable, and
 // reports the length that was copied.
 func (p *Plan) finishOpenEnded(a *acquired, rep *Report) error {
@@ -73,8 +77,22 @@ func (p *Plan) finishOpenEnded(a *acquired, rep *Report) error {
 	if !x.ended.Load() || n < 0 {
 		return fmt.Errorf("%s: the copy ended before SRC did (at %d bytes)", p.src.path, x.pos.Load())
 	}
+	if err := p.endDst(a, p.opts.DstOffset+n); err != nil {
+		return err
+	}
+	rep.Length, rep.Contiguous = n, n
+	rep.Bytes, rep.BytesRead = min(rep.Bytes, n), min(rep.BytesRead, n)
+	rep.BytesHoles = max(0, n-rep.Bytes-rep.BytesZeroed)
+	return nil
+}
+
+// endDst cuts a file DST at size and syncs it, or has a target that
+// ends its own way end there.
+func (p *Plan) endDst(a *acquired, size int64) error {
+	if e, ok := a.dst.(ender); ok {
+		return e.endAt(size)
+	}
 	f := a.dst.held().f
-	size := p.opts.DstOffset + n
 	if err := f.Truncate(size); err != nil {
 		return &engine.OpError{Op: "ftruncate", Path: p.dst.path, Offset: size, Err: err}
 	}
@@ -83,9 +101,6 @@ func (p *Plan) finishOpenEnded(a *acquired, rep *Report) error {
 			return &engine.OpError{Op: "fdatasync", Path: p.dst.path, Offset: size, Err: err}
 		}
 	}
-	rep.Length, rep.Contiguous = n, n
-	rep.Bytes, rep.BytesRead = min(rep.Bytes, n), min(rep.BytesRead, n)
-	rep.BytesHoles = max(0, n-rep.Bytes-rep.BytesZeroed)
 	return nil
 }
 

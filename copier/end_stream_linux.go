@@ -18,8 +18,9 @@ import (
 // unless Options.Length announces it (end_src_size_linux.go); a
 // compressed stream is decompressed on the fly. Standard input that is a
 // regular file or a block device (ringcp - DST < disk.img) is that file,
-// read at offsets as any other. A stream is never DST, and a copy from
-// one cannot be resumed.
+// read at offsets as any other. A copy from a stream cannot be resumed.
+// "-" as DST is standard output (end_stdout_linux.go): one kind, one
+// operand, both directions.
 //
 // A local file whose first bytes say it is compressed is read in order
 // through the decompressor too (inspectLocalSrc), unless Options.SrcFormat
@@ -30,12 +31,12 @@ func init() { registerKind(endKind{name: "stream", inspect: inspectStdin}, strea
 // inspectStdin looks at "-": Options.Stream.Stdin, else the process's
 // standard input.
 func inspectStdin(p *Plan, operand string, r role) (*endpoint, error) {
+	if r == roleDst {
+		return inspectStdout(p, operand) // end_stdout_linux.go
+	}
 	ep := &endpoint{path: operand, role: r, exists: true}
 	ep.end = &srcEnd{ep: ep}
 	ep.endFacts = srcFacts("stream")
-	if r == roleDst {
-		return ep, refuse(KindNotSupported, operand, "writing to standard output is not supported: DST is a file, a block device or an NBD export (use ./- for a file named -)").on("Dst")
-	}
 	if in := p.opts.Stream.Stdin; in != nil {
 		return inspectPipe(p, ep, "stdin", in, func() {}, nil)
 	}

@@ -48,6 +48,9 @@ const MaxWebConnections = 64
 type StreamOptions struct {
 	// Stdin is what "-" reads; nil is the process's standard input.
 	Stdin io.Reader
+	// Stdout is what "-" as DST writes, in order; nil is the process's
+	// standard output. A file that is a terminal is refused.
+	Stdout io.Writer
 	// Threads is how many pieces of a compressed SRC decode at once (0:
 	// all cores).
 	Threads int

@@ -51,6 +51,9 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 	start, cpu0 := time.Now(), cpuTime()
 	srcStop := stopSrcWith(ctx, a.src)
 	defer srcStop.end()
+	if s, ok := a.dst.(stopper); ok {
+		defer context.AfterFunc(ctx, s.stop)()
+	}
 	y := p.startYield()
 	st, err := p.move(ctx, a, &rep)
 	err = srcStop.explain(ctx, st, explainSrc(a, err))
@@ -111,6 +114,17 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 	rep.DstState = DstComplete
 	return rep, nil
 }
+
+// streamBound is a target written in order (standard output) that must
+// not take the zeros the engine reads past the end of a SRC of unknown
+// size before it knows where that is (end_src_size_linux.go): a file is
+// cut there afterwards, a stream cannot be.
+type streamBound interface{ endsWith(s *seqIO, srcOff int64) }
+
+// stopper is a target whose writes may wait on someone else (standard
+// output's reader): stopped, they return at once, so that a signal ends
+// the copy even when the reader does not read.
+type stopper interface{ stop() }
 
 // move lets the filesystem share SRC's extents where the plan says so,
 // cuts DST, lets the filesystem copy where it can, and has the engine
@@ -207,6 +221,9 @@ func (p *Plan) acquireAll(ctx context.Context, a *acquired, rep *Report, s *shar
 	}
 	if a.dst, err = p.dst.openDst(p, rep); err != nil {
 		return err
+	}
+	if b, ok := a.dst.(streamBound); ok && p.src.openEnded && a.src.stream != nil {
+		b.endsWith(a.src.stream, p.opts.SrcOffset)
 	}
 	job := p.job(a)
 	if err := a.buffers(p, &job, s); err != nil {

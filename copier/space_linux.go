@@ -70,7 +70,9 @@ type spaceNeed struct {
 // spaceNeeded says how much the copy allocates on DST, reading SRC only
 // when its data exceeds free.
 func (p *Plan) spaceNeeded(free int64) (spaceNeed, error) {
-	if p.opts.Sparse == SparseNever {
+	if p.opts.Sparse == SparseNever && !p.src.openEnded {
+		// A SRC of unknown size has the cap for a length
+		// (end_src_size_linux.go), not the room it will take.
 		return spaceNeed{need: p.Length}, nil
 	}
 	d, err := p.src.srcData(p)

@@ -11,6 +11,12 @@ func (p *Plan) chooseSparse() error {
 	p.sparse = engine.Sparse{}
 	if o.Sparse == SparseNever {
 		p.note("sparse never: every byte copied as data")
+		if p.src.allZeros && p.dst.fixedSize {
+			// Zeros written or zeroed read the same on a device; only a
+			// file keeps the difference (holes).
+			p.sparse = engine.Sparse{MapHoles: true, HoleAlign: p.dst.holeAlign}
+			p.note("%s is zeroed, not written with zero pages read from %s", p.dst.path, p.src.path)
+		}
 		return nil
 	}
 	// SRC's kind says whether it can tell where its data is (a file can,

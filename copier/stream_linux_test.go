@@ -204,9 +204,9 @@ func TestStreamRefusals(t *testing.T) {
 	dst := filepath.Join(t.TempDir(), "dst")
 	in := copier.StreamOptions{Stdin: bytes.NewReader([]byte("data"))}
 	for name, o := range map[string]copier.Options{
-		"resume": {Src: "-", Dst: dst, Resume: true, Stream: in},
-		"verify": {Src: "-", Dst: dst, Verify: true, Stream: in},
-		"as-dst": {Src: "/etc/hostname", Dst: "-", Stream: in},
+		"resume":              {Src: "-", Dst: dst, Resume: true, Stream: in},
+		"verify":              {Src: "-", Dst: dst, Verify: true, Stream: in},
+		"as-dst at an offset": {Src: "/etc/hostname", Dst: "-", DstOffset: 1, Stream: in}, // stdout cannot seek
 	} {
 		_, err := copier.Copy(context.Background(), o)
 		var r *copier.RefusedError

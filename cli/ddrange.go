@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ringcp/ringcp/copier"
+	"golang.org/x/sys/unix"
+)
+
+// What a dd command line's range is, from what SRC is (a file or device
+// of a size, or a stream, /dev/zero, /dev/urandom of none), and what it
+// asks of DST.
+
+// sizedRange sets the range of a SRC of known size: skip and count cut
+// at its end, with dd's warning for a skip past it.
+func (a ddArgs) sizedRange(o *copier.Options, skip, size int64) (warn string, err error) {
+	if skip > size {
+		warn = ddQuote(a.src) + ": cannot skip to specified offset"
+		skip = size
+	}
+	o.SrcOffset, o.Length = skip, size-skip
+	if a.count >= 0 {
+		n, err := a.bytes(a.count, a.countBytes, a.ibs, "count")
+		if err != nil {
+			return warn, err
+		}
+		o.Length = min(n, o.Length)
+	}
+	return warn, nil
+}
+
+// streamRange sets the range of a stream, /dev/zero or /dev/urandom:
+// skip= is read and dropped, count= is the length, and without it the
+// copy runs to the stream's end (copier refuses an endless SRC without
+// one, unless DST is a device it fills).
+func (a ddArgs) streamRange(o *copier.Options, skip int64) error {
+	o.SrcOffset, o.LengthSet = skip, a.count >= 0
+	if a.has("sync") && !o.LengthSet {
+		return &copier.RefusedError{Kind: copier.KindNotSupported, Path: a.src, Reason: "conv=sync would pad the last record of a stream whose length is not known; ringcp copies bytes as they are (give count=)"}
+	}
+	if !o.LengthSet {
+		return nil
+	}
+	var err error
+	o.Length, err = a.bytes(a.count, a.countBytes, a.ibs, "count")
+	return err
+}
+
+// checkDst applies what depends on DST: excl, nocreat, sparse, sync's
+// padding, and where a file DST is cut.
+func (a ddArgs) checkDst(length, seek int64) error {
+	if a.dst == "-" {
+		// Standard output: nothing to create, cut or keep (copier refuses
+		// seek= there).
+		return a.checkPad(length)
+	}
+	fi, err := os.Stat(a.dst)
+	exists := err == nil
+	refuse := func(kind copier.Kind, reason string) error {
+		return &copier.RefusedError{Kind: kind, Path: a.dst, Reason: reason}
+	}
+	switch {
+	case a.has("excl") && exists:
+		return refuse(copier.KindBadInput, "conv=excl: DST exists")
+	case a.has("nocreat") && errors.Is(err, os.ErrNotExist):
+		return refuse(copier.KindNotFound, "conv=nocreat: DST does not exist")
+	case a.checkPad(length) != nil:
+		return a.checkPad(length)
+	case a.has("sparse") && exists && fi.Mode()&os.ModeDevice != 0:
+		return refuse(copier.KindNotSupported, "conv=sparse on a device: dd leaves the device's old bytes where SRC has zero blocks; ringcp writes the zeros")
+	case a.has("sparse") && exists && a.has("notrunc"):
+		return refuse(copier.KindNotSupported, "conv=sparse with conv=notrunc: dd leaves DST's old bytes where SRC has zero blocks; ringcp writes the zeros")
+	case exists && fi.Mode().IsRegular() && fi.Size() > 0 && seek > 0 && seek < a.obs && !a.has("notrunc"):
+		// dd opens DST with O_TRUNC unless it seeks whole records, so
+		// its bytes before seek become a hole: ringcp keeps them.
+		return refuse(copier.KindNotSupported, fmt.Sprintf("seek=%dB, less than one output record (obs=%d), without conv=notrunc: GNU dd empties DST here, before seek too; give conv=notrunc, or seek in records", seek, a.obs))
+	}
+	return nil
+}
+
+// checkPad refuses conv=sync where it would pad (a stream's length is
+// its count=, or unknown: it might).
+func (a ddArgs) checkPad(length int64) error {
+	if a.has("sync") && length%a.ibs != 0 {
+		return &copier.RefusedError{Kind: copier.KindNotSupported, Path: a.dst, Reason: fmt.Sprintf("conv=sync would pad the last %d bytes to a whole record of %d; ringcp copies bytes as they are", length%a.ibs, a.ibs)}
+	}
+	return nil
+}
+
+// sourceEnd is SRC's size, so that count and skip can be cut to it as dd
+// cuts them at end of file. Only regular files and block devices are
+// opened to learn it (standard input too, when it is one); a stream or
+// a character device has none (known false), and Prepare says whether
+// it can be copied; for anything else Prepare says what is wrong.
+func sourceEnd(src string) (size int64, known bool, err error) {
+	path := src
+	if src == "-" {
+		path = "/dev/stdin"
+	}
+	var st unix.Stat_t
+	err = unix.Stat(path, &st)
+	switch {
+	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG:
+		return st.Size, true, nil
+	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFBLK:
+		f, err := os.Open(path)
+		if err == nil {
+			defer f.Close()
+			if end, err := f.Seek(0, io.SeekEnd); err == nil {
+				return end, true, nil
+			}
+		}
+	case src == "-", err == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO, err == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR:
+		return 0, false, nil
+	}
+	if _, perr := copier.Prepare(copier.Options{Src: src, Dst: src}); perr != nil {
+		return 0, true, perr
+	}
+	return 0, true, &copier.RefusedError{Kind: copier.KindCheckFailed, Path: src, Field: "Src", Reason: "cannot tell its size"}
+}
