@@ -9,6 +9,8 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"errors"
+	"io"
+	"log"
 	"math"
 	"math/big"
 	"net"
@@ -62,7 +64,10 @@ func StartMetrics(addr, ownerUID string) (*Metrics, error) {
 		server: &http.Server{
 			Handler:           promhttp.HandlerFor(reg, promhttp.HandlerOpts{}),
 			ReadHeaderTimeout: 10 * time.Second,
-			TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+			// A client's failed handshake (a scanner, plain HTTP) is
+			// its problem, not a line in the importer's log.
+			ErrorLog:  log.New(io.Discard, "", 0),
+			TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
 		},
 	}
 	go func() { m.served <- m.server.ServeTLS(ln, "", "") }()

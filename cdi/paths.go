@@ -53,7 +53,7 @@ func (p Paths) DiskImage() string { return filepath.Join(p.DataDir, DiskImageNam
 
 // AddFlags defines the importer's flags on fs, bound to p (whose values
 // are the defaults shown). It defines -v, --verbosity as klog's level
-// (CDI passes "-v=1"; "-v" alone is 1): fs must not have ringcp's boolean
+// (CDI passes "-v=1"; "-v" alone is 1, so a level is given with "="): fs must not have ringcp's boolean
 // -v, which would refuse "-v=5". ringcp's other flags (--max-rate,
 // --ioprio, --yield...) go on the same set beside these.
 func (p *Paths) AddFlags(fs *pflag.FlagSet) {
