@@ -12,7 +12,8 @@ import (
 // The library stands alone (issue 12): a program that imports copier
 // compiles none of the bench's chart stack (gonum.org/v1/plot and its
 // fonts, LaTeX and PDF modules) and no go-fuse, which only the tests' fault
-// filesystem uses. The bench is a module of its own (bench/go.mod), so its
+// filesystem uses, and no prometheus/client_golang, which only the
+// command's cdi-importer serves its progress with. The bench is a module of its own (bench/go.mod), so its
 // modules are not even in such a program's module graph or go.sum, where
 // license and SBOM scanners would list them. go-fuse is: ringcp's own tests
 // need it, so ringcp's go.mod requires it, and module graph pruning keeps
@@ -24,7 +25,7 @@ const libraryPackage = "github.com/ringcp/ringcp/copier"
 // TestLibraryCompilesAlone lists every package a build of copier compiles.
 func TestLibraryCompilesAlone(t *testing.T) {
 	out := goCmd(t, ".", "list", "-deps", libraryPackage)
-	banned := append(benchModules(t), "github.com/hanwen/go-fuse")
+	banned := append(benchModules(t), "github.com/hanwen/go-fuse", "github.com/prometheus")
 	for _, pkg := range strings.Fields(out) {
 		if m := within(pkg, banned); m != "" {
 			t.Errorf("importing %s compiles %s (from %s)", libraryPackage, pkg, m)
