@@ -117,7 +117,7 @@ func checkExport(n negotiated) error {
 }
 
 func sameExport(a, b negotiated) bool {
-	return a.export == b.export && a.block == b.block && a.structured == b.structured && a.hasMeta == b.hasMeta
+	return a.export == b.export && a.block == b.block && a.structured == b.structured && a.contexts.has == b.contexts.has
 }
 
 func (cl *Client) setInfo(n negotiated) {
@@ -127,7 +127,10 @@ func (cl *Client) setInfo(n negotiated) {
 		Flags:       TxFlags(n.export.flags),
 		BlockSize:   n.block.effective(),
 		Structured:  n.structured,
-		BlockStatus: n.hasMeta,
+		BlockStatus: n.contexts.has[ctxAllocation],
+	}
+	if n.contexts.has[ctxBitmap] {
+		cl.info.DirtyBitmap = cl.opt.DirtyBitmap
 	}
 }
 

@@ -36,7 +36,7 @@ func newConn(cl *Client, nc net.Conn, r *bufio.Reader, n negotiated, timeout tim
 	c := &conn{cl: cl, nc: nc, timeout: timeout, inflight: map[uint64]*wreq{},
 		readerOK: make(chan struct{}), senderOK: make(chan struct{})}
 	c.cond = sync.NewCond(&c.mu)
-	c.dec = decoder{r: r, structured: n.structured, metaID: n.metaID, find: c.find}
+	c.dec = decoder{r: r, structured: n.structured, contexts: n.contexts, find: c.find}
 	go c.readLoop()
 	go c.sendLoop()
 	return c

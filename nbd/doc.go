@@ -21,6 +21,14 @@
 // come back in any order. The synchronous helpers ReadAt, WriteAt, Zero,
 // Trim, Flush and Extents are built on the same path.
 //
+// Dirty bitmaps: with Options.DirtyBitmap the handshake also selects
+// QEMU's qemu:dirty-bitmap:NAME metadata context (one
+// NBD_OPT_SET_META_CONTEXT with both queries), and DirtyExtents maps a
+// range through it: the blocks written since the bitmap was cleared, in
+// whole granules of the bitmap. A server that does not offer the bitmap
+// fails Dial with a *BitmapError (ErrNoBitmap, ENOENT) that names it and
+// the bitmaps the server lists instead (NBD_OPT_LIST_META_CONTEXT).
+//
 // A server that breaks the protocol (bad magic, unknown cookie, a chunk
 // outside its request or overlapping another, a read reply missing bytes,
 // a truncated stream) or stops answering for Options.Timeout kills the

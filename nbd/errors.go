@@ -129,7 +129,7 @@ func errnoOf(err error) syscall.Errno {
 		return syscall.ETIMEDOUT
 	case errors.Is(err, ErrDisconnected):
 		return syscall.ECONNRESET
-	case errors.Is(err, ErrNoExport):
+	case errors.Is(err, ErrNoExport), errors.Is(err, ErrNoBitmap):
 		return syscall.ENOENT
 	case errors.Is(err, ErrClosed):
 		return syscall.EBADF // like I/O on a closed descriptor

@@ -30,36 +30,51 @@ func (cl *Client) Extents(off, length int64) ([]Extent, error) {
 		return []Extent{{Off: off, Len: length}}, nil
 	}
 	var out []Extent
-	for pos, end := off, off+length; pos < end; {
-		next, err := cl.status(pos, end, &out)
-		if err != nil {
-			return nil, err
-		}
-		if next <= pos {
-			return nil, &Error{Op: req.Op.String(), URI: cl.addr.URI, Offset: pos, Length: end - pos, Errno: syscall.EPROTO,
-				Err: protoErrorf("block status made no progress at offset %d", pos)}
-		}
-		pos = next
+	err := cl.walk(ctxAllocation, req, func(off, n int64, flags uint32) {
+		appendExtent(&out, Extent{Off: off, Len: n, Hole: flags&stateHole != 0, Zero: flags&stateZero != 0})
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-// status asks about [pos, end), widened to whole minimum blocks, appends
-// what came back clipped to [pos, end), and returns where it stopped.
-func (cl *Client) status(pos, end int64, out *[]Extent) (int64, error) {
+// walk maps req's range through context k with as many block status
+// requests as it takes, handing each piece of it, clipped to the range,
+// to add in order. The pieces are consecutive and cover the range.
+func (cl *Client) walk(k int, req Request, add func(off, n int64, flags uint32)) error {
+	for pos, end := req.Off, req.Off+req.Len; pos < end; {
+		next, err := cl.status(k, pos, end, add)
+		if err != nil {
+			return err
+		}
+		if next <= pos {
+			return &Error{Op: req.Op.String(), URI: cl.addr.URI, Offset: pos, Length: end - pos, Errno: syscall.EPROTO,
+				Err: protoErrorf("block status made no progress at offset %d", pos)}
+		}
+		pos = next
+	}
+	return nil
+}
+
+// status asks about [pos, end), widened to whole minimum blocks, hands
+// what context k says of it, clipped to [pos, end), to add, and returns
+// where that stopped. The other contexts' chunks of the same reply may
+// cover more or less (the spec allows it); they are not used here.
+func (cl *Client) status(k int, pos, end int64, add func(off, n int64, flags uint32)) (int64, error) {
 	bs, size := int64(cl.info.BlockSize.Min), cl.info.Size
 	start := pos - pos%bs
 	stop := min(end+(bs-end%bs)%bs, size)
 	stop = min(stop, start+maxEffectCap)
-	o, err := cl.blockStatus(start, stop-start)
+	all, err := cl.blockStatus(start, stop-start)
 	if err != nil {
 		return 0, err
 	}
 	at := start
-	for _, e := range o {
+	for _, e := range all[k] {
 		s, t := max(at, pos), min(at+int64(e.length), end)
 		if t > s {
-			appendExtent(out, Extent{Off: s, Len: t - s, Hole: e.flags&stateHole != 0, Zero: e.flags&stateZero != 0})
+			add(s, t-s, e.flags)
 		}
 		at += int64(e.length)
 		if at >= end {
@@ -69,11 +84,11 @@ func (cl *Client) status(pos, end int64, out *[]Extent) (int64, error) {
 	return min(at, end), nil
 }
 
-func (cl *Client) blockStatus(off, n int64) ([]statusExtent, error) {
+func (cl *Client) blockStatus(off, n int64) ([numContexts][]statusExtent, error) {
 	ch := make(chan Completion, 1)
 	req := Request{Op: opBlockStatus, Off: off, Len: n}
 	if err := cl.start(req, ch); err != nil {
-		return nil, err
+		return [numContexts][]statusExtent{}, err
 	}
 	c := <-ch
 	return c.status, c.Err

@@ -19,11 +19,12 @@ type fakeSetup struct {
 	size         uint64
 	flags        uint16 // transmission flags; FlagHasFlags is added
 	blockSize    []uint32
-	noGo         bool   // answer NBD_OPT_GO with NBD_REP_ERR_UNSUP
-	noStructured bool   // answer NBD_OPT_STRUCTURED_REPLY with NBD_REP_ERR_UNSUP
-	goError      uint32 // answer NBD_OPT_GO with this error reply
-	greeting     []byte // send these bytes instead of the greeting, then stop
-	silent       bool   // send nothing at all
+	noGo         bool     // answer NBD_OPT_GO with NBD_REP_ERR_UNSUP
+	noStructured bool     // answer NBD_OPT_STRUCTURED_REPLY with NBD_REP_ERR_UNSUP
+	goError      uint32   // answer NBD_OPT_GO with this error reply
+	greeting     []byte   // send these bytes instead of the greeting, then stop
+	silent       bool     // send nothing at all
+	contexts     []string // metadata contexts selected, ids 9, 10...; nil: base:allocation as 9
 }
 
 // fakeConn is the server side of one connection.
@@ -122,7 +123,13 @@ func (f *fakeConn) option(s fakeSetup, opt uint32) bool {
 	case opt == optStructured:
 		f.optReply(opt, repAck, nil)
 	case opt == optSetMetaContext:
-		f.optReply(opt, repMetaContext, append(be.AppendUint32(nil, 9), metaContextAllocation...))
+		names := s.contexts
+		if names == nil {
+			names = []string{metaContextAllocation}
+		}
+		for i, n := range names {
+			f.optReply(opt, repMetaContext, append(be.AppendUint32(nil, uint32(9+i)), n...))
+		}
 		f.optReply(opt, repAck, nil)
 	case opt == optGo && s.goError != 0:
 		f.optReply(opt, s.goError, []byte("go away"))

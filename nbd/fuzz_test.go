@@ -11,16 +11,21 @@ import (
 // FuzzReply feeds arbitrary bytes to the reply decoder as the server's
 // stream, with four requests in flight. Whatever comes, the decoder must
 // not panic or write outside a buffer (Go's bounds checks would panic),
-// must end with an error or EOF, and a read it calls successful must
-// have had every byte described. The seeds run in every go test.
+// must end with an error or EOF, a read it calls successful must have
+// had every byte described, and a successful block status must carry
+// extents for every context selected (base:allocation as id 9, and a
+// dirty bitmap as id 11 when bitmap is set). The seeds run in every go
+// test.
 func FuzzReply(f *testing.F) {
 	for _, s := range replySeeds() {
-		f.Add(s, true)
+		f.Add(s, true, false)
+		f.Add(s, true, true)
 	}
-	f.Add(append(be.AppendUint32(be.AppendUint32(nil, magicSimple), 0), be.AppendUint64(nil, 4)...), false)
-	f.Fuzz(func(t *testing.T, stream []byte, structured bool) {
+	f.Add(append(be.AppendUint32(be.AppendUint32(nil, magicSimple), 0), be.AppendUint64(nil, 4)...), false, false)
+	f.Fuzz(func(t *testing.T, stream []byte, structured, bitmap bool) {
 		pend := fuzzRequests()
-		d := decoder{r: bufio.NewReader(bytes.NewReader(stream)), structured: structured, metaID: 9,
+		ctx := contextIDs{id: [numContexts]uint32{9, 11}, has: [numContexts]bool{true, bitmap}}
+		d := decoder{r: bufio.NewReader(bytes.NewReader(stream)), structured: structured, contexts: ctx,
 			find: func(c uint64) *wreq { return pend[c] }}
 		for i := 0; ; i++ {
 			if i > len(stream) {
@@ -40,8 +45,10 @@ func FuzzReply(f *testing.F) {
 			if w.errno == 0 && w.cmd == cmdRead && w.cover.total != uint64(w.length) {
 				t.Fatalf("read %d successful with %d of %d bytes", w.cookie, w.cover.total, w.length)
 			}
-			if w.errno == 0 && w.cmd == cmdBlockStatus && len(w.status) == 0 {
-				t.Fatalf("block status %d successful without extents", w.cookie)
+			for k, has := range ctx.has {
+				if has && w.errno == 0 && w.cmd == cmdBlockStatus && len(w.status[k]) == 0 {
+					t.Fatalf("block status %d successful without extents for context %d", w.cookie, k)
+				}
 			}
 		}
 	})
@@ -69,11 +76,15 @@ func replySeeds() [][]byte {
 	}
 	status := cat(be.AppendUint32(nil, 9), be.AppendUint32(nil, 4096), be.AppendUint32(nil, 3),
 		be.AppendUint32(nil, 1<<20), be.AppendUint32(nil, 0))
+	dirty := cat(be.AppendUint32(nil, 11), be.AppendUint32(nil, 65536), be.AppendUint32(nil, 0),
+		be.AppendUint32(nil, 2<<20), be.AppendUint32(nil, stateDirty))
 	return [][]byte{
 		cat(chunk(0, chunkOffsetData, 1, dataChunk(8192, make([]byte, 4000))),
 			chunk(0, chunkOffsetHole, 1, holeChunk(12192, 96)),
 			chunk(replyFlagDone, chunkNone, 1, nil)),
 		cat(simple(2, 0), chunk(replyFlagDone, chunkBlockStatus, 3, status)),
+		cat(chunk(0, chunkBlockStatus, 3, dirty), chunk(replyFlagDone, chunkBlockStatus, 3, status)),
+		cat(chunk(0, chunkBlockStatus, 3, dirty), chunk(0, chunkBlockStatus, 3, dirty), chunk(replyFlagDone, chunkNone, 3, nil)),
 		cat(chunk(replyFlagDone, chunkError, 4, errChunk(5, "bad sector")), simple(2, 28)),
 		chunk(replyFlagDone, chunkErrorOffset, 1, errChunk(5, "x", 8200)),
 		chunk(replyFlagDone, chunkOffsetData, 4, dataChunk(0, make([]byte, 100))),

@@ -14,12 +14,29 @@ type negotiated struct {
 	export     exportInfo
 	block      BlockSize // as advertised; zero when not
 	structured bool
-	metaID     uint32
-	hasMeta    bool
+	contexts   contextIDs
+}
+
+// contextIDs are the ids the server gave the metadata contexts it
+// selected, by ctxAllocation and ctxBitmap. They are per connection.
+type contextIDs struct {
+	id  [numContexts]uint32
+	has [numContexts]bool
+}
+
+// index finds the context the server numbered id.
+func (c contextIDs) index(id uint32) (int, bool) {
+	for k := range c.id {
+		if c.has[k] && c.id[k] == id {
+			return k, true
+		}
+	}
+	return 0, false
 }
 
 // handshake runs the fixed newstyle negotiation (proto.md, "Handshake"):
-// NBD_OPT_STRUCTURED_REPLY, NBD_OPT_SET_META_CONTEXT base:allocation, then
+// NBD_OPT_STRUCTURED_REPLY, NBD_OPT_SET_META_CONTEXT base:allocation (and
+// qemu:dirty-bitmap:NAME when Options.DirtyBitmap asks for it), then
 // NBD_OPT_GO with an NBD_INFO_BLOCK_SIZE request, falling back to
 // NBD_OPT_EXPORT_NAME only when the server lacks NBD_OPT_GO. Oldstyle
 // servers are refused (nbd-server dropped them in 3.10; qemu and nbdkit
@@ -63,10 +80,13 @@ func (h *handshake) negotiate(fixed bool) (negotiated, error) {
 			return h.out, err
 		}
 	}
-	if h.out.structured && !h.opt.NoBlockStatus {
+	if h.out.structured && len(h.queries()) > 0 {
 		if err := h.metaContext(); err != nil {
 			return h.out, err
 		}
+	}
+	if err := h.checkBitmap(); err != nil {
+		return h.out, err
 	}
 	if h.opt.forceExportName {
 		return h.out, h.exportName()
@@ -126,8 +146,24 @@ func (h *handshake) structured() error {
 	return nil
 }
 
+// queries are the metadata contexts to select: base:allocation unless
+// Options.NoBlockStatus, and the dirty bitmap Options names.
+func (h *handshake) queries() []string {
+	var q []string
+	if !h.opt.NoBlockStatus {
+		q = append(q, metaContextAllocation)
+	}
+	if h.opt.DirtyBitmap != "" {
+		q = append(q, metaContextBitmap+h.opt.DirtyBitmap)
+	}
+	return q
+}
+
+// metaContext selects every query in one NBD_OPT_SET_META_CONTEXT (each
+// one replaces the selection before it) and records the ids of those
+// the server selected; it may select fewer, or none.
 func (h *handshake) metaContext() error {
-	if err := h.send(optSetMetaContext, metaData(h.name, metaContextAllocation)); err != nil {
+	if err := h.send(optSetMetaContext, metaData(h.name, h.queries()...)); err != nil {
 		return err
 	}
 	for {
@@ -143,16 +179,31 @@ func (h *handshake) metaContext() error {
 			if err != nil {
 				return err
 			}
-			if name == metaContextAllocation {
-				h.out.metaID, h.out.hasMeta = id, true
-			}
+			h.selected(id, name)
 		case r.typ&repFlagError != 0:
-			// No block status; the copy treats everything as data.
-			h.out.hasMeta = false
+			// The spec: a failed option selects nothing. Without
+			// base:allocation the copy treats everything as data; a
+			// missing bitmap is refused by checkBitmap.
+			h.out.contexts = contextIDs{}
 			return fatalOptError(r, string(p))
 		default:
 			return protoErrorf("reply type 0x%x to NBD_OPT_SET_META_CONTEXT", r.typ)
 		}
+	}
+}
+
+// selected records a context the server selected; names we did not ask
+// for are ignored.
+func (h *handshake) selected(id uint32, name string) {
+	k := -1
+	switch {
+	case name == metaContextAllocation && !h.opt.NoBlockStatus:
+		k = ctxAllocation
+	case h.opt.DirtyBitmap != "" && name == metaContextBitmap+h.opt.DirtyBitmap:
+		k = ctxBitmap
+	}
+	if k >= 0 {
+		h.out.contexts.id[k], h.out.contexts.has[k] = id, true
 	}
 }
 

@@ -78,6 +78,10 @@ type Info struct {
 	// BlockStatus is true when base:allocation was negotiated, so Extents
 	// tells holes and zeroes; without it Extents reports all data.
 	BlockStatus bool
+	// DirtyBitmap is the name of the dirty bitmap selected (the
+	// qemu:dirty-bitmap:NAME context Options.DirtyBitmap asked for), so
+	// DirtyExtents answers; "" when none was asked for.
+	DirtyBitmap string
 	// Connections is how many connections the Client uses: the number
 	// asked for when the server allows several (CAN_MULTI_CONN), else 1.
 	Connections int
@@ -115,6 +119,12 @@ type Options struct {
 	NoStructuredReplies bool
 	// NoBlockStatus skips base:allocation negotiation.
 	NoBlockStatus bool
+	// DirtyBitmap, when not "", selects QEMU's qemu:dirty-bitmap:NAME
+	// metadata context beside base:allocation, for DirtyExtents. A
+	// server that does not offer it fails Dial with a *BitmapError
+	// (qemu-nbd serves a bitmap with -B NAME; qemu-storage-daemon with
+	// the export's bitmaps list).
+	DirtyBitmap string
 
 	// forceExportName skips NBD_OPT_GO, to test the fallback.
 	forceExportName bool

@@ -46,13 +46,14 @@ const (
 
 // Options.
 const (
-	optExportName     = 1
-	optAbort          = 2
-	optStartTLS       = 5
-	optGo             = 7
-	optStructured     = 8
-	optSetMetaContext = 10
-	optExtHeaders     = 11
+	optExportName      = 1
+	optAbort           = 2
+	optStartTLS        = 5
+	optGo              = 7
+	optListMetaContext = 9
+	optStructured      = 8
+	optSetMetaContext  = 10
+	optExtHeaders      = 11
 )
 
 // Option reply types; errors have bit 31 set.
@@ -111,6 +112,17 @@ const (
 	chunkError            = chunkFlagError | 1
 	chunkErrorOffset      = chunkFlagError | 2
 	metaContextAllocation = "base:allocation"
+	// metaContextBitmap prefixes a dirty bitmap's name (qemu's
+	// docs/interop/nbd.rst); alone, it lists every bitmap.
+	metaContextBitmap = "qemu:dirty-bitmap:"
+)
+
+// The metadata contexts a connection may select, as indexes of the
+// per-context state the decoder and requests keep.
+const (
+	ctxAllocation = iota // base:allocation
+	ctxBitmap            // qemu:dirty-bitmap:NAME (Options.DirtyBitmap)
+	numContexts
 )
 
 // base:allocation status bits.
@@ -118,6 +130,10 @@ const (
 	stateHole = 1 << 0
 	stateZero = 1 << 1
 )
+
+// stateDirty is the one bit of a qemu:dirty-bitmap context: the extent
+// changed since the bitmap was cleared.
+const stateDirty = 1 << 0
 
 // DefaultPort is the IANA port of NBD, used when a URI names none.
 const DefaultPort = "10809"

@@ -19,11 +19,11 @@ type wreq struct {
 	hdr    [requestHeaderLen]byte
 
 	// Filled in by the decoder from the reply.
-	cover     coverage       // read: bytes the chunks described
-	errno     syscall.Errno  // first error the server reported
-	msg       string         // its message
-	status    []statusExtent // block status: base:allocation extents
-	gotStatus bool
+	cover     coverage                    // read: bytes the chunks described
+	errno     syscall.Errno               // first error the server reported
+	msg       string                      // its message
+	status    [numContexts][]statusExtent // block status, by context
+	gotStatus [numContexts]bool
 
 	parent *op // the caller's request this is a piece of
 }
@@ -34,7 +34,7 @@ type wreq struct {
 type decoder struct {
 	r          *bufio.Reader
 	structured bool
-	metaID     uint32
+	contexts   contextIDs                // the metadata contexts selected on this connection
 	find       func(cookie uint64) *wreq // the request in flight, or nil
 	hdr        [chunkHeaderLen]byte
 	scratch    []byte
@@ -201,13 +201,14 @@ func (d *decoder) blockStatus(w *wreq, c chunk) error {
 	if err != nil {
 		return err
 	}
-	if id != d.metaID {
-		return protoErrorf("block status for context %d, but we selected only %d", id, d.metaID)
+	k, ok := d.contexts.index(id)
+	if !ok {
+		return protoErrorf("block status for context %d, which we did not select", id)
 	}
-	if w.gotStatus {
-		return protoErrorf("two block status chunks for one context")
+	if w.gotStatus[k] {
+		return protoErrorf("two block status chunks for context %d", id)
 	}
-	w.status, w.gotStatus = ext, true
+	w.status[k], w.gotStatus[k] = ext, true
 	return nil
 }
 
@@ -233,19 +234,33 @@ func (d *decoder) errorChunk(w *wreq, c chunk) error {
 }
 
 // finish checks a completed structured reply: a successful read must
-// have described every byte, a successful block status must carry our
-// context.
+// have described every byte, a successful block status must carry one
+// chunk for each context selected (the spec: "exactly one chunk ... per
+// selected context id").
 func (d *decoder) finish(w *wreq) error {
 	if w.errno != 0 {
 		return nil
 	}
-	switch {
-	case w.cmd == cmdRead && w.cover.total != uint64(w.length):
+	if w.cmd == cmdRead && w.cover.total != uint64(w.length) {
 		return protoErrorf("read reply (cookie %d) done after %d of %d bytes", w.cookie, w.cover.total, w.length)
-	case w.cmd == cmdBlockStatus && !w.gotStatus:
-		return protoErrorf("block status reply (cookie %d) done without a base:allocation chunk", w.cookie)
+	}
+	if w.cmd != cmdBlockStatus {
+		return nil
+	}
+	for k, has := range d.contexts.has {
+		if has && !w.gotStatus[k] {
+			return protoErrorf("block status reply (cookie %d) done without a chunk for context %d (%s)", w.cookie, d.contexts.id[k], contextName(k))
+		}
 	}
 	return nil
+}
+
+// contextName names a context by its index, for errors.
+func contextName(k int) string {
+	if k == ctxBitmap {
+		return "the dirty bitmap"
+	}
+	return metaContextAllocation
 }
 
 func (d *decoder) payload(n uint32, what string) ([]byte, error) {

@@ -89,7 +89,7 @@ type Completion struct {
 	Errno syscall.Errno // 0 on success
 	Err   error         // nil on success, else an *Error naming op, URI, range and errno
 
-	status []statusExtent // block status, for Extents
+	status [numContexts][]statusExtent // block status, for Extents and DirtyExtents
 }
 
 // op is a Request in flight: Submit splits it into wire requests (pieces)
@@ -100,6 +100,6 @@ type op struct {
 	mu      sync.Mutex
 	left    int    // pieces not yet finished
 	err     *Error // the first piece's failure
-	status  []statusExtent
+	status  [numContexts][]statusExtent
 	private chan Completion // the synchronous helpers' own; nil: the queue
 }

@@ -66,8 +66,8 @@ func (cl *Client) validate(req Request) error {
 	switch {
 	case need[req.Op] != 0 && !in.Flags.Has(need[req.Op]):
 		return cl.refuse(req, syscall.EOPNOTSUPP, "the server does not offer "+req.Op.String())
-	case req.Op == opBlockStatus && !in.BlockStatus:
-		return cl.refuse(req, syscall.EOPNOTSUPP, "base:allocation block status was not negotiated")
+	case req.Op == opBlockStatus && !in.BlockStatus && in.DirtyBitmap == "":
+		return cl.refuse(req, syscall.EOPNOTSUPP, "no metadata context was negotiated")
 	case in.ReadOnly() && (req.Op == OpWrite || req.Op == OpZero || req.Op == OpTrim):
 		return cl.refuse(req, syscall.EPERM, "the export is read-only")
 	case req.Off < 0 || n < 0 || req.Off > in.Size || n > in.Size-req.Off:

@@ -1,0 +1,126 @@
+package syncproto
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+
+	"github.com/ringcp/ringcp/blocksync"
+)
+
+// Push makes the end named path on the peer (ringcp sync --serve at the
+// other end of conn: see Dial for ssh) hold src's bytes, writing there
+// only the granules that differ. It returns once the peer said DST is
+// synced and its whole digest equals SRC's; any other way out is an
+// error, and DST then holds a mix of old and new granules (or, when the
+// peer created it, nothing at all). conn is closed when Push returns, or
+// when ctx ends, which ends the peer's side too.
+func Push(ctx context.Context, conn io.ReadWriteCloser, src blocksync.Source, path string, opt Options) (Result, error) {
+	c, err := start(ctx, conn, opt)
+	if err != nil {
+		return Result{}, err
+	}
+	defer c.close()
+	w, err := c.handshake(ctx, roleTarget, path, src)
+	if err != nil {
+		return c.s.result(blocksync.Stats{}), err
+	}
+	c.s.setSize(src.Size())
+	if err := c.s.fw.write(tStart, encodeCount(src.Size())); err != nil {
+		return c.s.result(blocksync.Stats{}), err
+	}
+	st, err := runSource(ctx, c.s, src)
+	r := c.s.result(st)
+	r.Created = w.created
+	return r, err
+}
+
+// Pull makes dst hold the bytes of the end named path on the peer,
+// writing only the granules that differ, and returns once dst is synced
+// (and, for a new DST, named: see blocksync.File.Commit) and its whole
+// digest equals the peer's SRC's.
+func Pull(ctx context.Context, conn io.ReadWriteCloser, path string, dst blocksync.Target, opt Options) (Result, error) {
+	c, err := start(ctx, conn, opt)
+	if err != nil {
+		return Result{}, err
+	}
+	defer c.close()
+	if _, err := c.handshake(ctx, roleSource, path, dst); err != nil {
+		return c.s.result(blocksync.Stats{}), err
+	}
+	p, err := c.s.expect(ctx, tStart)
+	if err != nil {
+		return c.s.result(blocksync.Stats{}), err
+	}
+	size, err := parseCount(p, "start")
+	if err != nil {
+		return c.s.result(blocksync.Stats{}), c.s.fail(err)
+	}
+	c.s.setSize(size)
+	st, err := runTarget(ctx, c.s, dst)
+	return c.s.result(st), err
+}
+
+// client is a session from the client's side.
+type client struct {
+	s       *session
+	conn    io.Closer
+	unwatch func() bool
+}
+
+// start sets a session up on conn, closed when ctx ends.
+func start(ctx context.Context, conn io.ReadWriteCloser, opt Options) (*client, error) {
+	opt, err := opt.withDefaults()
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	c := &client{conn: conn}
+	c.s = newSession(conn, opt, func() { conn.Close() })
+	c.unwatch = context.AfterFunc(ctx, c.s.stop)
+	return c, nil
+}
+
+func (c *client) close() {
+	c.unwatch()
+	c.s.stop()
+}
+
+// handshake says hello, reads the welcome, and refuses a peer whose end
+// is local's own bytes (ssh to this very host).
+func (c *client) handshake(ctx context.Context, r role, path string, local blocksync.Source) (welcome, error) {
+	s := c.s
+	h := hello{version: Version, role: r, create: s.opt.Create, force: s.opt.Force, granule: uint32(s.opt.Granule), path: path}
+	rand.Read(h.key[:])
+	h.speeds = map[blocksync.Algorithm]float64{}
+	if s.opt.Digest != 0 {
+		h.speeds[s.opt.Digest] = 1
+	} else {
+		for _, a := range blocksync.Algorithms {
+			h.speeds[a] = blocksync.Speed(a)
+		}
+	}
+	if err := s.fw.write(tHello, h.encode()); err != nil {
+		return welcome{}, err
+	}
+	p, err := s.expect(ctx, tWelcome)
+	if err != nil {
+		return welcome{}, err
+	}
+	w, err := parseWelcome(p)
+	switch {
+	case err != nil:
+		return w, s.fail(err)
+	case w.version != Version:
+		return w, s.fail(protoErrorf("the peer speaks sync protocol version %d, this ringcp version %d", w.version, Version))
+	case h.speeds[w.digest] == 0:
+		return w, s.fail(protoErrorf("the peer chose digest %v, which was not offered", w.digest))
+	}
+	s.alg, s.key, s.peer = w.digest, h.key[:], w.host
+	if id, ok := local.(interface{ Identity() blocksync.Identity }); ok && id.Identity().Same(w.id) {
+		return w, s.fail(&blocksync.RefusedError{Kind: blocksync.KindOverlap, Path: path,
+			Reason: fmt.Sprintf("the peer's end (on %s) is the same bytes as %s", w.host, local.Name())})
+	}
+	return w, nil
+}

@@ -1,0 +1,68 @@
+package syncproto
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Remote is an end on another host, named by a URL:
+// ssh://[user@]host[:port]/path. The path is absolute on that host;
+// ssh://host/~/disk.img names disk.img in the remote user's home folder.
+// Characters that URLs reserve (?, #, %, spaces) are percent-encoded in
+// the path.
+type Remote struct {
+	User string
+	Host string
+	Port string
+	Path string
+	URL  string // as given
+}
+
+// IsRemote says whether an end names another host (ssh://).
+func IsRemote(s string) bool { return strings.HasPrefix(s, "ssh://") }
+
+// ParseRemote reads an ssh:// URL.
+func ParseRemote(s string) (Remote, error) {
+	bad := func(why string) (Remote, error) {
+		return Remote{}, fmt.Errorf("%q: %s (want ssh://[user@]host[:port]/path)", s, why)
+	}
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return bad(err.Error())
+	case u.Scheme != "ssh":
+		return bad("not an ssh:// URL")
+	case u.Opaque != "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return bad("a query or fragment (percent-encode ? and # in the path)")
+	case u.Hostname() == "":
+		return bad("no host")
+	case strings.HasPrefix(u.Hostname(), "-"):
+		return bad("a host that starts with '-' would be read as an ssh option")
+	case u.Path == "" || u.Path == "/":
+		return bad("no path")
+	}
+	if _, set := u.User.Password(); set {
+		return bad("a password in the URL (ssh takes keys and its own prompts, never a password here)")
+	}
+	r := Remote{User: u.User.Username(), Host: u.Hostname(), Port: u.Port(), Path: u.Path, URL: s}
+	if strings.HasPrefix(r.User, "-") || strings.ContainsAny(r.User, " \t\r\n") {
+		return bad("a user name ssh would misread")
+	}
+	if rest, ok := strings.CutPrefix(r.Path, "/~/"); ok {
+		r.Path = rest // relative to the remote user's home, where ssh starts
+	}
+	if strings.ContainsRune(r.Path, 0) {
+		return bad("a NUL in the path")
+	}
+	return r, nil
+}
+
+// Name is how errors name the remote end: [user@]host:path.
+func (r Remote) Name() string {
+	s := r.Host + ":" + r.Path
+	if r.User != "" {
+		s = r.User + "@" + s
+	}
+	return s
+}

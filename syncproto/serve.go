@@ -1,0 +1,122 @@
+package syncproto
+
+import (
+	"context"
+	"io"
+	"os"
+
+	"github.com/ringcp/ringcp/blocksync"
+)
+
+// ServeOptions tune Serve.
+type ServeOptions struct {
+	// Host names this host in the welcome (os.Hostname when "").
+	Host string
+	// Window and Workers are as in Options, for this side's reads; the
+	// client does not choose them.
+	Window  int
+	Workers int
+}
+
+// Serve answers one client on conn (ringcp sync --serve's stdin and
+// stdout): it reads the hello, opens the end it names, DST for writing
+// (with every check OpenTarget makes, before anything is written) or SRC
+// read-only, and runs the other half of the sync. stop closes conn;
+// Serve calls it when ctx ends or the session fails, which ends the
+// client's side too. A client that goes away (EOF) ends the session
+// without a DST claimed synced.
+func Serve(ctx context.Context, conn io.ReadWriter, stop func(), opt ServeOptions) (Result, error) {
+	s := newSession(conn, Options{Window: opt.Window, Workers: opt.Workers}, stop)
+	s.peer = "the client"
+	unwatch := context.AfterFunc(ctx, s.stop)
+	defer func() { unwatch(); s.stop() }()
+	p, err := s.expect(ctx, tHello)
+	if err != nil {
+		return Result{}, err
+	}
+	h, err := parseHello(p)
+	if err == nil && h.version != Version {
+		err = protoErrorf("this ringcp speaks sync protocol version %d, the client version %d: install the same ringcp on both hosts", Version, h.version)
+	}
+	if err != nil {
+		return Result{}, s.fail(err)
+	}
+	s.opt.Granule = int(h.granule)
+	if s.opt, err = s.opt.withDefaults(); err != nil {
+		return Result{}, s.fail(err)
+	}
+	if opt.Host == "" {
+		opt.Host, _ = os.Hostname()
+	}
+	if h.role == roleTarget {
+		return serveTarget(ctx, s, h, opt.Host)
+	}
+	return serveSource(ctx, s, h, opt.Host)
+}
+
+// chooseDigest takes the algorithm fastest on the slower host.
+func (s *session) chooseDigest(h hello) error {
+	local := map[blocksync.Algorithm]float64{}
+	for _, a := range blocksync.Algorithms {
+		local[a] = blocksync.Speed(a)
+	}
+	alg, ok := blocksync.Choose(local, h.speeds)
+	if !ok {
+		return protoErrorf("no digest algorithm in common with the client")
+	}
+	s.alg, s.key = alg, h.key[:]
+	return nil
+}
+
+// welcome answers the hello with this end's size and identity.
+func (s *session) welcome(f *blocksync.File, host string) error {
+	w := welcome{version: Version, digest: s.alg, size: f.Size(), created: f.Created(), id: f.Identity(), host: host}
+	return s.fw.write(tWelcome, w.encode())
+}
+
+func serveTarget(ctx context.Context, s *session, h hello, host string) (Result, error) {
+	if err := s.chooseDigest(h); err != nil {
+		return Result{}, s.fail(err)
+	}
+	dst, err := blocksync.OpenTarget(h.path, blocksync.TargetOptions{Create: h.create, Force: h.force})
+	if err != nil {
+		return Result{}, s.fail(err)
+	}
+	defer dst.Close() // a new DST not committed is removed
+	if err := s.welcome(dst, host); err != nil {
+		return Result{}, err
+	}
+	p, err := s.expect(ctx, tStart)
+	if err != nil {
+		return Result{}, err
+	}
+	size, err := parseCount(p, "start")
+	if err != nil {
+		return Result{}, s.fail(err)
+	}
+	s.setSize(size)
+	st, err := runTarget(ctx, s, dst)
+	r := s.result(st)
+	r.Created = dst.Created()
+	return r, err
+}
+
+func serveSource(ctx context.Context, s *session, h hello, host string) (Result, error) {
+	if err := s.chooseDigest(h); err != nil {
+		return Result{}, s.fail(err)
+	}
+	src, err := blocksync.OpenSource(h.path)
+	if err != nil {
+		return Result{}, s.fail(err)
+	}
+	defer src.Close()
+	if err := s.welcome(src, host); err != nil {
+		return Result{}, err
+	}
+	s.setSize(src.Size())
+	if err := s.fw.write(tStart, encodeCount(src.Size())); err != nil {
+		return Result{}, err
+	}
+	st, err := runSource(ctx, s, src)
+	return s.result(st), err
+}

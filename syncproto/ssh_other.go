@@ -1,0 +1,7 @@
+//go:build !linux
+
+package syncproto
+
+import "syscall"
+
+func sshAttr() *syscall.SysProcAttr { return nil }
