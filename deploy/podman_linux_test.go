@@ -20,7 +20,9 @@ import (
 //     supported, drop all controllers from cgroupv2";
 //   - cgroupfs: there is no systemd;
 //   - no events (no journald) and a private tmpdir, so nothing is
-//     written under /run.
+//     written under /run; and each podman runs in a mount namespace of
+//     its own with a tmpfs on /var/lib, where it would otherwise keep its
+//     blob cache (/var/lib/containers/cache, whatever --root says).
 type podman struct {
 	t    *testing.T
 	args []string
@@ -48,7 +50,9 @@ func newPodman(t *testing.T) *podman {
 
 // run runs a podman command and returns its output.
 func (p *podman) run(args ...string) (string, error) {
-	cmd := exec.Command("podman", append(append([]string{}, p.args...), args...)...)
+	argv := append([]string{"--mount", "--propagation", "private", "--", "/bin/sh", "-ec",
+		`mount -t tmpfs -o mode=0755 ringcp-var-lib /var/lib; exec podman "$@"`, "podman"}, p.args...)
+	cmd := exec.Command("unshare", append(argv, args...)...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
