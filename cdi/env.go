@@ -155,7 +155,7 @@ func (c *Config) parseSource(env map[string]string) error {
 		return unserved(EnvSource, string(c.Source), "ringcp imports from http, s3 and none (a blank disk) only")
 	}
 	if c.PullMethod == PullNode {
-		return unserved(EnvPullMethod, c.PullMethod, "a registry image pulled by the node is imported by CDI's own importer image only")
+		return unserved(EnvPullMethod, c.PullMethod, "a registry image pulled by the node (its sidecar runs programs of CDI's importer image)")
 	}
 	return nil
 }
