@@ -7,42 +7,30 @@
 //	ringcp dd if=SRC of=DST [bs=N count=N skip=N seek=N ...]
 //	ringcp demo
 //	ringcp --version
+//
+// The command itself is package cli; this is the process around it.
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"syscall"
 
-	"github.com/ringcp/ringcp/copier"
-)
-
-// Exit codes, documented in the README and in --help. They are decided
-// here alone (exitCode), from the error a command returns.
-const (
-	exitOK          = 0
-	exitFailed      = 1   // the copy failed while running
-	exitRefused     = 2   // bad input or unsafe target; nothing written
-	exitMismatch    = 3   // verification found a difference
-	exitInterrupted = 128 // plus the signal number: 129 SIGHUP, 130 SIGINT, 143 SIGTERM
+	"github.com/ringcp/ringcp/cli"
 )
 
 func main() {
 	// SIGUSR1's default action kills the process: its handler goes in
 	// before anything else, so that `kill -USR1` (a status request, as
 	// with dd) never ends a copy.
-	statusRequests = notifyStatus()
+	cli.TakeStatusRequests()
 	defer exitOnPanic()
+	// A stderr whose reader went away must not kill a copy (cli's
+	// stopSignals says why).
 	signal.Ignore(syscall.SIGPIPE)
-	if err := checkDescriptors(); err != nil {
-		fmt.Fprintf(os.Stderr, "ringcp: %v\n", err)
-		os.Exit(exitCode(err))
-	}
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(cli.Run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // exitOnPanic turns a panic of the command's goroutine into exit status 1
@@ -51,108 +39,6 @@ func main() {
 func exitOnPanic() {
 	if v := recover(); v != nil {
 		fmt.Fprintf(os.Stderr, "ringcp: internal error: %v\n%s", v, debug.Stack())
-		os.Exit(exitFailed)
+		os.Exit(cli.ExitFailed)
 	}
 }
-
-// run is the whole command, with its streams, so tests can call it. Each
-// command returns an error; run prints it unless the command already did,
-// and turns it into the exit code.
-func run(args []string, stdout, stderr io.Writer) int {
-	err := dispatch(args, stdout, stderr)
-	var shown *reported
-	if err != nil && !errors.Is(err, errHelp) && !errors.As(err, &shown) {
-		fmt.Fprintf(stderr, "ringcp: %s\n", message(err))
-	}
-	return exitCode(err)
-}
-
-func dispatch(args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 {
-		switch args[0] {
-		case "demo":
-			return runDemo(args[1:], stdout, stderr)
-		case "dd":
-			return runDD(args[1:], stdout, stderr)
-		}
-	}
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usageShort)
-		return &reported{usagef("no operands")}
-	}
-	if read := readCommands[args[0]]; read != nil {
-		return read(args[1:], stdout, stderr)
-	}
-	if args[0] == "rate" {
-		return rateCommand(args[1:], stdout)
-	}
-	cfg, err := parseArgs(args, stdout)
-	switch {
-	case err != nil && wantsJSON(args):
-		return writeJSON(stdout, cfg.opts, copier.Report{}, err)
-	case err != nil:
-		return err
-	case cfg.version:
-		return printVersion(stdout, cfg.json)
-	}
-	if cfg.jobs != "" {
-		return jobsCommand(cfg, stdout, stderr)
-	}
-	return copyCommand(cfg, stdout, stderr)
-}
-
-// exitCode is the one place an outcome becomes an exit code.
-func exitCode(err error) int {
-	var (
-		intr     *interruptedError
-		mismatch *mismatchError
-		verify   *copier.MismatchError
-		refused  *copier.RefusedError
-		usage    *usageError
-	)
-	switch {
-	case err == nil, errors.Is(err, errHelp):
-		return exitOK
-	case errors.As(err, &intr):
-		return exitInterrupted + int(intr.sig)
-	case errors.As(err, &mismatch), errors.As(err, &verify):
-		return exitMismatch
-	case errors.As(err, &refused), errors.As(err, &usage):
-		return exitRefused
-	}
-	return exitFailed
-}
-
-// errHelp: --help (or demo --help) was shown; exit 0.
-var errHelp = errors.New("help shown")
-
-// usageError is a command line that could not be read: exit 2.
-type usageError struct{ err error }
-
-func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
-
-func usagef(format string, args ...any) error {
-	return &usageError{fmt.Errorf(format, args...)}
-}
-
-// interruptedError is a copy stopped by a signal: exit 128+signal.
-type interruptedError struct {
-	sig syscall.Signal
-	err error
-}
-
-func (e *interruptedError) Error() string { return e.err.Error() }
-func (e *interruptedError) Unwrap() error { return e.err }
-
-// mismatchError is a copy that read back different from SRC: exit 3.
-type mismatchError struct{ src, dst string }
-
-func (e *mismatchError) Error() string { return fmt.Sprintf("%s differs from %s", e.dst, e.src) }
-
-// reported wraps an error whose lines the command has already printed
-// (with what DST holds after it): run prints nothing more.
-type reported struct{ err error }
-
-func (e *reported) Error() string { return e.err.Error() }
-func (e *reported) Unwrap() error { return e.err }

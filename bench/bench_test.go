@@ -199,7 +199,7 @@ func TestSummaryRatiosAndWrong(t *testing.T) {
 
 func TestRunsCSVRoundTrip(t *testing.T) {
 	rep := &ringcpReport{Engine: "io_uring", BlockSize: 8 << 20, QueueDepth: 8, DirectSrc: true,
-		DirectDst: true, Bytes: 1<<30 - 4096, BytesHoles: 4096, BytesRead: 1 << 30, Seconds: 1.25}
+		DirectDst: true, Bytes: 1<<30 - 4096, BytesHoles: 4096, BytesRead: 1 << 30, Milliseconds: 1250}
 	in := []*Run{
 		{Workload: "file", Tool: "ringcp", Round: 1, Order: 2, Size: 1 << 30, Wall: 1500 * time.Millisecond,
 			User: 20 * time.Millisecond, Sys: 70 * time.Millisecond, MaxRSS: 69 << 20, Cmd: "ringcp a b",

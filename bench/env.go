@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/klauspost/cpuid/v2"
 	"golang.org/x/sys/unix"
 )
 
@@ -115,7 +116,28 @@ func machine(dir string) string {
 	if unix.Statfs(dir, &st) == nil {
 		fs = fsName(st.Type)
 	}
-	return fmt.Sprintf("Linux %s, %d CPUs, work dir on %s", release, runtime.NumCPU(), fs)
+	return fmt.Sprintf("Linux %s, %d CPUs (%s), work dir on %s", release, runtime.NumCPU(), cpuName(), fs)
+}
+
+// cpuName is the processor's brand and the vector units that set the
+// speed of the zero scan (the Go runtime's memequal) and of the
+// checksum's BLAKE2b (x/crypto): they pick them themselves; cpuid names
+// them here so that results from two machines can be told apart.
+func cpuName() string {
+	c := cpuid.CPU
+	name := strings.TrimSpace(c.BrandName)
+	if name == "" {
+		name = c.VendorString
+	}
+	for _, u := range []struct {
+		id   cpuid.FeatureID
+		name string
+	}{{cpuid.AVX2, "AVX2"}, {cpuid.AVX512F, "AVX-512"}, {cpuid.ASIMD, "NEON"}} {
+		if c.Supports(u.id) {
+			name += ", " + u.name
+		}
+	}
+	return name
 }
 
 func fsName(magic int64) string {

@@ -3,6 +3,7 @@ module github.com/ringcp/ringcp/bench
 go 1.26.0
 
 require (
+	github.com/klauspost/cpuid/v2 v2.4.2
 	github.com/ringcp/ringcp v0.0.0-00010101000000-000000000000
 	golang.org/x/sys v0.50.0
 	gonum.org/v1/plot v0.17.0

@@ -215,7 +215,7 @@ func listTools(cfg Config) {
 func workloadNames(all bool) []string {
 	var ns []string
 	for _, w := range workloads {
-		if all || !w.Optional {
+		if (all && !w.NotQuick) || !w.Optional {
 			ns = append(ns, w.Name)
 		}
 	}

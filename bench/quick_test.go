@@ -48,7 +48,7 @@ func TestQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute) // the busy workload runs 17 copies beside fio
 	defer cancel()
 	var out, log bytes.Buffer
 	res, err := runBench(ctx, cfg, &out, &log)

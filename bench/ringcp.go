@@ -131,19 +131,19 @@ func moduleRoot() (string, error) {
 // ringcpReport is the part of `ringcp --json` the bench records, under
 // ringcp's own names.
 type ringcpReport struct {
-	Engine         string  `json:"engine"`
-	FallbackReason string  `json:"fallback_reason"`
-	Bytes          int64   `json:"bytes"` // written as data
-	BytesRead      int64   `json:"bytes_read"`
-	BytesHoles     int64   `json:"bytes_holes"`
-	BytesZeroed    int64   `json:"bytes_zeroed"`
-	Offload        string  `json:"offload"`
-	Seconds        float64 `json:"seconds"`
-	CPUSeconds     float64 `json:"cpu_seconds"`
-	BlockSize      int64   `json:"block_size"`
-	QueueDepth     int     `json:"queue_depth"`
-	DirectSrc      bool    `json:"direct_src"`
-	DirectDst      bool    `json:"direct_dst"`
+	Engine          string `json:"engine"`
+	FallbackReason  string `json:"fallback_reason"`
+	Bytes           int64  `json:"bytes"` // written as data
+	BytesRead       int64  `json:"bytes_read"`
+	BytesHoles      int64  `json:"bytes_holes"`
+	BytesZeroed     int64  `json:"bytes_zeroed"`
+	Offload         string `json:"offload"`
+	Milliseconds    int64  `json:"milliseconds"`
+	CPUMilliseconds int64  `json:"cpu_milliseconds"`
+	BlockSize       int64  `json:"block_size"`
+	QueueDepth      int    `json:"queue_depth"`
+	DirectSrc       bool   `json:"direct_src"`
+	DirectDst       bool   `json:"direct_dst"`
 }
 
 // parseRingcp reads the JSON object ringcp prints last on stdout and keeps

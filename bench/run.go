@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -113,6 +114,19 @@ func (b *bench) runOne(ctx context.Context, w *Workload, t *Tool, j Job, round, 
 	return r
 }
 
+// wrapped resolves the program a wrapper runs (ionice -c3 PROG ...), as
+// execPlan resolves argv[0]: ringcp is a binary the bench built, on no
+// PATH.
+func (b *bench) wrapped(argv []string) []string {
+	if argv[0] != "ionice" || len(argv) < 3 {
+		return argv
+	}
+	if path, ok := b.bins[argv[2]]; ok {
+		argv = append(slices.Clone(argv[:2]), append([]string{path}, argv[3:]...)...)
+	}
+	return argv
+}
+
 // execPlan runs the stages in turn and the commands of a stage together,
 // adding their wait4 rusage into r: CPU adds up everywhere; peak RSS adds
 // up within a stage (those processes coexist) and takes the max across.
@@ -127,7 +141,7 @@ func (b *bench) execPlan(ctx context.Context, plan Plan, r *Run) ([][]byte, erro
 			if !ok {
 				return outs, fmt.Errorf("%s: not found", argv[0])
 			}
-			c := exec.CommandContext(ctx, path, argv[1:]...)
+			c := exec.CommandContext(ctx, path, b.wrapped(argv)[1:]...)
 			c.Cancel = func() error { return c.Process.Signal(syscall.SIGTERM) }
 			c.WaitDelay = 5 * time.Second
 			c.Stdout, errs[i] = new(bytes.Buffer), new(bytes.Buffer)

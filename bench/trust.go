@@ -59,9 +59,9 @@ func copyReadPlan(j Job) Plan {
 type trustReport struct {
 	Resumed int64 `json:"resumed"`
 	Verify  *struct {
-		Result  string  `json:"result"`
-		Bytes   int64   `json:"bytes"`
-		Seconds float64 `json:"seconds"`
+		Result       string `json:"result"`
+		Bytes        int64  `json:"bytes"`
+		Milliseconds int64  `json:"milliseconds"`
 	} `json:"verify"`
 }
 
@@ -78,7 +78,7 @@ func parseVerify(out [][]byte, r *Run) error {
 	if tr.Verify == nil || tr.Verify.Result != "ok" || tr.Verify.Bytes != r.Size {
 		return fmt.Errorf("ringcp --verify --json: %s", lastJSON(out[0]))
 	}
-	r.Trust = &trustDetail{VerifySeconds: tr.Verify.Seconds}
+	r.Trust = &trustDetail{VerifySeconds: float64(tr.Verify.Milliseconds) / 1000}
 	return nil
 }
 

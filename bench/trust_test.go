@@ -13,7 +13,7 @@ import (
 // the copy.
 func TestTrustParse(t *testing.T) {
 	const size = 8 << 20
-	ok := `{"engine":"io_uring","bytes":8388608,"verify":{"result":"ok","bytes":8388608,"seconds":0.5}}`
+	ok := `{"engine":"io_uring","bytes":8388608,"verify":{"result":"ok","bytes":8388608,"milliseconds":500}}`
 	r := &Run{Size: size}
 	if err := parseVerify([][]byte{[]byte("noise\n" + ok + "\n")}, r); err != nil || r.Trust.VerifySeconds != 0.5 {
 		t.Errorf("parseVerify: %v, %+v", err, r.Trust)

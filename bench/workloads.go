@@ -35,6 +35,9 @@ type Workload struct {
 	// Optional keeps the workload out of the default -workloads list; it
 	// runs when named, and in -quick mode.
 	Optional bool
+	// NotQuick keeps it out of -quick too: the busy workload under a
+	// scheduler runs busy's tools again, and sets a machine-wide setting.
+	NotQuick bool
 }
 
 // errSkip wraps the reason a workload or tool cannot run here.
@@ -124,6 +127,24 @@ var workloads = []Workload{
 		Tools:      busyTools,
 		Foreground: true,
 		Optional:   true,
+	},
+	{
+		Name:       "busy-mq-deadline",
+		Desc:       "the busy workload with the disk's scheduler set to mq-deadline for it (and put back)",
+		Setup:      setupBusySched("mq-deadline"),
+		Tools:      busyTools,
+		Foreground: true,
+		Optional:   true,
+		NotQuick:   true,
+	},
+	{
+		Name:       "busy-bfq",
+		Desc:       "the busy workload with the disk's scheduler set to bfq for it (and put back)",
+		Setup:      setupBusySched("bfq"),
+		Tools:      busyTools,
+		Foreground: true,
+		Optional:   true,
+		NotQuick:   true,
 	},
 }
 

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
 	"golang.org/x/time/rate"
 )
@@ -41,8 +40,9 @@ type BatchOptions struct {
 	MaxRate int64
 	// Rate, when not nil, is a limiter of the caller's instead of MaxRate
 	// (set one or the other): it caps all the jobs together, and may be
-	// changed while they run (SetLimit, SetBurst). Its burst must hold the
-	// batch's block size.
+	// changed while they run (SetLimit, SetBurst); a job waiting on it
+	// sees the change within 200 ms (engine's pacePoll). Its burst must
+	// hold the batch's block size.
 	Rate *rate.Limiter
 }
 
@@ -130,71 +130,6 @@ func (e *BatchError) Unwrap() []error {
 	return out
 }
 
-// PrepareAll checks every job as Prepare does, then what no single job
-// can see: two jobs writing one DST; a job's DST that is, or overlaps
-// (through partitions and loop devices), another job's SRC; jobs whose
-// files do not fit on their filesystem together (unless Force). It
-// writes nothing. Any refusal refuses the batch: a *BatchError (Refused)
-// naming every refused job. A job's Options.Progress, when nil, is given
-// one, for Status.
-func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
-	if len(opts) == 0 {
-		return nil, refuse(KindBadInput, "", "a batch needs at least one job")
-	}
-	if bo.Parallel < 0 {
-		return nil, refuse(KindBadInput, "", fmt.Sprintf("parallel %d: must be 0 (all at once) or more", bo.Parallel))
-	}
-	switch {
-	case bo.MaxRate < 0:
-		return nil, refuse(KindBadInput, "", fmt.Sprintf("max rate %d: must be 0 (no cap) or more", bo.MaxRate))
-	case bo.MaxRate > 0 && bo.Rate != nil:
-		return nil, refuse(KindBadInput, "", "a max rate and a limiter of the caller's (Rate): give one, not both")
-	}
-	b := &Batch{Plans: make([]*Plan, len(opts)), rate: bo.Rate, state: make([]atomic.Int32, len(opts)), noReserve: map[*Plan]bool{}}
-	var refused []*JobError
-	for i, o := range opts {
-		p, err := Prepare(fitToShared(o, bo.MaxRate))
-		if err != nil {
-			refused = append(refused, &JobError{Index: i, Err: err})
-			continue
-		}
-		if o.MaxRate == 0 {
-			p.gov.setCap(0) // the shared cap applies, not one of its own
-		}
-		b.Plans[i] = p
-	}
-	refused = mergeByIndex(mergeByIndex(refused, b.crossCheck()), b.roomCheck())
-	if len(refused) > 0 {
-		b.close() // the prepared jobs' connections to NBD ends
-		return nil, &BatchError{Jobs: refused, Refused: true}
-	}
-	b.sizeBudget()
-	b.Parallel = bo.Parallel
-	if b.Parallel == 0 || b.Parallel > len(opts) {
-		b.Parallel = len(opts)
-	}
-	b.Parallel = min(b.Parallel, b.Slots)
-	if bo.Rate != nil && bo.Rate.Limit() != rate.Inf && bo.Rate.Burst() < b.BlockSize {
-		b.close()
-		return nil, refuse(KindBadInput, "", fmt.Sprintf("the rate cap's burst of %d bytes is smaller than a block (%d)", bo.Rate.Burst(), b.BlockSize))
-	}
-	if bo.Rate == nil {
-		b.gov = newGovernor(bo.MaxRate, b.BlockSize, b.Slots)
-		b.rate = b.gov.lim
-	}
-	return b, nil
-}
-
-// fitToShared gives a job without a cap of its own the batch's, so that
-// Prepare fits its block size and depth to it as to a single copy's
-// (fitShare); PrepareAll then lifts the job's own limiter again.
-func fitToShared(o Options, shared int64) Options {
-	if o.MaxRate == 0 {
-		o.MaxRate = shared
-	}
-	return o
-}
-
 // SetMaxRate changes the cap on all the jobs together (BatchOptions.
 // MaxRate), before or while Run runs, from any goroutine; 0 removes it.
 // It takes effect at each job's next request, and lowers the shared depth
@@ -214,38 +149,6 @@ func (b *Batch) MaxRate() int64 {
 		return 0
 	}
 	return b.gov.capNow()
-}
-
-// close releases what the prepared jobs hold open (Plan.Close).
-func (b *Batch) close() {
-	for _, p := range b.Plans {
-		if p != nil {
-			p.Close()
-		}
-	}
-}
-
-// sizeBudget gives the batch the buffers one copy of all its bytes
-// would get: blocks as large as the largest plan's (every job's requests
-// fit), as many as the queue depth asked for (align's default when
-// none), no more than the jobs have blocks, and within
-// align.MaxInFlightBytes unless one block is larger. The batch holds what
-// one copy would, whatever the number of jobs.
-func (b *Batch) sizeBudget() {
-	want := 0
-	for _, p := range b.Plans {
-		b.BlockSize = max(b.BlockSize, p.BlockSize)
-		want = max(want, p.opts.QueueDepth)
-	}
-	if want == 0 {
-		want = align.DefaultQueueDepth
-	}
-	bs, blocks := int64(b.BlockSize), int64(0)
-	for _, p := range b.Plans {
-		blocks += p.Length/bs + min(p.Length%bs, 1)
-	}
-	slots := min(int64(want), blocks, align.MaxInFlightBytes/bs, align.MaxQueueDepth)
-	b.Slots = int(max(slots, 1))
 }
 
 // mergeByIndex merges two lists sorted by job, one error per job (the

@@ -1,11 +1,6 @@
 package copier
 
-import (
-	"fmt"
-	"path/filepath"
-
-	"github.com/ringcp/ringcp/guard"
-)
+import "fmt"
 
 // The refusals across the jobs of a batch. Each job has passed Prepare
 // alone; what is left is what two jobs do to each other while they run
@@ -17,7 +12,10 @@ import (
 //     and reports its DST as a whole copy of its own;
 //   - a job's DST is another job's SRC, or shares bytes with it through
 //     partitions and loop devices: the reader would copy a mix of old
-//     and new blocks. The writing job is refused.
+//     and new blocks. The writing job is refused;
+//   - two resumable jobs keep one state file: each would record its
+//     copy over the other's (ringcp --jobs --state FOLDER gives each job
+//     its own).
 
 // crossCheck returns one refusal per job that conflicts with another, in
 // job order. Jobs Prepare refused (nil plans) are left out.
@@ -45,6 +43,12 @@ func (b *Batch) crossJob(i int, p *Plan) error {
 			if err := sameDst(p, q, j); err != nil {
 				return err
 			}
+			if err := sameState(p, q, j); err != nil {
+				return err
+			}
+			if err := sameState(p, q, j); err != nil {
+				return err
+			}
 		}
 		if err := dstOnSrc(p, q, j); err != nil {
 			return err
@@ -53,28 +57,15 @@ func (b *Batch) crossJob(i int, p *Plan) error {
 	return nil
 }
 
-// sameDst refuses p when its DST is q's (job j), by identity (any node
-// or path of one file or device), by name for two new files, or by bytes
-// shared through partitions and loop devices.
+// sameDst refuses p when its DST is q's (job j): one object (any node or
+// path of one file or device, one export, two new files of one name), or
+// bytes shared through partitions and loop devices.
 func sameDst(p, q *Plan, j int) error {
-	if same, told := sameExport(&p.dst, &q.dst); told {
-		if same {
-			return refuse(KindOverlap, p.dst.path, fmt.Sprintf("is also job %d's DST (%s): a batch writes each DST once", j+1, q.dst.path)).on("Dst")
-		}
-		return nil
+	if same, _ := oneObject(p.dst, q.dst); same {
+		return refuse(KindOverlap, p.dst.path, fmt.Sprintf("is also job %d's DST (%s): a batch writes each DST once", j+1, q.dst.path)).on("Dst")
 	}
-	switch {
-	case !p.dst.exists && !q.dst.exists:
-		if newFileKey(p.dst.path) == newFileKey(q.dst.path) {
-			return refuse(KindOverlap, p.dst.path, fmt.Sprintf("is also job %d's DST (%s): a batch writes each DST once", j+1, q.dst.path)).on("Dst")
-		}
-	case p.dst.exists && q.dst.exists:
-		if guard.ObjectOf(&p.dst.st) == guard.ObjectOf(&q.dst.st) {
-			return refuse(KindOverlap, p.dst.path, fmt.Sprintf("is also job %d's DST (%s): a batch writes each DST once", j+1, q.dst.path)).on("Dst")
-		}
-		if ov := guard.FindOverlap(q.dstSpan(), p.dstSpan()); ov != nil {
-			return refuse(KindOverlap, p.dst.path, fmt.Sprintf("overlaps job %d's DST on %s: job %d's DST %s, this DST %s", j+1, ov.On, j+1, ov.Src, ov.Dst)).on("Dst")
-		}
+	if ov := p.dst.overlap(p.dstRange(), q.dst, q.dstRange()); ov != nil {
+		return refuse(KindOverlap, p.dst.path, fmt.Sprintf("overlaps job %d's DST on %s: job %d's DST %s, this DST %s", j+1, ov.on, j+1, ov.theirs, ov.mine)).on("Dst")
 	}
 	return nil
 }
@@ -85,34 +76,19 @@ func dstOnSrc(p, q *Plan, j int) error {
 	if !p.dst.exists {
 		return nil
 	}
-	if same, told := sameExport(&p.dst, &q.src); told {
-		if same {
-			return refuse(KindOverlap, p.dst.path, fmt.Sprintf("is job %d's SRC (%s): job %d would read blocks this job overwrites", j+1, q.src.path, j+1)).on("Dst")
-		}
-		return nil
-	}
-	if guard.ObjectOf(&p.dst.st) == guard.ObjectOf(&q.src.st) {
+	if same, _ := oneObject(p.dst, q.src); same {
 		return refuse(KindOverlap, p.dst.path, fmt.Sprintf("is job %d's SRC (%s): job %d would read blocks this job overwrites", j+1, q.src.path, j+1)).on("Dst")
 	}
-	if ov := guard.FindOverlap(q.srcSpan(), p.dstSpan()); ov != nil {
-		return refuse(KindOverlap, p.dst.path, fmt.Sprintf("overlaps job %d's SRC on %s: job %d's SRC %s, this DST %s", j+1, ov.On, j+1, ov.Src, ov.Dst)).on("Dst")
+	if ov := p.dst.overlap(p.dstRange(), q.src, q.srcRange()); ov != nil {
+		return refuse(KindOverlap, p.dst.path, fmt.Sprintf("overlaps job %d's SRC on %s: job %d's SRC %s, this DST %s", j+1, ov.on, j+1, ov.theirs, ov.mine)).on("Dst")
 	}
 	return nil
 }
 
-// newFileKey names the file a new DST will be: its folder resolved
-// (symbolic links, "..", relative paths) and its name. Two paths with one
-// key create one file.
-func newFileKey(path string) string {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
+// sameState refuses p when it keeps its resume state in q's (job j).
+func sameState(p, q *Plan, j int) error {
+	if p.resume == nil || q.resume == nil || newFileKey(p.resume.statePath) != newFileKey(q.resume.statePath) {
+		return nil
 	}
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
-	}
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
-	}
-	return filepath.Join(dir, base)
+	return refuse(KindBadInput, p.dst.path, fmt.Sprintf("keeps its resume state in %s, as job %d does: each job needs a state file of its own (Options.StatePath)", p.resume.statePath, j+1)).on("StatePath")
 }

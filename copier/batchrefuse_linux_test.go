@@ -248,3 +248,84 @@ func TestBatchAcquiresAllFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchAcquireRefusalLeavesNothing: as TestBatchAcquiresAllFirst,
+// with --resume: the jobs that acquired before job 2's refusal had made
+// their state files and a new DST's partial file; the batch says nothing
+// was written, so none of them may be left (issue 20: they were).
+func TestBatchAcquireRefusalLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	writeFile(t, src, randomBytes(3<<20+5, 14))
+	locked := keep(t, filepath.Join(dir, "locked"), 1<<20, 15)
+	existing := keep(t, filepath.Join(dir, "existing"), 1<<20, 16)
+	fresh := filepath.Join(dir, "fresh")
+	opts := prepareOpts([2]string{src, fresh}, [2]string{src, locked.path}, [2]string{src, existing.path})
+	for i := range opts {
+		opts[i].Resume = true
+	}
+	b, err := copier.PrepareAll(opts, copier.BatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(locked.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Run(context.Background())
+	refusedJobs(t, err, []string{fresh}, map[int]string{2: "flock"})
+	locked.check(t)
+	existing.check(t)
+	for _, pattern := range []string{"*.ringcp-*", ".*"} {
+		if names, _ := filepath.Glob(filepath.Join(dir, pattern)); len(names) != 0 {
+			t.Errorf("a refused batch left behind %v", names)
+		}
+	}
+}
+
+// TestBatchRefusesSameNewDstThroughBindMount: two new DSTs that are one
+// file because one folder is bind-mounted on another are refused by
+// PrepareAll, before anything is written (issue 20: one job failed late,
+// "appeared while copying").
+func TestBatchRefusesSameNewDstThroughBindMount(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to bind-mount a folder")
+	}
+	dir := t.TempDir()
+	real, bind := filepath.Join(dir, "real"), filepath.Join(dir, "bind")
+	for _, d := range []string{real, bind} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := unix.Mount(real, bind, "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("bind mount: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(bind, unix.MNT_DETACH) })
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	writeFile(t, a, randomBytes(100_000, 17))
+	writeFile(t, b, randomBytes(100_000, 18))
+	dst := filepath.Join(real, "new")
+	_, err := copier.PrepareAll(prepareOpts([2]string{a, dst}, [2]string{b, filepath.Join(bind, "new")}), copier.BatchOptions{})
+	refusedJobs(t, err, []string{dst}, map[int]string{2: "is also job 1's DST (" + dst + ")"})
+	// Spelled every other way too.
+	rel, err := filepath.Rel(mustGetwd(t), filepath.Join(bind, "..", "real", ".", "new"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = copier.PrepareAll(prepareOpts([2]string{a, dst}, [2]string{b, rel}), copier.BatchOptions{})
+	refusedJobs(t, err, []string{dst}, map[int]string{2: "is also job 1's DST"})
+}
+
+func mustGetwd(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wd
+}

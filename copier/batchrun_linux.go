@@ -130,7 +130,7 @@ func (b *Batch) runJob(ctx context.Context, i int, s *shared, g *gate, out *JobR
 	defer g.finished.Done()
 	defer b.state[i].Store(int32(JobDone))
 	p := b.Plans[i]
-	a, err := p.acquire(&out.Report, s)
+	a, err := p.acquire(ctx, &out.Report, s)
 	g.errs[i] = err
 	g.acquired.Done()
 	if err != nil {
@@ -138,13 +138,20 @@ func (b *Batch) runJob(ctx context.Context, i int, s *shared, g *gate, out *JobR
 		return
 	}
 	if !<-g.turn[i] {
-		a.abandon()
+		if err := a.abandon(p); err != nil {
+			out.note("%v", err)
+		}
 		if ctx.Err() != nil {
 			out.Err = fmt.Errorf("%w: %w", ErrNotStarted, ctx.Err())
 		}
 		return
 	}
-	defer func() { g.ended <- i }()
+	defer func() {
+		// Done before the next job is let in: Status never shows more
+		// than Parallel jobs running.
+		b.state[i].Store(int32(JobDone))
+		g.ended <- i
+	}()
 	defer a.release()
 	b.state[i].Store(int32(JobRunning))
 	out.Started = true
@@ -155,12 +162,16 @@ func (b *Batch) runJob(ctx context.Context, i int, s *shared, g *gate, out *JobR
 }
 
 // abandon lets go of what a job acquired without writing: a new DST's
-// temporary file is removed, an unnamed one vanishes.
-func (a *acquired) abandon() {
+// temporary file is removed, an unnamed one vanishes, and a resume state
+// this run made goes with the partial file it would have kept. The error
+// says what could not be removed.
+func (a *acquired) abandon(p *Plan) error {
+	err := a.trust.forget(p, a.dst)
 	if a.dst != nil {
 		a.dst.discard()
 	}
 	a.release()
+	return err
 }
 
 func undrained(jobs []JobReport) bool {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/ringcp/ringcp/engine"
 )
 
 // Compare reads o.Src's and o.Dst's ranges side by side through the
@@ -23,6 +25,7 @@ func Compare(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	if err != nil {
 		return ReadReport{}, err
 	}
+	defer p.Close() // an end not taken by the pass
 	r, err := p.startRead(true)
 	defer r.close()
 	if err != nil {
@@ -31,10 +34,13 @@ func Compare(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	start := time.Now()
 	cmp := newComparer(0, p.opts.Progress)
 	job := p.passJob(r.bufs.Slots, p.Length, cmp.check)
-	job.Files = r.files
+	r.src.into(&job, engine.FileSrc)
+	r.dst.into(&job, engine.FileDst)
 	job.SrcOff, job.DstOff = p.opts.SrcOffset, p.opts.DstOffset
-	job.SrcAlign, job.DstAlign = p.src.alignment(), p.dst.alignment()
+	job.SrcAlign, job.DstAlign = r.src.align, r.dst.align
+	meter := startReadProgress(o, p.opts.Progress, job.Progress, p.Length)
 	st, err := p.readPass(ctx, job)
+	meter.end(err == nil)
 	rep := p.readReport(st, start)
 	rep.Bytes = p.Length
 	if err != nil {
@@ -62,7 +68,7 @@ func (p *Plan) compareRange() (want, endsAt int64, err error) {
 		want = o.Length
 	}
 	p.Length = min(want, dstAvail)
-	whole := !o.LengthSet && o.SrcOffset == 0 && o.DstOffset == 0 && !p.dst.isBlock
+	whole := !o.LengthSet && o.SrcOffset == 0 && o.DstOffset == 0 && !p.dst.fixedSize
 	if want > dstAvail || (whole && dstAvail > want) {
 		return want, p.Length, nil
 	}

@@ -2,7 +2,6 @@ package copier
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/ringcp/ringcp/align"
 )
@@ -16,12 +15,12 @@ func (p *Plan) chooseDirect() error {
 		ep  *endpoint
 		off int64
 		tag string
-	}{{&p.src, o.SrcOffset, "SRC"}, {&p.dst, o.DstOffset, "DST"}}
+	}{{p.src, o.SrcOffset, "SRC"}, {p.dst, o.DstOffset, "DST"}}
 	for _, s := range sides {
-		if !s.ep.local() {
-			continue // no O_DIRECT over a socket; checkExports noted the export
+		if !s.ep.canDirect {
+			continue // not a descriptor: its kind noted how it is reached
 		}
-		reason := p.directObstacle(s.ep, s.off)
+		reason := s.ep.directObstacle(p, s.off)
 		switch {
 		case o.Direct == DirectNever:
 			s.ep.why = "buffered: Options.Direct never"
@@ -48,36 +47,4 @@ func (p *Plan) noteBufferedTail() {
 		return
 	}
 	p.note("DST: the last %d bytes (the length is not a multiple of %d) are written buffered, after every other write", p.Length%a, a)
-}
-
-// directObstacle says what keeps ep from O_DIRECT, or "".
-func (p *Plan) directObstacle(ep *endpoint, off int64) string {
-	a := int64(ep.geo.DirectAlign())
-	switch {
-	case !ep.geo.DirectSupported:
-		return "the filesystem does not support O_DIRECT"
-	case !align.IsAligned(off, a):
-		return fmt.Sprintf("offset %d is not a multiple of the alignment %d", off, a)
-	case p.opts.BlockSize != 0 && !align.IsAligned(int64(p.opts.BlockSize), a):
-		return fmt.Sprintf("block size %d is not a multiple of the alignment %d", p.opts.BlockSize, a)
-	case off+p.Length > math.MaxInt64-(a-1):
-		// An O_DIRECT read of the unaligned last block is rounded up to
-		// the alignment, past the largest offset the kernel takes.
-		return fmt.Sprintf("the range ends within %d bytes of the largest file offset", a)
-	}
-	if err := ep.tryDirect(); err != nil {
-		return fmt.Sprintf("O_DIRECT open failed (%v)", err)
-	}
-	return ""
-}
-
-// alignment is what the engine must respect on this side.
-func (ep *endpoint) alignment() int {
-	if a := ep.exportAlign(); a > 0 {
-		return a // an export's minimum block size: every request's offset and length
-	}
-	if !ep.direct {
-		return 1
-	}
-	return ep.geo.DirectAlign()
 }

@@ -12,7 +12,9 @@
 // in any way, with a *RefusedError whose Kind a program can switch on:
 //
 //   - bad input (KindBadInput): an unknown mode, a negative or
-//     overflowing offset, a range past SRC's end, a stream ("-");
+//     overflowing offset, a range past SRC's end, a SRC whose size is not
+//     known before its end (a stream, gzip data) into a device or a range
+//     of a file, where Options.SrcSize must announce it;
 //   - what is not there (KindNotFound): SRC, DST's folder, a device node
 //     in /dev, the target of a dangling symlink;
 //   - what cannot be copied here (KindNotSupported): anything but a
@@ -47,6 +49,18 @@
 // fault; messages speak of fields ("Options.SrcOffset"), which a front
 // end may rewrite into its own words.
 //
+// # SRCs that are not local files
+//
+// SRC may also be an http(s):// URL or an s3://bucket/key object (read in
+// parallel ranges pinned to its ETag, so that an object that changes
+// during the copy fails it: Options.Web), "-" for standard input or a
+// named pipe (read once, in order: Options.Stream), and, from any of
+// these or a local file, xz, gzip, zstd or bzip2 data, recognized by its
+// first bytes and decompressed on the fly (Options.SrcFormat "raw" copies
+// it as it is). Options.ExpectChecksum checks the digest of SRC's bytes as
+// published (before decompression): a mismatch is an error matching
+// *expectsum.MismatchError, and a new DST is discarded.
+//
 // # What DST holds after each outcome
 //
 //   - Run returned nil: the copy is complete and, unless Options.NoSync,
@@ -76,10 +90,12 @@
 // # Sharing a busy host
 //
 // A copy fits a rate cap (Options.MaxRate, changed while it runs with
-// Plan.SetMaxRate) and the cgroup I/O limits it finds on SRC's and DST's
-// disks, and uses all of them (share.go); Options.IOPrio gives its I/O a
-// priority; Options.Yield backs it off while others wait on the disk
-// (yield.go).
+// Plan.SetMaxRate, at once) and the cgroup I/O limits it finds on SRC's
+// and DST's disks, and uses all of them (share.go); its read passes fit
+// the read limits of the disks they read (readfit.go); Options.IOPrio
+// gives its I/O a priority; Options.Yield backs it off while others wait
+// on the disk (yield.go). A cancelled context ends a copy waiting on any
+// of them at once.
 //
 // # What may be called concurrently
 //
@@ -126,24 +142,33 @@
 // program that does not ask for it). With
 // Options.Resume a state file records, after each periodic barrier, the
 // prefix of the range that is on DST and flushed; Run with the same
-// options continues from it, after checking that SRC, DST and the range
-// are the ones it records (a *RefusedError otherwise). Compare and
+// options continues from it, after checking that SRC, DST, the range and
+// the size policy are the ones it records, and that the prefix is still
+// what the earlier run wrote: DST's marks unchanged, or the prefix
+// compared with SRC (a *RefusedError otherwise, before any write).
+// StateIn names one state per DST in a folder, for a batch. Compare and
 // Checksum read existing files or devices and write nothing.
 //
-// # NBD ends
+// # Kinds of end
 //
-// SRC and DST may also be NBD URIs (nbd://host[:port]/export,
-// nbd+unix:///export?socket=PATH, and nbds:// and nbds+unix:// over TLS;
-// export_linux.go): Prepare connects and refuses a URI it cannot serve
-// (vsock, TLS without X.509), a server it cannot reach or whose TLS
-// certificate it cannot verify, a read-only DST export, a DST export
-// without FLUSH (unless NoSync) or smaller than the range, the same export
-// at both ends, and offsets or a block size that are not multiples of the
-// server's minimum block size. The checks of local files
-// apply to local ends only. An NBD DST is never truncated, its zero runs
-// become WRITE_ZEROES (skipped with TargetIsZero), and only a successful
-// FLUSH makes it synced. Verify reads an export DST back from its server;
-// Resume works into an export (StatePath given; the state names it by URI
-// and size), not from one. Prepare's connections are the copy's: Run
-// closes them, and Plan.Close does for a plan that is not run.
+// What an end is decides much of what is checked and how it is copied,
+// and lives with its kind (end.go says what the Plan asks of one;
+// kinds.go registers them by how an operand is recognized). A path is a
+// local file or block device (the end_file_* files): guard's checks,
+// locks, space, O_DIRECT, a new DST
+// created unseen. SRC and DST may also be NBD URIs
+// (nbd://host[:port]/export, nbd+unix:///export?socket=PATH, and nbds://
+// and nbds+unix:// over TLS; end_nbd_linux.go): Prepare connects and
+// refuses a URI it cannot serve (vsock, TLS without X.509), a server it
+// cannot reach or whose TLS certificate it cannot verify, a read-only DST
+// export, a DST export without FLUSH (unless NoSync) or smaller than the
+// range, the same export at both ends, and offsets or a block size that
+// are not multiples of the server's minimum block size. The checks of
+// local files apply to local ends only. An NBD DST is never truncated,
+// its zero runs become WRITE_ZEROES (skipped with TargetIsZero), and only
+// a successful FLUSH makes it synced. Verify reads an export DST back from
+// its server; Resume works into an export (StatePath given; the state
+// names it by URI and size), not from one; Compare and Checksum read
+// exports too. Prepare's connections are the copy's: Run closes them, and
+// Plan.Close does for a plan that is not run.
 package copier

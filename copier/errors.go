@@ -1,11 +1,7 @@
 package copier
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"strings"
-	"syscall"
 )
 
 // RefusedError is a copy refused before anything was written: bad input,
@@ -21,6 +17,11 @@ type RefusedError struct {
 	Field  string // the Options field at fault ("SrcOffset", "Dst"), or ""
 	Reason string // what is wrong, naming fields as Options.Name
 	Err    error  // the errno (or error) behind it, if any
+	// Length is the range's length when Prepare had measured it before
+	// refusing, else 0; Needed, for KindTooSmall, the bytes DST must
+	// hold (the copy's end in DST).
+	Length int64
+	Needed int64
 }
 
 func (e *RefusedError) Error() string {
@@ -70,8 +71,10 @@ const (
 	KindTooSmall Kind = "too_small"
 	// KindNoRoom: DST's filesystem clearly lacks the free space.
 	KindNoRoom Kind = "no_room"
-	// KindImageFormat: SRC is a disk image container (qcow2, vmdk...),
-	// not raw disk bytes (Options.SrcFormat "raw" copies it as it is).
+	// KindImageFormat: SRC is a disk image container ringcp does not
+	// read (vmdk...), or a qcow2 image it cannot read as its guest sees
+	// it (encrypted, dirty, damaged, a backing file not followed), not
+	// raw disk bytes (Options.SrcFormat "raw" copies it as it is).
 	KindImageFormat Kind = "image_format"
 	// KindChanged: SRC or DST changed between Prepare and Run (renamed or
 	// replaced).
@@ -90,43 +93,8 @@ func refuse(kind Kind, path, reason string) *RefusedError {
 	return &RefusedError{Kind: kind, Path: path, Reason: reason}
 }
 
-// refuseErr is a refusal caused by err, whose errno (or message) follows
-// the reason: "cannot stat: input/output error (EIO)".
-func refuseErr(kind Kind, path, reason string, err error) *RefusedError {
-	return &RefusedError{Kind: kind, Path: path, Reason: reason + ": " + cause(err), Err: err}
-}
-
-// acquireKind sorts what stopped Run from acquiring what a copy needs:
-// mostly something that ran out (descriptors, memory, the ring).
-func acquireKind(err error) Kind {
-	switch {
-	case errors.Is(err, os.ErrPermission), errors.Is(err, syscall.EROFS):
-		return KindPermission
-	case errors.Is(err, os.ErrNotExist):
-		return KindChanged // Prepare found it: it went away since
-	}
-	return KindResources
-}
-
 // on names the Options field at fault.
 func (e *RefusedError) on(field string) *RefusedError {
 	e.Field = field
 	return e
-}
-
-// cause says what err is without repeating the path it names (the
-// refusal names it already): a bare errno, with its symbolic name.
-func cause(err error) string {
-	switch e := err.(type) {
-	case *os.PathError:
-		err = e.Err
-	case *os.SyscallError:
-		err = e.Err
-	}
-	if errno, ok := err.(syscall.Errno); ok {
-		if name := errnoName(errno); name != "" {
-			return fmt.Sprintf("%v (%s)", errno, name)
-		}
-	}
-	return strings.TrimSpace(err.Error())
 }

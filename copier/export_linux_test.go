@@ -86,22 +86,27 @@ func TestPlanClose(t *testing.T) {
 	}
 }
 
+// TestExportReport: a copy to an export reports the engine by the
+// export's transport, on the pool (which serves every kind of end) chosen
+// by auto, by name, or by the name NBD copies ran under ("nbd").
 func TestExportReport(t *testing.T) {
 	nbdtest.Need(t, "nbdkit")
 	src := filepath.Join(t.TempDir(), "src")
 	data := randomBytes(3<<20+5, 3)
 	writeFile(t, src, data)
-	dst := nbdtest.Nbdkit(t, nbdtest.TCP, "memory", "4M").URI
-	rep, err := copier.Copy(context.Background(), copier.Options{Src: src, Dst: dst, NBD: copier.NBDOptions{Connections: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Engine != "nbd" || rep.DirectDst || !rep.Synced || rep.DstState != copier.DstComplete || rep.Bytes != 3<<20+5 ||
-		!strings.Contains(rep.Caps.Detail, dst+" over 2 connection(s)") {
-		t.Fatalf("report %+v: want engine nbd, DST not direct, synced, complete, all bytes, 2 connections", rep)
-	}
-	if got := readExport(t, dst)[:len(data)]; !bytes.Equal(got, data) {
-		t.Fatal("the export differs from SRC")
+	for _, eng := range []copier.EngineChoice{copier.EngineAuto, copier.EnginePool, "nbd"} {
+		dst := nbdtest.Nbdkit(t, nbdtest.TCP, "memory", "4M").URI
+		rep, err := copier.Copy(context.Background(), copier.Options{Src: src, Dst: dst, Engine: eng, NBD: copier.NBDOptions{Connections: 2}})
+		if err != nil {
+			t.Fatalf("engine %s: %v", eng, err)
+		}
+		if rep.Engine != "nbd" || rep.DirectDst || !rep.Synced || rep.DstState != copier.DstComplete || rep.Bytes != 3<<20+5 ||
+			!strings.Contains(rep.EngineDetail, dst+" over 2 connection(s)") {
+			t.Fatalf("engine %s: report %+v: want engine nbd, DST not direct, synced, complete, all bytes, 2 connections", eng, rep)
+		}
+		if got := readExport(t, dst)[:len(data)]; !bytes.Equal(got, data) {
+			t.Fatalf("engine %s: the export differs from SRC", eng)
+		}
 	}
 }
 
@@ -120,4 +125,47 @@ func readExport(t *testing.T, uri string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestCompareExports: Compare and Checksum read NBD ends as they read
+// files (through the registry of kinds, as a copy does): an export
+// serving a file compares equal with it, reports the first byte that
+// differs from another, and checksums as the file does; an offset that is
+// not a multiple of the server's minimum block size is refused.
+func TestCompareExports(t *testing.T) {
+	nbdtest.Need(t, "nbdkit")
+	dir := t.TempDir()
+	img, other := filepath.Join(dir, "img"), filepath.Join(dir, "other")
+	data := randomBytes(5<<20+4096, 9)
+	writeFile(t, img, data)
+	changed := bytes.Clone(data)
+	changed[4<<20+3] ^= 0x40
+	writeFile(t, other, changed)
+	uri := nbdtest.Nbdkit(t, nbdtest.Unix, "-r", "file", img).URI
+	ctx := context.Background()
+	if _, err := copier.Compare(ctx, copier.ReadOptions{Src: img, Dst: uri}); err != nil {
+		t.Fatalf("compare a file with its export: %v", err)
+	}
+	_, err := copier.Compare(ctx, copier.ReadOptions{Src: uri, Dst: other})
+	var mm *copier.MismatchError
+	if !errors.As(err, &mm) || mm.Offset != 4<<20+3 {
+		t.Fatalf("compare the export with a changed copy: %v; want a mismatch at %d", err, 4<<20+3)
+	}
+	sum := func(src string) string {
+		t.Helper()
+		rep, err := copier.Checksum(ctx, copier.ReadOptions{Src: src, Sum: copier.NewTestSum})
+		if err != nil {
+			t.Fatalf("checksum %s: %v", src, err)
+		}
+		return rep.Checksum.Checksum
+	}
+	if a, b := sum(img), sum(uri); a != b {
+		t.Fatalf("checksum of the file %s, of its export %s", a, b)
+	}
+	strict := nbdtest.Nbdkit(t, nbdtest.Unix, "--filter=blocksize-policy", "-r", "file", img, "blocksize-minimum=4096", "blocksize-error-policy=error").URI
+	_, err = copier.Compare(ctx, copier.ReadOptions{Src: img, Dst: strict, DstOffset: 512, SrcOffset: 512})
+	var refused *copier.RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "minimum block size 4096") {
+		t.Fatalf("compare at an offset the export does not take: %v; want a refusal", err)
+	}
 }

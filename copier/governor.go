@@ -3,25 +3,42 @@ package copier
 import (
 	"math"
 	"sync"
+	"time"
 
 	"github.com/ringcp/ringcp/engine"
 	"golang.org/x/time/rate"
 )
 
 // governor holds what may change while a copy runs, and applies it to the
-// engine's rate limiter and to its budget's depth: the caller's rate cap
-// (Options.MaxRate, Plan.SetMaxRate) and the cut of the yield controller
-// (yield.go). The tighter of the two wins; the depth follows the rate, so
-// that no more than 50 ms of it is in flight (share.go).
+// engine's rate limiter and to its budget's window (the slots out, the
+// size of a request): the caller's rate cap (Options.MaxRate,
+// Plan.SetMaxRate), the cut of the yield controller (yield.go), and the
+// latency the engine measures. The tighter of cap and cut wins; requests
+// are cut to 1/40 s of the rate, and the depth follows the rate and the
+// latency, so that the cap holds wherever the device can give it
+// (share.go). It is its budget's engine.Controller: the one author of
+// what the copy keeps in flight.
 type governor struct {
 	mu     sync.Mutex
 	lim    *rate.Limiter
 	budget *engine.Budget // nil until Run has the buffers
-	block  int
-	depth  int     // the plan's depth: how many buffers there are
-	cap    int64   // the caller's cap in bytes per second; 0 for none
-	yRate  float64 // the yield controller's rate; 0 when it cuts nothing
-	yDepth int     // the yield controller's depth; 0 when it cuts nothing
+	block  int            // the plan's block size
+	unit   int            // the least a request moves: the burst never goes below it
+	keep   bool           // the caller gave the block size: requests are not cut to the rate
+	depth  int            // how many buffers the budget has
+	cap    int64          // the caller's cap in bytes per second; 0 for none
+	yRate  float64        // the yield controller's rate; 0 when it cuts nothing
+	yDepth int            // the yield controller's depth; 0 when it cuts nothing
+	// perByte is how long a slot is held per byte it moves (the engine's
+	// Sample: Busy/Bytes), the highest seen lately: it rises at once with
+	// the latency and decays slowly. 0 until measured.
+	perByte float64
+	// applied is the rate and burst last set, to wake the copies only
+	// when they changed.
+	applied struct {
+		limit rate.Limit
+		burst int
+	}
 	// shared, on a job of a batch, is the batch's governor: the budget is
 	// the batch's, so the job's depth cut goes there; its rate cut stays
 	// on the job's own limiter.
@@ -29,19 +46,49 @@ type governor struct {
 	// jobCuts, on a batch's governor, are the depth cuts of the jobs that
 	// yield; the shared depth follows the deepest cut.
 	jobCuts map[*governor]int
+	// adapt: nobody gave the queue depth, so the good neighbour
+	// (neighbour.go) sizes the bytes in flight; nb is it once a budget
+	// is attached, nbWindow its last window, signals what the watcher
+	// said of others.
+	adapt    bool
+	nb       *engine.Neighbour
+	nbFirst  *engine.Neighbour // the copy's, for the report (a read pass may have its own)
+	nbWindow engine.Window
+	signals  engine.Signals
 }
 
-func newGovernor(capBPS int64, block, depth int) *governor {
-	g := &governor{lim: rate.NewLimiter(rate.Inf, block), block: block, depth: depth, cap: capBPS}
+// newGovernor governs a copy (or a batch) of blocks of block bytes,
+// aligned to unit, over depth buffers. keep: the caller chose the block
+// size, and requests are not cut to the rate (a note says so when the
+// block is over the fit). adapt: the caller did not choose the depth,
+// and the good neighbour sizes the bytes in flight.
+func newGovernor(capBPS int64, block, unit, depth int, keep, adapt bool) *governor {
+	g := &governor{lim: rate.NewLimiter(rate.Inf, block), block: block, unit: max(unit, 1), depth: depth, cap: capBPS, keep: keep, adapt: adapt}
+	g.applied.limit, g.applied.burst = rate.Inf, block
 	g.apply()
 	return g
 }
 
-// attach gives the governor the budget the copy's slots come from.
+// attach gives the governor the budget the copy's slots come from, and
+// makes it that budget's controller. A read pass after the copy attaches
+// its own.
 func (g *governor) attach(b *engine.Budget) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.budget = b
+	g.budget, g.depth = b, len(b.Buffers())
+	g.attachNeighbour()
+	b.SetController(g)
+	g.apply()
+}
+
+// Observe takes what the engine measured (engine.Controller).
+func (g *governor) Observe(s engine.Sample) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s.Bytes > 0 {
+		g.perByte = max(s.Busy.Seconds()/float64(s.Bytes), g.perByte*perByteDecay)
+	}
+	g.observeNeighbour(s)
 	g.apply()
 }
 
@@ -114,33 +161,89 @@ func (g *governor) effectiveRate() float64 {
 	return r
 }
 
-// apply sets the limiter and the budget. Called with mu held.
+// apply sets the limiter and the budget's window, and wakes the copies
+// when the rate changed. Called with mu held.
 func (g *governor) apply() {
 	r := g.effectiveRate()
-	if math.IsInf(r, 1) {
-		g.lim.SetLimit(rate.Inf)
-	} else {
-		g.lim.SetLimit(rate.Limit(r))
+	limit, burst, request := rate.Inf, g.block, 0
+	if !math.IsInf(r, 1) {
+		limit = rate.Limit(r)
+		if !g.keep {
+			// At least one unit (a sector): a buffered copy could
+			// otherwise move a byte per request under a tiny cap.
+			request = max(g.unit, int(min(r/capSteps, float64(g.block))))
+			burst = max(request, g.unit) // no more passes at once after a pause
+		}
 	}
+	changed := g.setLimiter(limit, burst)
 	if g.budget == nil {
 		return
 	}
 	depth := g.depth
 	if !math.IsInf(r, 1) {
-		depth = min(depth, max(1, int(r/capInFlight/float64(g.block))))
+		depth = min(depth, g.capDepth(r, request))
 	}
 	if g.yDepth > 0 {
 		depth = min(depth, g.yDepth)
 	}
-	g.budget.SetDepth(depth)
+	depth, request = g.neighbourCut(depth, request)
+	g.budget.SetWindow(engine.Window{Depth: depth, Request: request})
+	if changed {
+		g.budget.Wake() // a copy waiting for the old rate looks again now
+	}
+}
+
+// setLimiter gives the limiter a new limit and burst, when they changed,
+// and says whether they did. x/time/rate counts the tokens gathered
+// since its last change at the limit it had: at rate.Inf, over no time
+// at all, that is 0*Inf, NaN, after which the limiter never limits again.
+// So the burst only changes while the limit is finite: after a finite
+// limit is set (the tokens gathered without a cap are then cut to the
+// new burst at the next request), before rate.Inf is. Called with mu
+// held.
+func (g *governor) setLimiter(limit rate.Limit, burst int) bool {
+	if limit == g.applied.limit && burst == g.applied.burst {
+		return false
+	}
+	now := time.Now()
+	if limit == rate.Inf {
+		if g.applied.limit != rate.Inf {
+			g.lim.SetBurstAt(now, burst)
+		}
+		g.lim.SetLimitAt(now, limit)
+	} else {
+		g.lim.SetLimitAt(now, limit)
+		g.lim.SetBurstAt(now, burst)
+	}
+	g.applied.limit, g.applied.burst = limit, burst
+	return true
+}
+
+// capDepth is how many slots keep up with rate r in requests of request
+// bytes (0: a block): the slots the measured latency needs, with
+// headroom, and one waiting for the cap. Before anything was measured, 50
+// ms of the cap.
+func (g *governor) capDepth(r float64, request int) int {
+	if g.perByte == 0 {
+		size := float64(g.block)
+		if request > 0 {
+			size = float64(request)
+		}
+		return max(1, int(r/capInFlight/size))
+	}
+	return 1 + int(math.Ceil(min(capHeadroom*r*g.perByte, float64(g.depth))))
 }
 
 // SetMaxRate changes the rate cap, in bytes of the range per second (0
 // removes it), before or while Run runs; it is safe to call from any
-// goroutine. It takes effect at the next request: requests already in
-// flight finish. The block size and buffers were fitted to the cap that
-// Prepare saw; a cap set much lower than that may let a block through at
-// once, never more.
+// goroutine. It takes effect at once: a request waiting for the old cap
+// waits for the new one instead, requests are cut to 1/40 s of the new
+// cap (unless Options.BlockSize was given) and the depth follows it;
+// requests already in flight finish. A read pass after the copy
+// (Options.Verify, a resumed Options.Checksum) runs under the cap too.
+// Requests never grow past the block size Prepare fitted to the first
+// cap: a copy started under a tiny cap that is lifted later goes on in
+// small blocks.
 func (p *Plan) SetMaxRate(bytesPerSecond int64) { p.gov.setCap(bytesPerSecond) }
 
 // MaxRate is the rate cap now, in bytes per second; 0 for none.
@@ -150,6 +253,9 @@ func (p *Plan) MaxRate() int64 { return p.gov.capNow() }
 // the block size is final (chooseTrust may round it up after fitShare):
 // the limiter's burst is one block.
 func (p *Plan) startGovernor() error {
-	p.gov = newGovernor(p.opts.MaxRate, p.BlockSize, p.QueueDepth)
+	p.gov = newGovernor(p.opts.MaxRate, p.BlockSize, p.unit(), p.QueueDepth, p.opts.BlockSize > 0, p.opts.QueueDepth == 0)
+	if p.gov.adapt && p.QueueDepth > 1 {
+		p.note("good neighbour: the bytes in flight follow the latency measured, from all %d slots down (a given queue depth stays)", p.QueueDepth)
+	}
 	return nil
 }

@@ -3,49 +3,102 @@ package copier
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/ringcp/ringcp/engine"
 	"golang.org/x/time/rate"
 )
 
 // TestGovernor: the limiter follows the tighter of the caller's cap and
-// the yield cut, and the budget's depth follows the rate (50 ms of it in
-// flight at most) and the cut, never past the buffers there are.
+// the yield cut; under a rate, requests are cut to 1/40 s of it and the
+// burst with them; the budget's depth follows the rate (50 ms of it in
+// flight before anything is measured) and the cut, never past the
+// buffers there are.
 func TestGovernor(t *testing.T) {
-	const block = 64 << 10
-	g := newGovernor(0, block, 8)
+	const block, unit = 64 << 10, 4096
+	g := newGovernor(0, block, unit, 8, false, false)
 	b := engine.NewBudget(make([][]byte, 8))
 	g.attach(b)
-	check := func(step string, wantRate float64, wantDepth int) {
+	check := func(step string, wantRate float64, wantDepth, wantRequest int) {
 		t.Helper()
 		if got := float64(g.lim.Limit()); got != wantRate && !(math.IsInf(wantRate, 1) && g.lim.Limit() == rate.Inf) {
 			t.Errorf("%s: limit %v, want %v", step, got, wantRate)
 		}
-		if b.Depth() != wantDepth {
-			t.Errorf("%s: depth %d, want %d", step, b.Depth(), wantDepth)
+		w := b.Window()
+		if w.Depth != wantDepth || w.Request != wantRequest {
+			t.Errorf("%s: window %+v, want depth %d, request %d", step, w, wantDepth, wantRequest)
 		}
-		if g.lim.Burst() != block {
-			t.Errorf("%s: burst %d, want one block", step, g.lim.Burst())
+		wantBurst := block
+		if wantRequest > 0 {
+			wantBurst = max(wantRequest, unit)
+		}
+		if g.lim.Burst() != wantBurst {
+			t.Errorf("%s: burst %d, want %d", step, g.lim.Burst(), wantBurst)
 		}
 	}
-	check("no cap", math.Inf(1), 8)
+	check("no cap", math.Inf(1), 8, 0)
 	g.setCap(3 << 20)
-	check("cap 3 MiB/s", 3<<20, 2)
+	check("cap 3 MiB/s", 3<<20, 2, block)
 	g.setYield(1<<20, 0)
-	check("cut to 1 MiB/s", 1<<20, 1)
+	check("cut to 1 MiB/s", 1<<20, 2, (1<<20)/40)
 	g.setYield(1<<30, 2)
-	check("cut above the cap", 3<<20, 2)
+	check("cut above the cap", 3<<20, 2, block)
 	g.setCap(0)
-	check("no cap, cut", 1<<30, 2)
+	check("no cap, cut", 1<<30, 2, block)
 	g.setYield(0, 0)
-	check("nothing", math.Inf(1), 8)
+	check("nothing", math.Inf(1), 8, 0)
 	g.setCap(-5)
-	check("negative cap", math.Inf(1), 8)
+	check("negative cap", math.Inf(1), 8, 0)
 	if g.capNow() != 0 {
 		t.Errorf("cap %d after a negative one", g.capNow())
 	}
 	g.setCap(100 << 30)
-	check("huge cap", 100<<30, 8)
+	check("huge cap", 100<<30, 8, block)
+	g.setCap(1)
+	check("1 byte per second", 1, 1, unit) // a request and the burst are one unit
+}
+
+// TestGovernorLatency: the depth under a cap follows the latency the
+// engine measures, so the cap holds when the latency rises: 50 MiB/s in
+// 1.25 MiB requests needs 2 slots at 10 ms a request, 7 or more at 65
+// ms; a spike is met at once and forgotten slowly; never past the
+// buffers.
+func TestGovernorLatency(t *testing.T) {
+	const block, capBPS = 1280 << 10, 50 << 20
+	g := newGovernor(capBPS, block, 4096, 16, false, false)
+	b := engine.NewBudget(make([][]byte, 16))
+	g.attach(b)
+	if d := b.Depth(); d != 2 {
+		t.Fatalf("before any sample: depth %d, want 2 (50 ms of the cap)", d)
+	}
+	// A chunk's read and write, each lat long: the slot is held 2*lat per
+	// block moved.
+	observe := func(lat time.Duration) int {
+		g.Observe(engine.Sample{Elapsed: engine.SampleEvery, Requests: 20, Latency: lat, Least: lat,
+			Bytes: 10 * block, Busy: 20 * lat})
+		return b.Depth()
+	}
+	fast := observe(5 * time.Millisecond)
+	if fast < 2 || fast > 3 {
+		t.Errorf("5 ms requests: depth %d, want 2 or 3", fast)
+	}
+	spike := observe(65 * time.Millisecond)
+	if need := int(math.Ceil(capBPS * 0.130 / block)); spike < need+1 {
+		t.Errorf("65 ms requests: depth %d; %d slots busy are needed to keep 50 MiB/s, and one waiting", spike, need)
+	}
+	after := observe(5 * time.Millisecond)
+	if after < spike-1 || after > spike {
+		t.Errorf("one fast sample after the spike: depth %d, want it to fall slowly from %d", after, spike)
+	}
+	for range 60 {
+		after = observe(5 * time.Millisecond)
+	}
+	if after != fast {
+		t.Errorf("a while after the spike: depth %d, want %d again", after, fast)
+	}
+	if d := observe(10 * time.Second); d != 16 {
+		t.Errorf("10 s requests: depth %d, want all 16 buffers", d)
+	}
 }
 
 // TestBatchGovernorYield: in a batch, each job's yield depth cut goes to
@@ -54,10 +107,10 @@ func TestGovernor(t *testing.T) {
 // cut stays on its own limiter.
 func TestBatchGovernorYield(t *testing.T) {
 	const block = 64 << 10
-	batch := newGovernor(0, block, 8)
+	batch := newGovernor(0, block, 4096, 8, false, false)
 	b := engine.NewBudget(make([][]byte, 8))
 	batch.attach(b)
-	j1, j2 := newGovernor(0, block, 8), newGovernor(0, block, 8)
+	j1, j2 := newGovernor(0, block, 4096, 8, false, false), newGovernor(0, block, 4096, 8, false, false)
 	j1.shareWith(batch)
 	j2.shareWith(batch)
 	for _, step := range []struct {

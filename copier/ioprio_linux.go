@@ -20,7 +20,7 @@ func (p *Plan) chooseIOPrio() error {
 		if errors.Is(err, syscall.EPERM) {
 			kind, why = KindPermission, "the real-time class needs CAP_SYS_ADMIN or CAP_SYS_NICE"
 		}
-		return refuseErr(kind, "IOPrio", "--ioprio "+p.opts.IOPrio+": "+why, err)
+		return refuseErr(kind, "IOPrio", "Options.IOPrio "+p.opts.IOPrio+": "+why, err)
 	}
 	p.IOPrio = prio.String()
 	p.note("I/O priority %s on every read and write (%s)", p.IOPrio, ioprioEffect(prio))

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -44,7 +45,9 @@ var kindCases = []kindCase{
 	{"negative offset", plain(copier.Options{SrcOffset: -1}), copier.KindBadInput, "SrcOffset", 0},
 	{"unknown engine", plain(copier.Options{Engine: "spdk"}), copier.KindBadInput, "Engine", 0},
 	{"queue depth", plain(copier.Options{QueueDepth: 1 << 20}), copier.KindBadInput, "QueueDepth", 0},
-	{"stream", plain(copier.Options{Src: "-"}), copier.KindBadInput, "Src", 0},
+	{"stream as DST", plain(copier.Options{Dst: "-"}), copier.KindNotSupported, "Dst", 0},
+	{"stream of unknown size into a kept DST", plain(copier.Options{Src: "-", DstSize: copier.SizeKeep,
+		Stream: copier.StreamOptions{Stdin: strings.NewReader("data")}}), copier.KindBadInput, "SrcSize", 0},
 	{"offset past end", plain(copier.Options{SrcOffset: 1 << 20}), copier.KindBadInput, "SrcOffset", 0},
 	{"range past end", plain(copier.Options{Length: 1 << 20, LengthSet: true}), copier.KindBadInput, "Length", 0},
 	{"missing SRC", plain(copier.Options{Src: "/nonexistent/ringcp-src"}), copier.KindNotFound, "Src", syscall.ENOENT},

@@ -319,7 +319,7 @@ func TestTwoPlansOneDst(t *testing.T) {
 				t.Fatal(err)
 			}
 			var rep Report
-			a, err := first.acquire(&rep, nil)
+			a, err := first.acquire(context.Background(), &rep, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -396,7 +396,7 @@ func TestLockBlockDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rep Report
-	a, err := p.acquire(&rep, nil)
+	a, err := p.acquire(context.Background(), &rep, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

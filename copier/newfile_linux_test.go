@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ringcp/ringcp/copier"
-	"github.com/ringcp/ringcp/internal/buildtest"
+	"github.com/ringcp/ringcp/internal/cmdtest"
 	"github.com/ringcp/ringcp/internal/faultfs"
 	"golang.org/x/sys/unix"
 )
@@ -212,7 +212,7 @@ func TestPreparedDstBecomesFIFO(t *testing.T) {
 
 // ringcpBinary is the ringcp command, for the tests that need a process
 // of their own (kill -9, a mount namespace).
-func ringcpBinary(t *testing.T) string { return buildtest.Binary(t) }
+func ringcpBinary(t *testing.T) string { return cmdtest.Binary(t) }
 
 func hasNote(notes []string, part string) bool {
 	for _, n := range notes {

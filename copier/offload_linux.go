@@ -30,6 +30,20 @@ const (
 // the server copy. On ext4 and the like copy_file_range copies through the
 // page cache, slower and costlier than the engine, so auto leaves it.
 func (p *Plan) chooseOffload() error {
+	err := p.chooseOffloadMode()
+	if err != nil || p.offloadMode == OffloadNever || !p.opts.needsData() {
+		return err
+	}
+	if p.opts.Offload != OffloadAuto {
+		return refuse(KindBadInput, "", fmt.Sprintf("offload %s: the data would not pass through ringcp, which verification, checksums and resuming need", p.opts.Offload))
+	}
+	p.offloadMode = OffloadNever
+	p.note("offload off: verification, checksums and resuming need the data to pass through ringcp")
+	return nil
+}
+
+// chooseOffloadMode is what the ends' filesystems allow.
+func (p *Plan) chooseOffloadMode() error {
 	o := &p.opts
 	p.offloadMode = OffloadNever
 	if o.Offload == OffloadNever || p.Length == 0 {
@@ -38,9 +52,12 @@ func (p *Plan) chooseOffload() error {
 		return nil
 	}
 	forced := o.Offload != OffloadAuto
-	if p.src.fixedSize() || p.dst.fixedSize() {
+	for _, ep := range []*endpoint{p.src, p.dst} {
+		if ep.offloads {
+			continue
+		}
 		if forced {
-			return refuse(KindNotSupported, "", fmt.Sprintf("Options.Offload %s: block devices and NBD exports have no copy offload", o.Offload)).on("Offload")
+			return refuse(KindNotSupported, "", fmt.Sprintf("Options.Offload %s: %s %s (%s) has no copy offload: only files have one", o.Offload, ep.role.tag(), ep.path, ep.what)).on("Offload")
 		}
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
+	"github.com/ringcp/ringcp/extents"
 )
 
 // EngineChoice selects the backend.
@@ -83,9 +84,18 @@ const (
 	SizeKeep SizePolicy = "keep"
 )
 
-// SrcFormatRaw in Options.SrcFormat says SRC's bytes are what to copy even
-// when they start like a disk image container.
-const SrcFormatRaw = "raw"
+// Image formats of Options.SrcFormat and Options.DstFormat. SrcFormat
+// may also name a compression (xz, gzip, zstd, bzip2) that SRC must be.
+const (
+	FormatAuto  = "auto"
+	FormatRaw   = "raw"
+	FormatQcow2 = "qcow2"
+	// SrcFormatRaw in Options.SrcFormat says SRC's bytes are what to copy
+	// even when they start like a disk image container or a compressed
+	// stream; in Options.DstFormat, that raw bytes may overwrite a DST
+	// that is an image.
+	SrcFormatRaw = FormatRaw
+)
 
 // DefaultZeroBlock is the zero detection granularity: a filesystem block.
 const DefaultZeroBlock = 4096
@@ -115,13 +125,24 @@ type Options struct {
 	// file on devtmpfs, and tries a copy its filesystem seems to lack room
 	// for. It never allows writing over a mounted file system or swap.
 	Force bool
-	// SrcFormat "raw" (SrcFormatRaw) copies SRC's bytes even when they are
-	// a disk image container (qcow2, vmdk...); "" refuses such a SRC.
+	// SrcFormat is what SRC's bytes are: FormatAuto ("") reads a qcow2
+	// image's guest bytes and refuses other containers (vmdk...),
+	// FormatRaw copies the bytes as they are, FormatQcow2 refuses
+	// anything but a qcow2 image. A qcow2 SRC's offsets and length are
+	// of its guest's bytes.
 	SrcFormat string
+	// DstFormat is what DST is made as: "" or FormatRaw writes the bytes
+	// as they are (FormatRaw given also lets them overwrite an existing
+	// DST that is a disk image, refused otherwise), FormatQcow2 creates
+	// a new qcow2 image (Qcow2 says how) whose guest reads them.
+	DstFormat string
+	// Qcow2 is how a qcow2 DST is made.
+	Qcow2 Qcow2Options
 	// MaxRate, when positive, caps the bytes of the range moved per
 	// second (read, then written once; holes that are never read and
-	// fallocate zeroing do not count). Plan.SetMaxRate changes it while
-	// the copy runs. See share.go.
+	// fallocate zeroing do not count); the read passes after the copy
+	// (Verify's read-back, a resumed Checksum's read of SRC) run under it
+	// too. Plan.SetMaxRate changes it while the copy runs. See share.go.
 	MaxRate int64
 	// IOPrio is the I/O priority of the copy's reads and writes: "idle",
 	// "be", "be:0".."be:7", "rt", "rt:0".."rt:7" (engine.ParseIOPrio);
@@ -140,8 +161,8 @@ type Options struct {
 	// Checksum, when not nil, makes a block checksum of SRC's range from
 	// the data the copy reads (Report.Checksum): it is called once with
 	// the range's length, and what it returns is given every 4 MiB block
-	// of the range (BlockSum). For the oVirt imageio checksum, wrap
-	// blkhash.NewHasher (as the ringcp command does for --checksum).
+	// of the range (BlockSum). For the oVirt imageio checksum, give
+	// ImageioChecksum (as the ringcp command does for --checksum).
 	Checksum func(length int64) BlockSum
 	// Resume keeps a state file of the part of the copy known durable,
 	// and continues from it when one is there (resume_linux.go).
@@ -160,8 +181,57 @@ type Options struct {
 	// call, never the copy.
 	OnProgress       func(Status)
 	ProgressInterval time.Duration
-	// NBD tunes the ends that are NBD URIs (export_linux.go).
+	// NBD tunes the ends that are NBD URIs (end_nbd_options.go).
 	NBD NBDOptions
+	// Web tunes the SRCs that are http(s):// URLs and s3:// objects;
+	// Stream the ones read in order ("-", a pipe, compressed data).
+	Web    WebOptions
+	Stream StreamOptions
+	// ExpectChecksum, "ALGO:HEX" (sha256, sha512, md5), is the digest of
+	// SRC's bytes as published (before decompression): a copy whose SRC
+	// read otherwise fails with an error matching
+	// *expectsum.MismatchError, and a new DST is discarded.
+	ExpectChecksum string
+	// SrcSize, when positive, announces SRC's size where SRC does not say
+	// it before its end (a stream, gzip data): the copy is then a range
+	// like any other, and fails if SRC ends elsewhere. A SRC that says
+	// its size must say this one.
+	SrcSize int64
+	// Only what changed (changed.go, changed_linux.go): Extents and
+	// DirtyBitmap copy only some ranges of SRC (at the same offsets in
+	// DST, whose other bytes are kept); Sync copies only the granules
+	// where DST differs from SRC.
+	//
+	// Extents, with ExtentsSet, are the only ranges copied: offsets in
+	// SRC and, the same, in DST (extents.Parse's entries, so that a
+	// range past an end is refused by its line). Overlapping and
+	// unsorted ranges merge; an empty list copies nothing. DST must
+	// exist. Ranges are widened to whole O_DIRECT units of both ends
+	// (512 or 4096 bytes) where they are not aligned: those few bytes
+	// around a range are copied from SRC too.
+	Extents    []extents.Entry
+	ExtentsSet bool
+	// DirtyBitmap, on an NBD SRC, copies only the extents its dirty
+	// bitmap marks dirty (the qemu:dirty-bitmap:NAME meta context, as
+	// qemu-nbd -B NAME and qemu-storage-daemon offer it); within Extents
+	// when both are set. A server that does not offer it is a refusal
+	// that names it.
+	DirtyBitmap string
+	// Sync makes DST equal to SRC by writing only the granules that
+	// differ: both ends are read through the engine (SRC and DST of each
+	// chunk into one slot), compared per SyncGranule, and only differing
+	// granules written; granules that are zeros in SRC are made zero in
+	// DST as a copy makes zero runs (punched where DST can). A regular
+	// file DST gets SRC's size; a device DST keeps its own and must hold
+	// SRC. A DST that does not exist yet is simply copied. The copy is
+	// in place: a sync that fails or is stopped leaves DST a mix of old
+	// and new granules (Report.DstState DstPartial), never complete: run
+	// it again.
+	Sync bool
+	// SyncGranule is the unit compared and written (DefaultSyncGranule
+	// when 0): a power of two from 4 KiB to 64 KiB, so a changed 4 KiB
+	// costs at most one granule; raised to the ends' O_DIRECT unit.
+	SyncGranule int
 }
 
 // Limits on what a user may ask for.
@@ -188,6 +258,9 @@ func (o *Options) normalize() error {
 	if o.ZeroBlock == 0 {
 		o.ZeroBlock = DefaultZeroBlock
 	}
+	if o.SrcFormat == "" {
+		o.SrcFormat = FormatAuto
+	}
 	if o.Progress == nil {
 		o.Progress = &engine.Progress{}
 	}
@@ -205,11 +278,11 @@ func (o *Options) checkValues() error {
 		return bad("Src", "SRC and DST must both be given")
 	case o.Dst == "":
 		return bad("Dst", "SRC and DST must both be given")
-	case o.Src == "-" || o.Dst == "-":
-		return bad(map[bool]string{true: "Src", false: "Dst"}[o.Src == "-"],
+	case !hasKind(o.Src) || !hasKind(o.Dst):
+		return bad(map[bool]string{true: "Src", false: "Dst"}[!hasKind(o.Src)],
 			"streams are not supported: SRC and DST are files or block devices (use ./- for a file named -)")
-	case o.SrcFormat != "" && o.SrcFormat != SrcFormatRaw:
-		return bad("SrcFormat", fmt.Sprintf("unknown source format %q: ringcp copies raw bytes (Options.SrcFormat raw copies an image file as it is; convert others with qemu-img convert -O raw)", o.SrcFormat))
+	case o.DstFormat != "" && o.DstFormat != FormatRaw && o.DstFormat != FormatQcow2:
+		return bad("DstFormat", fmt.Sprintf("unknown destination format %q: ringcp writes raw and qcow2 (Options.DstFormat raw writes raw bytes over an existing image file; convert to others with qemu-img convert -O FORMAT)", o.DstFormat))
 	case o.ZeroBlock < 0 || o.ZeroBlock > MaxBlockSize || o.ZeroBlock&(o.ZeroBlock-1) != 0:
 		return bad("ZeroBlock", fmt.Sprintf("Options.ZeroBlock %d: must be a power of two up to 1 GiB", o.ZeroBlock))
 	case o.SrcOffset < 0:
@@ -228,9 +301,18 @@ func (o *Options) checkValues() error {
 		return bad("NBD.Timeout", fmt.Sprintf("Options.NBD.Timeout %v: must not be negative", o.NBD.Timeout))
 	case o.MaxRate < 0:
 		return bad("MaxRate", fmt.Sprintf("Options.MaxRate %d: must not be negative", o.MaxRate))
+	case o.SyncEvery < 0:
+		return bad("SyncEvery", fmt.Sprintf("Options.SyncEvery %v: must not be negative", o.SyncEvery))
+	case !o.Resume && o.StatePath != "":
+		return bad("StatePath", "Options.StatePath is for Options.Resume: give it too")
+	case !o.Resume && o.SyncEvery != 0:
+		return bad("SyncEvery", "Options.SyncEvery is for Options.Resume: give it too")
 	}
 	if _, err := engine.ParseIOPrio(o.IOPrio); err != nil {
-		return bad("IOPrio", err.Error())
+		return bad("IOPrio", "Options.IOPrio: "+err.Error())
 	}
-	return nil
+	if err := o.checkWeb(); err != nil {
+		return err
+	}
+	return o.checkQcow2()
 }

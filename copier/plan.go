@@ -1,6 +1,7 @@
 package copier
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/ringcp/ringcp/align"
@@ -11,17 +12,19 @@ import (
 // Plan is a checked copy, ready to Run. Its fields say what was decided and
 // why, for `ringcp -v` and for callers that log.
 type Plan struct {
-	opts       Options
-	src, dst   endpoint
+	opts     Options
+	src, dst *endpoint
+	// readOnly: a plan of Compare or Checksum, whose ends are both read.
+	readOnly   bool
 	Length     int64 // bytes to copy
 	BlockSize  int
 	QueueDepth int
-	// roomShort is the refusal for too little room, kept for Run when a
+	// spaceShort is the refusal for too little room, kept for Run when a
 	// reflink (which needs none) is planned: Run gives it if the reflink
 	// does not happen, before DST is cut.
-	roomShort error
-	Backend   EngineChoice // the backend Run will use (a registered name, never auto)
-	backend   engine.BackendInfo
+	spaceShort error
+	Backend    EngineChoice // the backend Run will use (a registered name, never auto)
+	backend    engine.BackendInfo
 	// FallbackReason is why the pool is used although io_uring was wanted
 	// (auto mode), or "".
 	FallbackReason string
@@ -35,44 +38,61 @@ type Plan struct {
 	// IOLimits are the cgroup I/O limits on the disks the copy reads and
 	// writes; the block size and depth were fitted to them.
 	IOLimits []IOLimit
+	passFit  readFit // the read passes' fit to the cgroup read limits (readfit.go)
 	// IOPrio is the I/O priority the copy's reads and writes will have
 	// ("idle", "be:4"...), "" for the kernel's default.
 	IOPrio string
 	gov    *governor // the rate cap and the depth while the copy runs
+	// sizing is what BlockSize and QueueDepth were decided from
+	// (sizes.go).
+	sizing sizing
+	// changed: Options.OnlyChanged's ranges or sync (changed_linux.go).
+	changed changedPlan
 }
 
-// Prepare checks opts against both ends and decides how to copy. It writes
-// nothing: every refusal is a *RefusedError.
-func Prepare(opts Options) (*Plan, error) {
-	if err := opts.normalize(); err != nil {
-		return nil, err
-	}
-	p := &Plan{opts: opts}
-	if err := p.prepare(); err != nil {
-		p.Close() // the connections to NBD ends
-		return nil, err
-	}
-	p.meter = newMeter(p.opts.Progress, p.Length)
-	return p, nil
-}
-
-func (p *Plan) prepare() error {
-	var err error
-	if p.src, err = p.inspectEnd(p.opts.Src, "Src", inspectSource); err != nil {
-		return err
-	}
-	if p.dst, err = p.inspectEnd(p.opts.Dst, "Dst", func(string) (endpoint, error) { return p.inspectTarget() }); err != nil {
-		return err
-	}
-	steps := []func() error{p.checkPseudoFS, p.checkEmptyDevice, p.checkRange, p.checkExports, p.checkResume, p.checkSameObject, p.checkInUse, p.checkLocks, p.checkDestSize,
-		p.checkNewInDev, p.checkWritable, p.checkFileLimit, p.checkImageFormat,
-		p.roundBlockSize, p.chooseDirect, p.chooseSizes, p.fitShare, p.chooseIOPrio, p.chooseSparse, p.chooseOffload, p.chooseTrust, p.startGovernor, p.checkRoom, p.chooseEngine}
-	for _, step := range steps {
-		if err := step(); err != nil {
-			return err
+// Close releases what a Plan holds open between Prepare and Run: the
+// connections to its NBD ends. Run takes them over and closes them when
+// it returns, so Close is for a plan that is not run; it is safe to call
+// in any case, and more than once.
+func (p *Plan) Close() error {
+	var errs []error
+	for _, ep := range []*endpoint{p.src, p.dst} {
+		if ep != nil && ep.end != nil {
+			errs = append(errs, ep.close())
 		}
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// forced records one more thing Options.Force overrode, for the line the
+// command prints and for callers that log.
+func (p *Plan) forced(why string) {
+	p.addForced(why)
+	p.note("Options.Force: writing %s although %s", p.opts.Dst, why)
+}
+
+// addForced appends why to Plan.Forced, "; " apart, keeping what other
+// checks recorded before.
+func (p *Plan) addForced(why string) {
+	if p.Forced != "" {
+		p.Forced += "; "
+	}
+	p.Forced += why
+}
+
+// srcRange is what the copy reads of SRC; dstRange what it may change of
+// DST: with truncation, all of it from DstOffset on (cut there, then
+// sized).
+func (p *Plan) srcRange() byteRange {
+	return byteRange{off: p.opts.SrcOffset, end: p.opts.SrcOffset + p.Length}
+}
+
+func (p *Plan) dstRange() byteRange {
+	r := byteRange{off: p.opts.DstOffset, end: p.opts.DstOffset + p.Length}
+	if p.truncate {
+		r.end = -1
+	}
+	return r
 }
 
 func (p *Plan) note(format string, args ...any) {
@@ -82,6 +102,9 @@ func (p *Plan) note(format string, args ...any) {
 // checkRange fixes the length and refuses a range past SRC's end.
 func (p *Plan) checkRange() error {
 	size, o := p.src.geo.Size, &p.opts
+	if o.SrcSize > 0 && o.SrcSize != size && !p.src.openEnded {
+		return refuse(KindBadInput, o.Src, fmt.Sprintf("SRC is %d bytes, Options.SrcSize says %d", size, o.SrcSize)).on("SrcSize")
+	}
 	if o.SrcOffset > size {
 		return refuse(KindBadInput, o.Src, fmt.Sprintf("Options.SrcOffset %d is past the end (size %d)", o.SrcOffset, size)).on("SrcOffset")
 	}
@@ -95,7 +118,7 @@ func (p *Plan) checkRange() error {
 	if o.DstOffset+p.Length < 0 {
 		return refuse(KindBadInput, o.Dst, "Options.DstOffset plus length overflows").on("DstOffset")
 	}
-	p.truncate = !p.dst.fixedSize() && p.cutsDst()
+	p.truncate = !p.dst.fixedSize && p.cutsDst()
 	return nil
 }
 
@@ -112,36 +135,72 @@ func (p *Plan) cutsDst() bool {
 	return o.DstOffset == 0 && !o.LengthSet
 }
 
+// oneObject says a and b are one object, and what, asking both ends'
+// kinds: a kind answers for the ends of other kinds it may be (an export
+// whose server on this host holds a local file open), not the reverse.
+func oneObject(a, b *endpoint) (bool, string) {
+	if same, what := a.same(b); same {
+		return true, what
+	}
+	return b.same(a)
+}
+
 // checkSameObject refuses to copy a file or device onto itself where the
 // ranges overlap, or where truncating DST would destroy SRC.
 func (p *Plan) checkSameObject() error {
-	if !sameObject(&p.src, &p.dst) {
+	same, what := oneObject(p.src, p.dst)
+	if !same {
 		return nil
 	}
 	o := &p.opts
 	overlap := o.SrcOffset < o.DstOffset+p.Length && o.DstOffset < o.SrcOffset+p.Length
 	if p.truncate || overlap || p.Length == 0 {
-		what := "the same " + p.src.kind()
 		return refuse(KindOverlap, o.Dst, fmt.Sprintf("SRC and DST are %s and the ranges overlap", what)).on("Dst")
 	}
 	return nil
 }
 
+// checkDestSize refuses a DST of a fixed size (a device, an export)
+// smaller than the range's end.
 func (p *Plan) checkDestSize() error {
-	if !p.dst.fixedSize() {
+	if !p.dst.fixedSize {
 		return nil
 	}
 	need := p.opts.DstOffset + p.Length
 	if need > p.dst.geo.Size {
-		return refuse(KindTooSmall, p.opts.Dst, fmt.Sprintf("%s too small: %s (%d bytes), the copy needs %s (%d bytes)",
-			p.dst.kind(), units.Format(p.dst.geo.Size), p.dst.geo.Size, units.Format(need), need)).on("Dst")
+		r := refuse(KindTooSmall, p.opts.Dst, fmt.Sprintf("%s too small: %s (%d bytes), the copy needs %s (%d bytes)",
+			p.dst.what, units.Format(p.dst.geo.Size), p.dst.geo.Size, units.Format(need), need)).on("Dst")
+		r.Needed = need
+		return r
 	}
 	return nil
 }
 
+// chooseSizes decides the block size and queue depth (sizes.go) from the
+// ends' geometry, the options, and the limits findLimits found: the one
+// place that writes them.
 func (p *Plan) chooseSizes() error {
-	c := align.Choose(p.src.geo, p.dst.geo, p.opts.BlockSize, p.opts.QueueDepth)
-	p.BlockSize, p.QueueDepth = c.BlockSize, c.QueueDepth
-	p.Notes = append(p.Notes, c.Why...)
+	o, in := &p.opts, &p.sizing
+	in.src, in.dst = p.src.geo, p.dst.geo
+	in.maxRequest = p.src.maxRequest
+	if m := p.dst.maxRequest; m > 0 && (in.maxRequest == 0 || m < in.maxRequest) {
+		in.maxRequest = m
+	}
+	in.askBlock, in.askDepth, in.roundAsked = o.BlockSize, o.QueueDepth, o.Direct == DirectAuto
+	in.cap, in.yield = o.MaxRate, o.Yield
+	in.cells = p.readOnly || o.Verify || o.Checksum != nil
+	in.passOnly = p.readOnly
+	if in.cells && in.maxRequest > 0 && in.maxRequest < CellSize {
+		return refuse(KindNotSupported, "", fmt.Sprintf("an end takes at most %d bytes in one request, less than the %d-byte blocks verification and checksums read whole", in.maxRequest, CellSize))
+	}
+	s := decideSizes(*in)
+	p.BlockSize, p.QueueDepth, p.passFit = s.block, s.depth, s.pass
+	p.Notes = append(p.Notes, s.why...)
 	return nil
+}
+
+// unit is what a request of the plan stays a multiple of: both ends'
+// O_DIRECT alignment.
+func (p *Plan) unit() int {
+	return int(align.LCM(int64(p.src.geo.DirectAlign()), int64(p.dst.geo.DirectAlign())))
 }

@@ -11,9 +11,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestPrepareRefusesStreams: a FIFO or a character device on either side is
-// refused at once. Opening a FIFO to look at it would wait for a writer
-// forever, so Prepare must decide from stat before opening anything.
+// TestPrepareRefusesStreams: a FIFO DST or a character device on either
+// side is refused at once. Opening a FIFO to look at it would wait for a
+// writer forever, so Prepare must decide from stat before opening
+// anything. (A FIFO SRC is a stream, read as cat reads it.)
 func TestPrepareRefusesStreams(t *testing.T) {
 	dir := t.TempDir()
 	file, fifo := filepath.Join(dir, "file"), filepath.Join(dir, "fifo")
@@ -22,7 +23,8 @@ func TestPrepareRefusesStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := []struct{ src, dst, want string }{
-		{fifo, filepath.Join(dir, "new"), "is a FIFO"},
+		// A FIFO SRC is a stream (end_stream_linux.go): its open waits
+		// for a writer, as cat's does.
 		{file, fifo, "is a FIFO"},
 		{"/dev/zero", filepath.Join(dir, "new"), "is a character device"},
 		{file, "/dev/null", "is a character device"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ringcp/ringcp/engine"
@@ -35,14 +36,17 @@ const DefaultProgressInterval = time.Second
 // only grows. Percent reaches 100 only in PhaseDone, after the barrier:
 // while it runs, a copy whose bytes are all written shows 99.99.
 type Status struct {
-	Phase          Phase   `json:"phase"`
-	BytesDone      int64   `json:"bytes_done"`
-	BytesTotal     int64   `json:"bytes_total"`
-	Percent        float64 `json:"percent"`      // 0 to 100, two decimals, rounded down
-	BytesData      int64   `json:"bytes_data"`   // of BytesDone: written as data
-	BytesZeroed    int64   `json:"bytes_zeroed"` // of BytesDone: made zero on DST
-	BytesHoles     int64   `json:"bytes_holes"`  // of BytesDone: left as holes
-	BytesRead      int64   `json:"bytes_read"`
+	Phase       Phase   `json:"phase"`
+	BytesDone   int64   `json:"bytes_done"`
+	BytesTotal  int64   `json:"bytes_total"`
+	Percent     float64 `json:"percent"`      // 0 to 100, two decimals, rounded down
+	BytesData   int64   `json:"bytes_data"`   // of BytesDone: written as data
+	BytesZeroed int64   `json:"bytes_zeroed"` // of BytesDone: made zero on DST
+	BytesHoles  int64   `json:"bytes_holes"`  // of BytesDone: left as holes
+	BytesRead   int64   `json:"bytes_read"`
+	// BytesIn counts the bytes read from SRC's transport when they are
+	// not the ones copied: a compressed SRC's compressed bytes.
+	BytesIn        int64   `json:"bytes_in,omitempty"`
 	Seconds        float64 `json:"seconds"`          // since Run started
 	BytesPerSecond float64 `json:"bytes_per_second"` // of BytesDone, smoothed over a few seconds
 	ETASeconds     float64 `json:"eta_seconds"`      // to the end of the writes; -1 while unknown
@@ -58,12 +62,14 @@ const rateWindow = 3 * time.Second
 type meter struct {
 	p     *engine.Progress
 	total int64
+	src   atomic.Pointer[srcIO] // a SRC that moves its own bytes (watch)
 
 	mu       sync.Mutex
 	start    time.Time // when Run started; zero before
 	last     time.Time // the previous rate sample
 	lastDone int64
-	rate     float64
+	rate     float64 // the moving average, as if it had started at 0
+	weight   float64 // the weight of the samples in rate (1 once it is long)
 }
 
 func newMeter(p *engine.Progress, total int64) *meter {
@@ -85,6 +91,7 @@ func (m *meter) status(now time.Time) Status {
 	s := Status{Phase: m.p.Phase(), BytesDone: m.p.Done.Load(), BytesTotal: m.total}
 	s.BytesData, s.BytesZeroed, s.BytesHoles = m.p.Data.Load(), m.p.Zeroed.Load(), m.p.Holes.Load()
 	s.BytesRead = m.p.Read.Load()
+	m.fromSrc(&s)
 	s.Percent = percent(s.BytesDone, s.BytesTotal, s.Phase)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -100,21 +107,43 @@ func (m *meter) status(now time.Time) Status {
 
 // sample folds the bytes done since the last sample into the smoothed
 // rate (an exponential moving average over rateWindow, which weighs
-// samples by the time they cover, however irregular).
+// samples by the time they cover, however irregular) and returns it.
+// The clock starts at the first byte done: the time before it (opening
+// the ends, mapping SRC's holes) is no rate. The average is divided by
+// the weight its samples have so far, so that in the first seconds it is
+// the rate of those seconds, not that rate pulled towards 0 (or towards
+// a first sample of a few milliseconds) for several rateWindows.
 func (m *meter) sample(now time.Time, done int64) float64 {
 	dt := now.Sub(m.last)
-	if dt < 50*time.Millisecond {
-		return m.rate // too soon to measure anything but noise
+	switch {
+	case dt < 50*time.Millisecond:
+		return m.current() // too soon to measure anything but noise
+	case m.weight == 0 && done <= m.lastDone:
+		m.last = now // nothing moved yet
+		return 0
 	}
 	inst := float64(done-m.lastDone) / dt.Seconds()
-	if m.last.Equal(m.start) {
-		m.rate = inst
-	} else {
-		w := 1 - math.Exp(-dt.Seconds()/rateWindow.Seconds())
-		m.rate += w * (inst - m.rate)
-	}
+	w := 1 - math.Exp(-dt.Seconds()/rateWindow.Seconds())
+	m.rate += w * (inst - m.rate)
+	m.weight += w * (1 - m.weight)
 	m.last, m.lastDone = now, done
-	return m.rate
+	return m.current()
+}
+
+// doneBefore counts n bytes as done before this run (a resumed copy's
+// part an earlier run copied): no rate of this run's.
+func (m *meter) doneBefore(n int64) {
+	m.mu.Lock()
+	m.lastDone += n
+	m.mu.Unlock()
+}
+
+// current is the average without its start at 0.
+func (m *meter) current() float64 {
+	if m.weight == 0 {
+		return 0
+	}
+	return m.rate / m.weight
 }
 
 func percent(done, total int64, ph Phase) float64 {
@@ -131,7 +160,11 @@ func percent(done, total int64, ph Phase) float64 {
 func eta(s Status) float64 {
 	left := s.BytesTotal - s.BytesDone
 	switch {
-	case s.Phase == PhaseDone || left <= 0:
+	case s.Phase == PhaseDone:
+		return 0
+	case s.BytesTotal < 0:
+		return -1 // the end is not known
+	case left <= 0:
 		return 0
 	case s.BytesPerSecond <= 0:
 		return -1
@@ -150,7 +183,7 @@ func roundTo(x float64, digits int) float64 {
 func (m *meter) begin(o *Options) func(complete bool) {
 	now := time.Now()
 	m.mu.Lock()
-	m.start, m.last, m.lastDone = now, now, 0
+	m.start, m.last, m.lastDone, m.rate, m.weight = now, now, 0, 0, 0
 	m.mu.Unlock()
 	m.p.SetPhase(PhaseCopy)
 	report := o.OnProgress
@@ -188,21 +221,4 @@ func (m *meter) finish(complete bool) {
 	if complete {
 		m.p.SetPhase(PhaseDone)
 	}
-}
-
-// Run performs the planned copy. It first acquires everything the copy
-// needs (descriptors, buffers, the engine's backend); a failure there is a
-// *RefusedError and DST is as it was. Only then is DST cut and written.
-// Run does not change the Plan: what it learns goes into the Report.
-// While it runs, Status may be called from other goroutines, and
-// Options.OnProgress is called every Options.ProgressInterval and once
-// more at the end, before Run returns.
-func (p *Plan) Run(ctx context.Context) (Report, error) {
-	if p.meter == nil {
-		return p.run(ctx)
-	}
-	end := p.meter.begin(&p.opts)
-	rep, err := p.run(ctx)
-	end(err == nil)
-	return rep, err
 }

@@ -3,12 +3,10 @@ package copier
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
-	"golang.org/x/sys/unix"
 )
 
 // Compare and Checksum read existing files or devices through the engine
@@ -24,58 +22,55 @@ func prepareRead(o ReadOptions, checkRange func(p *Plan) error) (*Plan, error) {
 	if dst == "" {
 		dst = o.Src
 	}
-	p := &Plan{opts: Options{Src: o.Src, Dst: dst, SrcOffset: o.SrcOffset, DstOffset: o.DstOffset, Length: o.Length,
+	p := &Plan{readOnly: true, opts: Options{Src: o.Src, Dst: dst, SrcOffset: o.SrcOffset, DstOffset: o.DstOffset, Length: o.Length,
 		LengthSet: o.LengthSet, BlockSize: o.BlockSize, QueueDepth: o.QueueDepth, Engine: o.Engine, Direct: o.Direct, Progress: o.Progress}}
 	if err := p.opts.normalize(); err != nil {
 		return nil, err
 	}
-	var err error
-	if p.src, err = inspectSource(o.Src); err != nil {
+	if err := p.prepareRead(o.Dst == "", checkRange); err != nil {
+		p.Close()
 		return nil, err
 	}
-	p.dst = p.src // a checksum's: one end, inspected once
-	if dst != o.Src {
-		if p.dst, err = inspectSource(dst); err != nil {
-			return nil, err
-		}
-	}
-	for _, step := range []func() error{p.checkPseudoFS, func() error { return checkRange(p) }, p.chooseDirect, p.chooseSizes, p.chooseEngine} {
-		if err := step(); err != nil {
-			return nil, err
-		}
-	}
-	// Whole cells per chunk, and halves of a block that O_DIRECT takes.
-	p.BlockSize = int(align.RoundUp(int64(p.BlockSize), CellSize))
 	return p, nil
 }
 
-// openRead opens an end read-only, checked to be what was inspected.
-func openRead(ep *endpoint) (*os.File, error) {
-	f, err := openAs(ep.path, ep.path, os.O_RDONLY|unix.O_NONBLOCK|directFlag(ep.direct), 0)
-	if err != nil {
-		return nil, err
+// prepareRead is prepareRead's steps; one end is inspected once.
+func (p *Plan) prepareRead(one bool, checkRange func(p *Plan) error) error {
+	var err error
+	if p.src, err = p.inspect(p.opts.Src, roleSrc); err != nil {
+		return err
 	}
-	if err := checkOpened(f, ep); err != nil {
-		f.Close()
-		return nil, err
+	p.dst = p.src // a checksum's: one end, inspected once
+	steps := []func() error{func() error { return p.src.checkAlone(p) }}
+	if !one {
+		if p.dst, err = p.inspect(p.opts.Dst, roleDst); err != nil {
+			return err
+		}
+		steps = append(steps, func() error { return p.dst.checkAlone(p) })
 	}
-	return f, nil
+	steps = append(steps, func() error { return checkRange(p) }, p.chooseDirect, p.findReadLimits, p.chooseSizes, p.chooseEngine)
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // readRun holds what a read pass needs: the open ends and the buffers.
 type readRun struct {
-	files engine.Files
-	bufs  *align.Buffers
+	src, dst *held
+	bufs     *align.Buffers
 }
 
 func (p *Plan) startRead(both bool) (*readRun, error) {
 	r := &readRun{}
 	var err error
-	if r.files[engine.FileSrc], err = openRead(&p.src); err != nil {
+	if r.src, err = p.src.open(p, &Report{}); err != nil {
 		return r, err
 	}
 	if both {
-		if r.files[engine.FileDst], err = openRead(&p.dst); err != nil {
+		if r.dst, err = p.dst.open(p, &Report{}); err != nil {
 			return r, err
 		}
 	}
@@ -89,27 +84,29 @@ func (r *readRun) close() {
 	if r.bufs != nil {
 		r.bufs.Free()
 	}
-	closeAll(r.files)
+	r.src.close()
+	r.dst.close()
 }
 
 func (p *Plan) readReport(st engine.Stats, start time.Time) ReadReport {
-	return ReadReport{Src: p.src.path, Dst: p.dst.path, Engine: st.Backend, FallbackReason: p.FallbackReason,
+	return ReadReport{Src: p.src.path, Dst: p.dst.path, SrcOffset: p.opts.SrcOffset, DstOffset: p.opts.DstOffset, Engine: st.Backend, FallbackReason: p.FallbackReason,
 		BytesRead: st.BytesRead, Seconds: time.Since(start).Seconds(), BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
-		DirectSrc: p.src.direct, DirectDst: p.dst.direct}
+		DirectSrc: p.src.direct, DirectDst: p.dst.direct, Request: p.passFit.request, IOLimits: p.IOLimits, Notes: p.Notes}
 }
 
 // Checksum computes the block checksum o.Sum makes (the oVirt imageio
-// checksum, with blkhash) of o.Src's range: data is read through the
+// checksum, ImageioChecksum, when o.Sum is nil) of o.Src's range: data is read through the
 // engine; a file's holes are neither read nor given as data.
 func Checksum(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	o.Dst, o.DstOffset = "", 0
 	if o.Sum == nil {
-		return ReadReport{}, refuse(KindBadInput, "", "no checksum to compute (ReadOptions.Sum)")
+		o.Sum = ImageioChecksum
 	}
 	p, err := prepareRead(o, (*Plan).checkRange)
 	if err != nil {
 		return ReadReport{}, err
 	}
+	defer p.Close() // an end not taken by the pass
 	r, err := p.startRead(false)
 	defer r.close()
 	if err != nil {
@@ -123,15 +120,31 @@ func Checksum(ctx context.Context, o ReadOptions) (ReadReport, error) {
 		p.opts.Progress.Verified.Add(int64(len(src)))
 		return nil
 	})
-	job.Files[engine.FileSrc], job.SrcOff, job.SrcAlign = r.files[engine.FileSrc], p.opts.SrcOffset, p.src.alignment()
-	job.MapHoles, job.Observer = !p.src.isBlock, holesOnly{h}
+	r.src.into(&job, engine.FileSrc)
+	job.SrcOff, job.SrcAlign = p.opts.SrcOffset, r.src.align
+	job.MapHoles, job.Observer = p.src.mapsHoles, holesOnly{checkedHoles{h, p.opts.Progress}}
+	meter := startReadProgress(o, p.opts.Progress, job.Progress, p.Length)
 	st, err := p.readPass(ctx, job)
 	rep := p.readReport(st, start)
 	rep.Dst, rep.DirectDst, rep.Bytes = "", false, p.Length
 	if err != nil {
+		meter.end(false)
 		return rep, err
 	}
 	sum, err := h.s.Sum()
+	meter.end(err == nil)
 	rep.Checksum = &sum
 	return rep, err
+}
+
+// checkedHoles counts the holes a checksum does not read as checked, so
+// that its progress reaches the range's end.
+type checkedHoles struct {
+	sumObserver
+	progress *engine.Progress
+}
+
+func (o checkedHoles) Hole(rel, n int64) {
+	o.sumObserver.Hole(rel, n)
+	o.progress.Verified.Add(n)
 }

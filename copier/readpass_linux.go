@@ -21,8 +21,11 @@ func (p *Plan) readPass(ctx context.Context, job engine.Job) (engine.Stats, erro
 }
 
 // passJob is a read pass over n bytes with the plan's block size and the
-// given buffers, on the cell grid: chunks then never cross a cell.
+// given buffers, on the cell grid: chunks then never cross a cell. Under
+// a cgroup read limit its requests are cut and issued blocking
+// (readfit.go).
 func (p *Plan) passJob(bufs [][]byte, n int64, check engine.CheckFunc) engine.Job {
 	return engine.Job{Length: n, BlockSize: p.BlockSize, Buffers: bufs, SrcAlign: 1, DstAlign: 1,
-		Grid: CellSize, Check: check, Progress: &engine.Progress{}}
+		Grid: CellSize, Check: check, Progress: &engine.Progress{},
+		MaxRequest: p.passFit.request, Blocking: p.passFit.limited}
 }

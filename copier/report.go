@@ -1,67 +1,82 @@
 package copier
 
 import (
-	"context"
 	"fmt"
-
-	"github.com/ringcp/ringcp/engine"
 )
 
-// Report is what a copy did.
+// Report is what a copy did. Its JSON (MarshalJSON) is the object the
+// ringcp command prints with --json, less the command's envelope: bytes
+// and milliseconds as integers, DstState as a word.
 type Report struct {
-	Src, Dst       string
-	Length         int64  // bytes in the range to copy (Plan.Length)
-	Engine         string // "io_uring" or "pool"
-	FallbackReason string
-	Bytes          int64 // bytes written to DST as data
-	BytesRead      int64
-	BytesHoles     int64  // not written: holes, or zeros left as holes
-	BytesZeroed    int64  // made zero on DST (fallocate or writes of zeros)
-	Offload        string // "reflink" or "copy_file_range" when the filesystem copied
+	Src       string `json:"src"`
+	Dst       string `json:"dst"`
+	SrcOffset int64  `json:"src_offset"`
+	DstOffset int64  `json:"dst_offset"`
+	// Length is the bytes in the range to copy (Plan.Length).
+	Length         int64  `json:"length"`
+	Engine         string `json:"engine"` // "io_uring", "pool", "nbd", or the offload
+	FallbackReason string `json:"fallback_reason"`
+	Bytes          int64  `json:"bytes"` // bytes written to DST as data
+	BytesRead      int64  `json:"bytes_read"`
+	BytesHoles     int64  `json:"bytes_holes"`  // not written: holes, or zeros left as holes
+	BytesZeroed    int64  `json:"bytes_zeroed"` // made zero on DST (fallocate or writes of zeros)
+	Offload        string `json:"offload"`      // "reflink" or "copy_file_range" when the filesystem copied
 	// OffloadFallback says why an offload that was tried gave way to the
 	// engine.
-	OffloadFallback string
-	Seconds         float64
-	CPUSeconds      float64 // user+system of this process, io_uring workers included
-	BlockSize       int
-	QueueDepth      int
-	DirectSrc       bool
-	DirectDst       bool
-	Synced          bool
-	Caps            engine.Caps
+	OffloadFallback string `json:"offload_fallback"`
+	// Seconds is the copy's wall time; CPUSeconds the user+system time of
+	// this process over it, io_uring workers included. JSON has them as
+	// milliseconds.
+	Seconds    float64 `json:"-"`
+	CPUSeconds float64 `json:"-"`
+	BlockSize  int     `json:"block_size"`
+	QueueDepth int     `json:"queue_depth"`
+	DirectSrc  bool    `json:"direct_src"`
+	DirectDst  bool    `json:"direct_dst"`
+	Synced     bool    `json:"synced"`
+	// FixedBuffers says whether the engine registered its buffers with
+	// the kernel; EngineDetail is how it ran (the backend's words).
+	FixedBuffers bool   `json:"fixed_buffers"`
+	EngineDetail string `json:"engine_detail"`
 	// Contiguous is how many bytes from the start of the copy reached DST
 	// without a gap; DstState says what DST holds (after a failure too).
-	Contiguous int64
-	DstState   DstState
+	Contiguous int64    `json:"contiguous"`
+	DstState   DstState `json:"dst_state"`
 	// MaxRate is the rate cap when the copy ended (Plan.SetMaxRate may
 	// have changed Options.MaxRate meanwhile), in bytes per second; 0
 	// for none.
-	MaxRate int64
+	MaxRate int64 `json:"max_rate"`
 	// IOPrio is the I/O priority the reads and writes had, "" for the
 	// kernel's default; IOLimits the cgroup limits the copy was fitted to.
-	IOPrio   string
-	IOLimits []IOLimit
+	IOPrio   string    `json:"ioprio"`
+	IOLimits []IOLimit `json:"io_limits"`
 	// Yield is what the yield controller did (Options.Yield), nil when
 	// it did not run.
-	Yield *YieldReport
+	Yield *YieldReport `json:"yield"`
+	// Neighbour is what the good neighbour chose (neighbour.go): nil when
+	// the queue depth was given, or in a batch.
+	Neighbour *NeighbourReport `json:"neighbour"`
 	// Notes are what Run decided or met that Plan.Notes could not say
 	// yet: how a new DST was created, why an offload gave way, a side
 	// that stayed buffered.
-	Notes []string
+	Notes []string `json:"-"`
 	// Verify is what the read-back verification found (Options.Verify).
-	Verify *VerifyReport
+	Verify *VerifyReport `json:"verify,omitempty"`
 	// Checksum is SRC's imageio checksum over the range (Options.Checksum).
-	Checksum *ChecksumResult
+	Checksum *ChecksumResult `json:"checksum,omitempty"`
 	// Resumed is how many bytes of the range an earlier run had copied
 	// and this one did not copy again (Options.Resume). StatePath is the
 	// state file; after a copy that did not complete it records the
 	// first ResumeFrom bytes as done: the next run starts there.
 	// PartialPath is the partial file a new DST is copied into until it
 	// is complete, after such a copy.
-	Resumed     int64
-	StatePath   string
-	ResumeFrom  int64
-	PartialPath string
+	Resumed     int64  `json:"resumed,omitempty"`
+	StatePath   string `json:"state_file,omitempty"`
+	ResumeFrom  int64  `json:"resume_from,omitempty"`
+	PartialPath string `json:"partial_file,omitempty"`
+	// Changed is what a sync or a copy restricted to ranges did
+	// (Options.Sync, Extents, DirtyBitmap; changed.go); nil otherwise.
+	Changed *SyncReport `json:"changed,omitempty"`
 }
 
 // Rate is the rate the cap governs, in bytes per second: the bytes read
@@ -75,15 +90,6 @@ func (r *Report) Rate() float64 {
 
 func (r *Report) note(format string, args ...any) {
 	r.Notes = append(r.Notes, fmt.Sprintf(format, args...))
-}
-
-// Copy is Prepare followed by Run.
-func Copy(ctx context.Context, opts Options) (Report, error) {
-	p, err := Prepare(opts)
-	if err != nil {
-		return Report{}, err
-	}
-	return p.Run(ctx)
 }
 
 // DstState says what a copy left in DST, so that a caller can tell the

@@ -4,18 +4,35 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
 	"golang.org/x/sys/unix"
+	"golang.org/x/time/rate"
 )
 
-// run is Run (progress.go) without the progress reports.
+// Run performs the planned copy. It first acquires everything the copy
+// needs (descriptors, buffers, the engine's backend); a failure there is a
+// *RefusedError and DST is as it was. Only then is DST cut and written.
+// Run does not change the Plan: what it learns goes into the Report.
+// While it runs, Status may be called from other goroutines, and
+// Options.OnProgress is called every Options.ProgressInterval and once
+// more at the end, before Run returns.
+func (p *Plan) Run(ctx context.Context) (Report, error) {
+	if p.meter == nil {
+		return p.run(ctx)
+	}
+	end := p.meter.begin(&p.opts)
+	rep, err := p.run(ctx)
+	end(err == nil)
+	return rep, err
+}
+
+// run is Run without the progress reports.
 func (p *Plan) run(ctx context.Context) (Report, error) {
 	rep := p.newReport()
-	a, err := p.acquire(&rep, nil)
+	a, err := p.acquire(ctx, &rep, nil)
 	if err != nil {
 		return rep, err
 	}
@@ -24,7 +41,7 @@ func (p *Plan) run(ctx context.Context) (Report, error) {
 }
 
 func (p *Plan) newReport() Report {
-	return Report{Src: p.opts.Src, Dst: p.opts.Dst, Length: p.Length, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
+	return Report{Src: p.opts.Src, Dst: p.opts.Dst, SrcOffset: p.opts.SrcOffset, DstOffset: p.opts.DstOffset, Length: p.Length, BlockSize: p.BlockSize, QueueDepth: p.QueueDepth,
 		DirectSrc: p.src.direct, DirectDst: p.dst.direct, FallbackReason: p.FallbackReason,
 		IOPrio: p.IOPrio, IOLimits: p.IOLimits}
 }
@@ -34,21 +51,29 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 	start, cpu0 := time.Now(), cpuTime()
 	y := p.startYield()
 	st, err := p.move(ctx, a, &rep)
+	err = explainSrc(a, err)
 	if rep.Yield = y.stop(); rep.Yield != nil {
 		rep.note("%s", rep.Yield)
+	}
+	if rep.Neighbour = p.gov.neighbourReport(); rep.Neighbour != nil && rep.Neighbour.Samples > 0 {
+		rep.note("%s", rep.Neighbour)
 	}
 	a.undrained = errors.Is(err, engine.ErrUndrained)
 	rep.Seconds, rep.CPUSeconds = time.Since(start).Seconds(), cpuTime()-cpu0
 	rep.MaxRate = p.gov.capNow()
-	rep.Engine, rep.Caps = st.Backend, st.Caps
+	rep.Engine, rep.FixedBuffers, rep.EngineDetail = st.Backend, st.Caps.FixedBuffers, st.Caps.Detail
 	if rep.Offload != "" {
 		rep.Engine = rep.Offload
 	}
 	rep.Bytes, rep.BytesRead, rep.Synced = st.BytesWritten, st.BytesRead, st.Synced
 	rep.BytesHoles, rep.BytesZeroed = st.BytesHoles, st.BytesZeroed
 	rep.Contiguous = st.Contiguous
+	p.syncReport(&rep, st)
 	if a.trust != nil {
 		rep.Resumed, rep.Contiguous = a.trust.from, a.trust.from+st.Contiguous
+	}
+	if err == nil {
+		err = p.finishSrc(a, &rep)
 	}
 	if err == nil {
 		err = p.finishTrust(ctx, a, &rep)
@@ -63,14 +88,14 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 		// got its name: its temporary name goes, and what the requests
 		// still write lands in an inode nobody can reach.
 		rep.DstState = DstChanging
-		if a.dst.fresh != newNone && a.dst.discard() {
+		if a.dst.discard() {
 			rep.DstState = DstDiscarded
 		}
 		return rep, err
 	}
 	var refused *RefusedError
 	if errors.As(err, &refused) || a.cutFailed {
-		// Refused in Run before DST was changed (roomShort), or its first
+		// Refused in Run before DST was changed (spaceShort), or its first
 		// change, the cut, failed: nothing to keep of a new DST, nothing
 		// changed in an existing one.
 		a.dst.discard()
@@ -78,7 +103,8 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 		return rep, err
 	}
 	if err != nil {
-		return rep, p.stopped(&rep, a.dst, err)
+		rep.DstState = p.trustOutcome(a.dst.left(p, &rep), a.dst, err)
+		return rep, err
 	}
 	rep.DstState = DstComplete
 	return rep, nil
@@ -88,14 +114,15 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 // cuts DST, lets the filesystem copy where it can, and has the engine
 // copy otherwise. All end with the engine's size and barrier. A reflink is
 // tried before the cut: refused, it changed nothing, and a refusal for
-// too little room (roomShort) can still leave DST untouched.
+// too little room (spaceShort) can still leave DST untouched.
 func (p *Plan) move(ctx context.Context, a *acquired, rep *Report) (engine.Stats, error) {
+	p.voidState(rep)
 	if p.offloadMode == OffloadReflink {
 		if st, done, err := p.tryOffload(ctx, a, rep); done {
 			return st, err
 		}
-		if p.roomShort != nil {
-			return engine.Stats{}, p.roomShort
+		if p.spaceShort != nil {
+			return engine.Stats{}, p.spaceShort
 		}
 	}
 	if err := a.dst.cut(p); err != nil {
@@ -113,7 +140,7 @@ func (p *Plan) move(ctx context.Context, a *acquired, rep *Report) (engine.Stats
 // tryOffload runs the planned offload; done is false, with nothing moved,
 // when the filesystem cannot do it here, and the engine is to copy.
 func (p *Plan) tryOffload(ctx context.Context, a *acquired, rep *Report) (st engine.Stats, done bool, err error) {
-	n, handled, err := p.offload(ctx, a.files[engine.FileSrc], a.dst.f)
+	n, handled, err := p.offload(ctx, a.src.f, a.dst.held().f)
 	if handled {
 		rep.Offload = map[OffloadMode]string{OffloadReflink: "reflink", OffloadCopyRange: "copy_file_range"}[p.offloadMode]
 		st, err := a.copy.Finish(n, err)
@@ -126,17 +153,16 @@ func (p *Plan) tryOffload(ctx context.Context, a *acquired, rep *Report) (st eng
 
 // acquired is everything a copy holds while it runs.
 type acquired struct {
-	files engine.Files
-	ends  engine.Ends // the NBD ends
-	locks heldLocks
-	dst   *dest
-	bufs  *align.Buffers
+	src  *held // its descriptor holds SRC's locks
+	dst  target
+	bufs *align.Buffers
 	// shared is the batch's budget, which a batch job's read passes
-	// (verification, a resumed checksum) take their buffers from; nil for
-	// a single copy, whose passes reuse bufs.
-	shared *engine.Budget
-	copy   *engine.Copy
-	trust  *trustRun // verification, checksum, resume state (trustrun_linux.go)
+	// (verification, a resumed checksum) take their buffers from, and
+	// sharedRate its cap; nil for a single copy, whose passes reuse bufs.
+	shared     *engine.Budget
+	sharedRate *rate.Limiter
+	copy       *engine.Copy
+	trust      *trustRun // verification, checksum, resume state (trustrun_linux.go)
 	// undrained: the engine's backend failed with requests in flight that
 	// it could not reap (engine.ErrUndrained). The kernel may still read
 	// into the buffers and write through the descriptors, so both are
@@ -152,9 +178,9 @@ type acquired struct {
 // that order, without changing DST. Whatever fails is a refusal; what was
 // acquired is released again, and a new DST's temporary file removed.
 // With s (a batch), the buffers and the rate cap are the batch's.
-func (p *Plan) acquire(rep *Report, s *shared) (*acquired, error) {
+func (p *Plan) acquire(ctx context.Context, rep *Report, s *shared) (*acquired, error) {
 	a := &acquired{}
-	err := p.acquireAll(a, rep, s)
+	err := p.acquireAll(ctx, a, rep, s)
 	if err == nil {
 		return a, nil
 	}
@@ -169,37 +195,26 @@ func (p *Plan) acquire(rep *Report, s *shared) (*acquired, error) {
 	return nil, err
 }
 
-func (p *Plan) acquireAll(a *acquired, rep *Report, s *shared) error {
+func (p *Plan) acquireAll(ctx context.Context, a *acquired, rep *Report, s *shared) error {
 	var err error
-	if a.ends, err = p.openExports(rep); err != nil {
+	if a.src, err = p.src.open(p, rep); err != nil {
 		return err
 	}
-	if a.files[engine.FileSrc], err = p.openSource(); err != nil {
+	if err = p.src.lock(p, a.src, rep); err != nil {
 		return err
 	}
-	if a.locks, err = p.lockEnds(a.files[engine.FileSrc], rep); err != nil {
+	if a.dst, err = p.dst.openDst(p, rep); err != nil {
 		return err
 	}
-	if a.dst, err = p.openDest(); err != nil {
-		return err
-	}
-	a.files[engine.FileDst] = a.dst.f
-	if a.dst.fresh != newNone {
-		rep.note("new DST is %s", a.dst.fresh)
-	}
-	if p.dst.direct && !a.dst.direct {
-		if p.opts.Direct == DirectAlways {
-			return refuse(KindNotSupported, p.dst.path, "Options.Direct always: its filesystem refused O_DIRECT on the new file").on("Direct")
-		}
-		rep.DirectDst = false
-		rep.note("DST %s: buffered: its filesystem refused O_DIRECT on the new file", p.dst.path)
-	}
-	job := p.job(a.files, a.dst)
-	job.Ends = a.ends
+	job := p.job(a)
 	if err := a.buffers(p, &job, s); err != nil {
 		return err
 	}
+	if err := p.proveDone(ctx, a, rep); err != nil {
+		return err
+	}
 	a.trust = p.newTrust(&job)
+	p.observeExpect(a, &job)
 	if a.copy, err = p.openEngine(job, rep); err != nil {
 		return err
 	}
@@ -210,7 +225,7 @@ func (p *Plan) acquireAll(a *acquired, rep *Report, s *shared) error {
 func (a *acquired) buffers(p *Plan, job *engine.Job, s *shared) error {
 	if s != nil {
 		s.join(p, job)
-		a.shared = s.budget
+		a.shared, a.sharedRate = s.budget, s.rate
 		return nil
 	}
 	var err error
@@ -223,15 +238,26 @@ func (a *acquired) buffers(p *Plan, job *engine.Job, s *shared) error {
 	return nil
 }
 
-// passJob is a read pass over n bytes on the copy's buffers: its own, or
-// a batch job's shared budget.
+// passJob is a read pass over n bytes on the copy's buffers: its own, as
+// many as the pass's fit allows, or a batch job's shared budget. It runs
+// under the copy's caps: its reads are the copy's I/O too, and the
+// governor (which SetMaxRate changes) sizes its window.
 func (a *acquired) passJob(p *Plan, n int64, check engine.CheckFunc) engine.Job {
+	var job engine.Job
 	if a.shared != nil {
-		job := p.passJob(nil, n, check)
-		job.Budget = a.shared
-		return job
+		job = p.passJob(nil, n, check)
+		job.Budget, job.SharedRate = a.shared, a.sharedRate
+	} else {
+		bufs := a.bufs.Slots
+		if d := p.passFit.depth; d > 0 && d < len(bufs) {
+			bufs = bufs[:d]
+		}
+		job = p.passJob(bufs, n, check)
+		job.Budget = engine.NewBudget(bufs)
+		p.gov.attach(job.Budget)
 	}
-	return p.passJob(a.bufs.Slots, n, check)
+	job.Rate = p.gov.lim
+	return job
 }
 
 // release closes what acquire got, last first.
@@ -246,69 +272,30 @@ func (a *acquired) release() {
 	if a.bufs != nil {
 		a.bufs.Free()
 	}
-	closeAll(a.files)
-	closeExports(a.ends)
+	a.src.close()
 	if a.dst != nil {
-		a.dst.close()
+		a.dst.release()
 	}
-	a.locks.release()
 }
 
-func (p *Plan) job(files engine.Files, d *dest) engine.Job {
-	dstAlign := 1
-	if d.direct || p.dst.export != nil {
-		dstAlign = p.dst.alignment() // an export's: its minimum block size
-	}
+// job is the copy as the engine runs it, on the ends a holds.
+func (p *Plan) job(a *acquired) engine.Job {
 	job := engine.Job{
-		Files: files, SrcOff: p.opts.SrcOffset, DstOff: p.opts.DstOffset, Length: p.Length,
-		BlockSize: p.BlockSize, SrcAlign: p.src.alignment(), DstAlign: dstAlign,
+		SrcOff: p.opts.SrcOffset, DstOff: p.opts.DstOffset, Length: p.Length,
+		BlockSize: p.BlockSize, SrcAlign: a.src.align, DstAlign: a.dst.held().align,
 		Sync: !p.opts.NoSync, Progress: p.opts.Progress, Sparse: p.sparse,
 		Rate: p.gov.lim,
 	}
+	a.src.into(&job, engine.FileSrc)
+	a.dst.held().into(&job, engine.FileDst)
 	job.IOPrio, _ = engine.ParseIOPrio(p.IOPrio)
 	// Under a cgroup I/O limit every request is charged once only if it
 	// is never tried without blocking first (engine.Job.Blocking).
 	job.Blocking = len(p.IOLimits) > 0
-	if p.dst.fixedSize() {
-		return job
-	}
-	end := p.opts.DstOffset + p.Length
-	// A file this copy owns (new, or cut) gets exactly the range's end
-	// as its size and is cut back if the copy stops; a file that holds
-	// other data only grows, and keeps what lies outside the range. Its
-	// size is the one found at the open, not at Prepare: it may have
-	// changed in between.
-	owned := p.truncate || !p.dst.exists
-	job.CutBackOnStop = owned
-	if owned || end > d.size {
-		job.FinalSize = end
-	}
-	job.Preallocate = true
+	a.dst.shape(p, &job)
+	p.openEndJob(&job)
+	p.changedJob(&job)
 	return job
-}
-
-// openSource opens SRC read-only and checks it is what Prepare inspected.
-func (p *Plan) openSource() (*os.File, error) {
-	if !p.src.local() {
-		return nil, nil // an export, opened by openExports
-	}
-	f, err := openAs(p.src.path, p.src.path, os.O_RDONLY|unix.O_NONBLOCK|directFlag(p.src.direct), 0)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkOpened(f, &p.src); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
-}
-
-func closeAll(files engine.Files) {
-	for _, f := range files {
-		if f != nil {
-			f.Close()
-		}
-	}
 }
 
 // cpuTime is this process's user+system time in seconds; io_uring's io-wq

@@ -1,26 +1,27 @@
 package copier
 
-import (
-	"fmt"
-
-	"github.com/ringcp/ringcp/align"
-	"github.com/ringcp/ringcp/internal/units"
-)
+import "github.com/ringcp/ringcp/internal/units"
 
 // Sharing a busy host: a copy fits what it is given, a rate cap
 // (Options.MaxRate) and the cgroup I/O limits on the disks behind SRC and
 // DST, and then uses all of it.
 //
-//   - The cap paces requests as they are sent (engine/rate.go), one block
-//     at a time: in any second no more than the cap and one block is sent.
-//     What completes in a second is that plus what was in flight when the
-//     second began. So no more than 50 ms of the cap is in flight, over
-//     at least two blocks (a read overlaps a write): completions then
-//     never run more than 5% and a block ahead of the cap, however the
-//     device's latency varies, and a small cap moves in small steps, not
-//     in bursts (8 MiB x 8 in flight at 10 MB/s would move 64 MiB, then
-//     stall for six seconds). The cap is reached while a block's read and
-//     write take less than 50 ms, on a device a little faster than the cap.
+//   - The cap paces requests as they are sent (engine/pace.go), one
+//     request at a time, each at most 1/40 s of the cap (capSteps): in any
+//     second no more than the cap and one request is sent, and what
+//     completes in a second is that plus what was sent before it and is
+//     still in flight, which the pacing keeps to the cap times the
+//     latency. A small cap moves in small steps, not in bursts (8 MiB x 8
+//     in flight at 10 MB/s would move 64 MiB, then stall for six seconds).
+//     The block size is fitted to it at the start; a cap lowered while the
+//     copy runs cuts the requests from then on (the budget's window).
+//   - The slots out follow the latency the engine measures of the copy's
+//     own requests (governor.capDepth): enough to keep the cap with half
+//     as much again in hand, and one waiting for its turn. A fixed share
+//     of the cap (it was 50 ms of it) caps the rate at what that share
+//     moves in one latency: beside another load, a latency of 65 ms held
+//     a 50 MiB/s cap to 38 MiB/s. More slots than that add nothing: the
+//     pacing, not the depth, bounds what is sent.
 //   - Under a cgroup limit, which the kernel enforces, no more is in
 //     flight than the limit lets through in about a second: blk-throttle
 //     queues what is over the limit inside the kernel, where io_uring does
@@ -28,8 +29,22 @@ import (
 //     all of it; a block is at most an eighth of a second of it. Every
 //     request is issued blocking (engine.Job.Blocking): see blockingWhy.
 
-// capInFlight is the part of a second of the cap that may be in flight.
-const capInFlight = 20 // 1/20 s: 50 ms
+// Sizes under a cap.
+const (
+	// capSteps: a request moves at most 1/capSteps of a second of the cap
+	// (25 ms), so that two requests, a read overlapping a write, are 50 ms.
+	capSteps = 40
+	// capInFlight: before any latency is measured, 1/capInFlight of a
+	// second of the cap is in flight (two blocks).
+	capInFlight = 20
+	// capHeadroom: the slots kept busy are the measured need times this,
+	// so that the cap holds through a latency that varies.
+	capHeadroom = 1.5
+	// perByteDecay: the measured latency per byte falls by this factor per
+	// sample (engine.SampleEvery) at most, so a spike is met at once and
+	// forgotten over a couple of seconds.
+	perByteDecay = 0.9
+)
 
 // blockingWhy is why requests under a cgroup limit are issued blocking.
 // Found on Linux 6.18 with a v1 write_bps_device of 100 MiB/s on a loop
@@ -49,15 +64,6 @@ const capInFlight = 20 // 1/20 s: 50 ms
 // pwrite always blocks, which is why it was not hit.
 const blockingWhy = "io_uring issues every request blocking (IOSQE_ASYNC): a non-blocking first try that fails after the throttle has charged it (a request the kernel must split, a loop device that must allocate) is charged again when retried, which halved the rate"
 
-// shareFit is what the copy's sizes must fit.
-type shareFit struct {
-	cap      int64  // the rate cap, bytes per second; 0 for none
-	limit    int64  // the cgroups' least bps limit the copy meets; 0 for none
-	limitWhy string // whose limit, for -v
-	iops     int64  // requests per second the cgroups allow, 0 for none
-	yield    bool   // Options.Yield: blocks of at most yieldBlock
-}
-
 // yieldBlock is the largest block of a copy that yields: a foreground read
 // that arrives behind one of the copy's requests waits until it is done,
 // so the requests are small (1 MiB takes under a millisecond on an SSD);
@@ -65,63 +71,19 @@ type shareFit struct {
 // on this VM's virtio disk, 8 MiB x 8 1.4 GB/s).
 const yieldBlock = 1 << 20
 
-// fitSizes shrinks the chosen block size and queue depth to f. A block
-// size or depth the caller gave is kept, with a note when it does not fit.
-// unit is what a block must stay a multiple of.
-func (p *Plan) fitSizes(f shareFit, unit int64) {
-	bs, qd := int64(p.BlockSize), p.QueueDepth
-	givenBS, givenQD := p.opts.BlockSize > 0, p.opts.QueueDepth > 0
-	shrink := func(limit int64, why string) {
-		limit = max(unit, align.RoundDown(max(limit, 0), unit))
-		switch {
-		case bs <= limit:
-		case givenBS:
-			p.note("block size %s (given) is over %s: %s", units.Format(bs), units.Format(limit), why)
-		default:
-			bs = limit
-			p.note("block size %s: %s", units.Format(bs), why)
-		}
-	}
-	if f.yield {
-		shrink(yieldBlock, "yield: a foreground read waits behind at most one block per slot")
-	}
-	if f.limit > 0 {
-		shrink(f.limit/8, fmt.Sprintf("at most 1/8 of %s/s (%s), so the copy moves in steps of an eighth of a second", units.Format(f.limit), f.limitWhy))
-	}
-	if f.cap > 0 {
-		shrink(f.cap/capInFlight/2, fmt.Sprintf("two blocks are 50 ms of the %s/s cap, so the copy moves in small steps and never runs ahead of the cap", units.Format(f.cap)))
-	}
-	depth, why := qd, ""
-	if f.limit > 0 {
-		depth, why = max(1, int(f.limit/bs)), "no more in flight than "+f.limitWhy+" lets through in a second"
-	}
-	if f.cap > 0 && max(1, int(f.cap/capInFlight/bs)) < depth {
-		depth, why = max(1, int(f.cap/capInFlight/bs)), "no more in flight than 50 ms of the cap"
-	}
-	if f.iops > 0 && int(f.iops) < depth {
-		depth, why = max(1, int(f.iops)), fmt.Sprintf("no more in flight than %d requests, what the cgroup lets through in a second", f.iops)
-	}
-	switch {
-	case depth >= qd:
-	case givenQD:
-		p.note("queue depth %d (given) keeps more in flight than %d: %s", qd, depth, why)
-	default:
-		qd = depth
-		p.note("queue depth %d: %s", qd, why)
-	}
-	p.BlockSize, p.QueueDepth = int(bs), qd
-}
-
 // IOLimit is a cgroup I/O limit on a disk the copy reads or writes, as
 // this process's cgroups set it (cgroup v1 blkio.throttle, v2 io.max).
 type IOLimit struct {
-	Disk string // the whole disk, "MAJ:MIN"
-	Side string // "SRC", "DST" or "SRC and DST"
+	Disk string `json:"disk"` // the whole disk, "MAJ:MIN"
+	Side string `json:"side"` // "SRC", "DST" or "SRC and DST"
 	// The limits the copy meets: reads on SRC's disk, writes on DST's;
 	// 0 for none.
-	ReadBPS, WriteBPS, ReadIOPS, WriteIOPS uint64
+	ReadBPS   uint64 `json:"read_bps"`
+	WriteBPS  uint64 `json:"write_bps"`
+	ReadIOPS  uint64 `json:"read_iops"`
+	WriteIOPS uint64 `json:"write_iops"`
 
-	Files []string // the files that set them
+	Files []string `json:"files"` // the files that set them
 }
 
 // rateString renders a cap for messages: "50.0 MiB/s".

@@ -1,7 +1,6 @@
 package copier
 
 import (
-	"github.com/ringcp/ringcp/align"
 	"strings"
 
 	"github.com/ringcp/ringcp/internal/blkcg"
@@ -11,16 +10,14 @@ import (
 // blkcgSys is whose cgroups are read; tests replace it.
 var blkcgSys = blkcg.Self
 
-// fitShare fits the block size and depth to the rate cap and to the
-// cgroup limits of SRC's and DST's disks (share.go), and sets up what
-// lets the cap change while the copy runs.
-func (p *Plan) fitShare() error {
-	f := shareFit{cap: p.opts.MaxRate, yield: p.opts.Yield}
-	p.findIOLimits(&f)
+// findLimits finds what the copy's sizes are fitted to besides the rate
+// cap: the cgroup limits of SRC's and DST's disks (share.go), and says
+// how yield will cut them.
+func (p *Plan) findLimits() error {
+	p.findIOLimits()
 	if len(p.IOLimits) > 0 {
 		p.note("%s", blockingWhy)
 	}
-	p.fitSizes(f, align.LCM(int64(p.src.geo.DirectAlign()), int64(p.dst.geo.DirectAlign())))
 	if p.opts.Yield {
 		p.note("yield: depth and rate are cut while others wait on SRC's or DST's disk, and raised again when they no longer do")
 	}
@@ -28,10 +25,14 @@ func (p *Plan) fitShare() error {
 }
 
 // findIOLimits looks up the cgroup limits on the disks of both ends and
-// adds those the copy meets to f.
-func (p *Plan) findIOLimits(f *shareFit) {
-	srcDisk, srcOK := diskUnder(&p.src)
-	dstDisk, dstOK := diskUnder(&p.dst)
+// adds those the copy meets to its sizing: reads on SRC's disk, writes on
+// DST's. The read passes after the copy (Options.Verify's read-back, a
+// resumed checksum's read of SRC, a compare of what an earlier run
+// copied) read SRC's disk and, with Verify, DST's: their limits are
+// sizing.reads (readfit.go).
+func (p *Plan) findIOLimits() {
+	srcDisk, srcOK := p.src.disk, p.src.onDisk
+	dstDisk, dstOK := p.dst.disk, p.dst.onDisk
 	for _, side := range []struct {
 		name     string
 		disk     uint64
@@ -51,8 +52,8 @@ func (p *Plan) findIOLimits(f *shareFit) {
 			continue
 		}
 		lim := IOLimit{Disk: sysblock.Number(side.disk), Side: side.name, Files: l.Files}
-		if side.src {
-			lim.ReadBPS, lim.ReadIOPS = l.ReadBPS, l.ReadIOPS
+		if side.src || p.opts.Verify {
+			lim.ReadBPS, lim.ReadIOPS = l.ReadBPS, l.ReadIOPS // DST's: its read-back
 		}
 		if side.dst {
 			lim.WriteBPS, lim.WriteIOPS = l.WriteBPS, l.WriteIOPS
@@ -61,41 +62,54 @@ func (p *Plan) findIOLimits(f *shareFit) {
 			continue
 		}
 		p.IOLimits = append(p.IOLimits, lim)
-		p.addLimit(f, lim)
+		p.note("cgroup I/O limit on %s's disk %s: %s (%s)", lim.Side, lim.Disk, lim.describe(), strings.Join(lim.Files, ", "))
+		why := "the cgroup limit on disk " + lim.Disk
+		if side.src {
+			p.sizing.addLimit(lim.ReadBPS, lim.ReadIOPS, why)
+		}
+		if side.dst {
+			p.sizing.addLimit(lim.WriteBPS, lim.WriteIOPS, why)
+		}
+		p.sizing.reads.add(lim.ReadBPS, lim.ReadIOPS, why)
 	}
 }
 
-// addLimit tightens f to one disk's limit, with a note.
-func (p *Plan) addLimit(f *shareFit, lim IOLimit) {
-	p.note("cgroup I/O limit on %s's disk %s: %s (%s)", lim.Side, lim.Disk, lim.describe(), strings.Join(lim.Files, ", "))
-	for _, bps := range []uint64{lim.ReadBPS, lim.WriteBPS} {
-		if bps > 0 && (f.limit == 0 || int64(bps) < f.limit) {
-			f.limit, f.limitWhy = int64(min(bps, 1<<62)), "the cgroup limit on disk "+lim.Disk
-		}
+// findReadLimits finds the cgroup read limits on the disks of a
+// Checksum's or a Compare's ends, which its reads are fitted to
+// (readfit.go): fewer buffers, and requests that cut a cell.
+func (p *Plan) findReadLimits() error {
+	ends := []*endpoint{p.src}
+	if p.dst.path != p.src.path {
+		ends = append(ends, p.dst)
 	}
-	for _, iops := range []uint64{lim.ReadIOPS, lim.WriteIOPS} {
-		if iops > 0 && (f.iops == 0 || int64(iops) < f.iops) {
-			f.iops = int64(min(iops, 1<<62))
+	seen := map[uint64]bool{}
+	for i, ep := range ends {
+		disk, ok := ep.disk, ep.onDisk
+		if !ok || seen[disk] {
+			continue
 		}
+		seen[disk] = true
+		l, err := blkcgSys.Lookup(disk)
+		if err != nil {
+			p.note("cgroup I/O limits of %s's disk %s: not read (%v)", ep.path, sysblock.Number(disk), err)
+			continue
+		}
+		if l.ReadBPS|l.ReadIOPS == 0 {
+			continue
+		}
+		side := [...]string{"SRC", "DST"}[i]
+		if len(ends) == 2 && i == 0 && p.dst.onDisk && p.dst.disk == disk {
+			side = "SRC and DST"
+		}
+		lim := IOLimit{Disk: sysblock.Number(disk), Side: side, ReadBPS: l.ReadBPS, ReadIOPS: l.ReadIOPS, Files: l.Files}
+		p.IOLimits = append(p.IOLimits, lim)
+		p.note("cgroup I/O limit on %s's disk %s: %s (%s)", lim.Side, lim.Disk, lim.describe(), strings.Join(lim.Files, ", "))
+		p.sizing.reads.add(l.ReadBPS, l.ReadIOPS, "the cgroup limit on disk "+lim.Disk)
 	}
+	return nil
 }
 
 // describe says the limits the copy meets: "write 100 MiB/s".
 func (l IOLimit) describe() string {
 	return blkcg.Limit{ReadBPS: l.ReadBPS, WriteBPS: l.WriteBPS, ReadIOPS: l.ReadIOPS, WriteIOPS: l.WriteIOPS}.String()
-}
-
-// diskUnder is the whole disk whose I/O the cgroups count for ep: the
-// device itself, or the disk of the file system holding the file (for a
-// new DST, its folder). A file system on no disk (tmpfs, NFS, FUSE;
-// btrfs's anonymous device) has none.
-func diskUnder(ep *endpoint) (uint64, bool) {
-	if ep.isBlock {
-		return blkcg.DiskOf(ep.st.Rdev)
-	}
-	dev, ok := ep.fsDev()
-	if !ok {
-		return 0, false
-	}
-	return blkcg.DiskOf(dev)
 }

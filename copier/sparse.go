@@ -13,24 +13,21 @@ func (p *Plan) chooseSparse() error {
 		p.note("sparse never: every byte copied as data")
 		return nil
 	}
-	// A file SRC is asked for its holes; a device has none to tell.
-	p.sparse.MapHoles = !p.src.isBlock
+	// SRC's kind says whether it can tell where its data is (a file can,
+	// a device cannot).
+	p.sparse.MapHoles = p.src.mapsHoles
 	// A new or truncated file reads as zeros, and so does a device the
 	// caller vouches for.
-	p.sparse.DstZeroed = !p.dst.exists || p.truncate || o.TargetIsZero
-	if p.dst.isBlock {
-		// fallocate on a block device wants logical-block alignment.
-		p.sparse.HoleAlign = max(p.dst.geo.LogicalBlockSize, 512)
-	}
-	p.exportSparse()
-	zeroUseless := p.dst.fixedSize() && !o.TargetIsZero && p.dst.geo.WriteZeroesMax == 0
+	p.sparse.DstZeroed = (!p.dst.exists || p.truncate || o.TargetIsZero) && !p.dst.notZeroed
+	p.sparse.HoleAlign = p.dst.holeAlign
+	zeroUseless := p.dst.fixedSize && !o.TargetIsZero && p.dst.geo.WriteZeroesMax == 0
 	switch {
 	case o.Sparse == SparseAuto && zeroUseless:
 		p.note("zero detection off: %s has no WRITE_ZEROES, so zeros cost what data costs (Options.Sparse always scans anyway)", p.dst.path)
 	default:
-		unit, what := p.dst.alignment(), "DST's alignment"
-		if !p.dst.local() {
-			unit, what = p.sparse.HoleAlign, "the NBD server's preferred block size"
+		unit, what := p.dst.zeroUnit, p.dst.zeroUnitWhat
+		if unit == 0 {
+			unit = p.dst.alignment()
 		}
 		zb := int(align.RoundUp(int64(o.ZeroBlock), int64(unit)))
 		if zb != o.ZeroBlock {

@@ -1,275 +1,141 @@
 package copier
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"sync"
+	"path/filepath"
 	"time"
 
+	"github.com/ringcp/ringcp/internal/safedir"
 	"golang.org/x/sys/unix"
 )
 
 // The resume state file (Options.Resume) says which part of a copy is on
-// DST and flushed, and what SRC and DST were, so that a run of the same
-// copy after a kill, a crash or a power loss continues it instead of
-// starting over, and refuses to when either side changed.
+// DST and flushed, what SRC and DST were (identity_linux.go), and what
+// DST's marks were when that was recorded, so that a run of the same copy
+// after a kill, a crash or a power loss continues it instead of starting
+// over, and refuses to when either side changed.
 //
 // It is JSON, rewritten as a whole after every barrier: written to
-// STATE.tmp, fsync'ed, renamed over STATE, and the folder fsync'ed, so a
-// crash leaves the old state or the new one, never a torn one. It only
-// ever records a prefix that a completed fdatasync of DST covers
-// (engine.Observer.Durable), so it may lag what DST holds, never lead.
+// STATE.tmp (created anew, never through a symbolic link), fsync'ed,
+// renamed over STATE, and the folder fsync'ed, so a crash leaves the old
+// state or the new one, never a torn one. It only ever records a prefix
+// that a completed fdatasync of DST covers (engine.Observer.Durable), so
+// it may lag what DST holds, never lead.
+//
+// A rerun trusts the file as much as DST itself: it must be a regular
+// file of this user's that nobody else may write (0600 when ringcp makes
+// it), and it carries a digest of its own content, so that a truncated or
+// hand-edited state is refused rather than believed.
 
-// stateFormat names the file's format; another is refused.
-const stateFormat = "ringcp-resume-1"
-
-// resumeState is the state file.
-type resumeState struct {
-	Format string   `json:"format"`
-	Src    identity `json:"src"`
-	Dst    identity `json:"dst"`
-	// Partial is the visible name a new DST is copied under until it is
-	// complete (partialName), "" for a DST that existed.
-	Partial   string `json:"partial,omitempty"`
-	SrcOffset int64  `json:"src_offset"`
-	DstOffset int64  `json:"dst_offset"`
-	Length    int64  `json:"length"`
-	// BlockSize is what the copy used; for people reading the file: a
-	// rerun may use another, the prefix is counted in bytes.
-	BlockSize int `json:"block_size"`
-	// Done: the first Done bytes of the range are on DST and flushed.
-	Done    int64  `json:"done"`
-	Updated string `json:"updated"` // RFC 3339, for people
+// digest is the record's own SHA-256, Sum left out.
+func (st resumeState) digest() string {
+	st.Sum = ""
+	b, _ := json.Marshal(st)
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }
-
-// identity is what tells that a file or device is still the one the state
-// was written for.
-type identity struct {
-	Path string `json:"path"`
-	Kind string `json:"kind"` // "file", "block device" or "NBD export"
-	// Size: a file SRC's size, a block device's. A file DST's size changes
-	// as it is written and is not compared.
-	Size  int64  `json:"size"`
-	Dev   uint64 `json:"dev,omitempty"`
-	Ino   uint64 `json:"ino,omitempty"`
-	Rdev  uint64 `json:"rdev,omitempty"`
-	Mtime int64  `json:"mtime_ns,omitempty"` // a file SRC's, in ns
-	Ctime int64  `json:"ctime_ns,omitempty"`
-}
-
-// identityOf describes an endpoint as Prepare found it (or, for a new
-// DST, as st says once it is created). A file SRC is pinned by its
-// timestamps too: a file rewritten in place keeps its inode.
-func identityOf(path string, st *unix.Stat_t, size int64, isSrc bool) identity {
-	if st.Mode&unix.S_IFMT == unix.S_IFBLK {
-		return identity{Path: path, Kind: "block device", Size: size, Rdev: st.Rdev}
-	}
-	id := identity{Path: path, Kind: "file", Dev: st.Dev, Ino: st.Ino}
-	if isSrc {
-		id.Size, id.Mtime, id.Ctime = st.Size, st.Mtim.Nano(), st.Ctim.Nano()
-	}
-	return id
-}
-
-// exportIdentity is an NBD export's identity kind: its URI and size are all
-// a client can know of it.
-const exportIdentity = "NBD export"
-
-// identity describes an endpoint as Prepare found it: an export by its
-// URI and size, a file or device as identityOf does.
-func (ep *endpoint) identity(isSrc bool) identity {
-	if ep.export != nil {
-		return identity{Path: ep.path, Kind: exportIdentity, Size: ep.export.info.Size}
-	}
-	return identityOf(ep.path, &ep.st, ep.geo.Size, isSrc)
-}
-
-// differs says what changed from the recorded identity rec to now, or "".
-func (rec identity) differs(now identity) string {
-	switch {
-	case rec.Kind != now.Kind:
-		return fmt.Sprintf("it was a %s, it is a %s now", rec.Kind, now.Kind)
-	case rec.Kind == exportIdentity && rec.Path != now.Path:
-		return fmt.Sprintf("it was the export %s, this copy's is %s", rec.Path, now.Path)
-	case rec.Kind == "block device" && rec.Rdev != now.Rdev:
-		return fmt.Sprintf("it was device %d:%d, it is %d:%d now", unix.Major(rec.Rdev), unix.Minor(rec.Rdev), unix.Major(now.Rdev), unix.Minor(now.Rdev))
-	case rec.Dev != now.Dev || rec.Ino != now.Ino:
-		return fmt.Sprintf("it is another file now (inode %d on device %#x, was %d on %#x)", now.Ino, now.Dev, rec.Ino, rec.Dev)
-	case rec.Size != now.Size:
-		return fmt.Sprintf("its size was %d bytes, it is %d now", rec.Size, now.Size)
-	case rec.Mtime != now.Mtime:
-		return fmt.Sprintf("it was modified (mtime %s, was %s)", stamp(now.Mtime), stamp(rec.Mtime))
-	case rec.Ctime != now.Ctime:
-		return fmt.Sprintf("its inode changed (ctime %s, was %s)", stamp(now.Ctime), stamp(rec.Ctime))
-	}
-	return ""
-}
-
-func stamp(ns int64) string { return time.Unix(0, ns).Format("2006-01-02 15:04:05.000000000") }
 
 // loadState reads the state file at path: nil when there is none.
 func loadState(path string) (*resumeState, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		return nil, nil
+	case errors.Is(err, unix.ELOOP):
+		return nil, refuse(KindBadInput, path, "is a symbolic link: a resume state is a file ringcp wrote there itself (remove the link)").on("StatePath")
+	case err != nil:
+		return nil, refuseErr(KindCheckFailed, path, "cannot read the resume state", err).on("StatePath")
 	}
+	defer f.Close()
+	if err := checkStateFile(f, path); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxStateSize+1))
 	if err != nil {
-		return nil, refuseErr(KindCheckFailed, path, "cannot read the resume state", err)
+		return nil, refuseErr(KindCheckFailed, path, "cannot read the resume state", err).on("StatePath")
 	}
 	var st resumeState
-	if err := json.Unmarshal(b, &st); err != nil || st.Format != stateFormat {
-		return nil, refuse(KindBadInput, path, "is not a ringcp resume state (remove it to start the copy over)")
+	if err := json.Unmarshal(b, &st); err != nil || len(b) > maxStateSize || st.Format == "" {
+		return nil, refuse(KindBadInput, path, "is not a ringcp resume state, or is cut short (remove it to start the copy over)").on("StatePath")
+	}
+	if st.Format != stateFormat {
+		return nil, refuse(KindBadInput, path, fmt.Sprintf("is a resume state of format %q, written by another ringcp version; this one reads %q only (remove it to start the copy over)", st.Format, stateFormat)).on("StatePath")
+	}
+	if st.Sum != st.digest() {
+		return nil, refuse(KindBadInput, path, "is a resume state whose content does not match its digest: it was edited or damaged, and is not believed (remove it to start the copy over)").on("StatePath")
 	}
 	return &st, nil
 }
 
-// writeState replaces the state file atomically and durably.
+// checkStateFile refuses a state that is not a regular file of this
+// user's, or that others may write: whoever can write it can make a rerun
+// skip any part of the copy.
+func checkStateFile(f *os.File, path string) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return refuseErr(KindCheckFailed, path, "cannot stat the resume state", err).on("StatePath")
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return refuse(KindBadInput, path, "is not a regular file: it cannot be a resume state").on("StatePath")
+	case int(st.Uid) != os.Geteuid():
+		return refuse(KindPermission, path, fmt.Sprintf("belongs to uid %d, not to this user (uid %d): a resume state is only believed from the user who runs the copy", st.Uid, os.Geteuid())).on("StatePath")
+	case st.Mode&0o022 != 0:
+		return refuse(KindPermission, path, fmt.Sprintf("may be written by others (mode %#o): a resume state is only believed when only its owner can write it", st.Mode&0o777)).on("StatePath")
+	}
+	return nil
+}
+
+// writeState replaces the state file atomically and durably, through its
+// folder's descriptor: STATE.tmp made with O_EXCL|O_NOFOLLOW, 0600 (never
+// a file planted under that name), fsync'ed, renamed over STATE, the
+// folder fsync'ed.
 func writeState(path string, st *resumeState) error {
 	st.Updated = time.Now().UTC().Format(time.RFC3339)
+	st.Sum = st.digest()
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(append(b, '\n'))
+	dir, err := safedir.Open(dirOf(path))
 	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+		defer dir.Close()
+		name := filepath.Base(path)
+		err = dir.Replace(name, name+".tmp", append(b, '\n'), 0o600, true)
 	}
 	if err == nil {
-		err = os.Rename(tmp, path)
+		err = syncDir(dir.File())
 	}
 	if err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("write the resume state %s: %w", path, err)
 	}
-	return syncDirOf(path)
+	return nil
 }
 
 // removeState removes the state file once the copy it records is
 // complete, and makes that durable.
 func removeState(path string) error {
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+	dir, err := safedir.Open(dirOf(path))
+	if err == nil {
+		defer dir.Close()
+		err = dir.Remove(filepath.Base(path))
+		if errors.Is(err, os.ErrNotExist) {
+			err = nil
+		}
+	}
+	if err == nil {
+		err = syncDir(dir.File())
+	}
+	if err != nil {
 		return fmt.Errorf("remove the resume state %s: %w", path, err)
 	}
-	return syncDirOf(path)
-}
-
-// stateWriter records each barrier's durable prefix (engine.Observer's
-// Durable) in the state file. Writing takes two fsyncs, so it runs on a
-// goroutine of its own, never on the engine's thread; it writes the
-// latest prefix and skips those that came meanwhile.
-type stateWriter struct {
-	path string
-	kick chan struct{}
-	done chan struct{}
-
-	mu      sync.Mutex
-	st      resumeState // st.Done is what the file says
-	latest  int64
-	err     error
-	stopped bool
-}
-
-// start takes what the state file says and starts writing what the
-// barriers make durable.
-func (w *stateWriter) start(st resumeState) {
-	w.st, w.latest = st, st.Done
-	w.kick, w.done = make(chan struct{}, 1), make(chan struct{})
-	go w.loop()
-}
-
-// Durable takes a barrier's durable prefix, counted from the range start.
-func (w *stateWriter) Durable(n int64) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.stopped || w.kick == nil {
-		return
-	}
-	w.latest = max(w.latest, n)
-	select {
-	case w.kick <- struct{}{}:
-	default: // a write is due already; it takes the latest
-	}
-}
-
-func (w *stateWriter) Data(int64, []byte) {}
-func (w *stateWriter) Hole(int64, int64)  {}
-
-func (w *stateWriter) loop() {
-	defer close(w.done)
-	for range w.kick {
-		w.write()
-	}
-	w.write()
-}
-
-// write records the latest prefix unless the file says it already.
-func (w *stateWriter) write() {
-	w.mu.Lock()
-	n, st := w.latest, w.st
-	w.mu.Unlock()
-	if n <= st.Done {
-		return
-	}
-	st.Done = n
-	err := writeState(w.path, &st)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err != nil {
-		if w.err == nil {
-			w.err = err
-		}
-		return
-	}
-	w.st.Done = n
-}
-
-// stop writes the last prefix and ends the goroutine; it returns what the
-// file says and the first error writing it.
-func (w *stateWriter) stop() (int64, error) {
-	w.mu.Lock()
-	started := w.kick != nil
-	if started && !w.stopped {
-		close(w.kick)
-	}
-	w.stopped = true
-	w.mu.Unlock()
-	if started {
-		<-w.done
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.st.Done, w.err
-}
-
-// rewind records a smaller prefix than the file says (a verification
-// found a bad block in it), after stop.
-func (w *stateWriter) rewind(n int64) error {
-	w.mu.Lock()
-	st := w.st
-	w.mu.Unlock()
-	st.Done = n
-	if err := writeState(w.path, &st); err != nil {
-		return err
-	}
-	w.mu.Lock()
-	w.st.Done = n
-	w.mu.Unlock()
 	return nil
 }
 
-// recorded is what the state file says is done.
-func (w *stateWriter) recorded() int64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.st.Done
-}
+func stamp(ns int64) string { return time.Unix(0, ns).Format("2006-01-02 15:04:05.000000000") }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/ringcp/ringcp/internal/safedir"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,6 +25,11 @@ func TestTempNameTakenOverBetweenCreateAndLock(t *testing.T) {
 	dir := t.TempDir()
 	dst := filepath.Join(dir, "dst")
 	tmp := tempName(dst)
+	folder, err := safedir.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer folder.Close()
 
 	// Copy 1: createTemp's O_EXCL create has returned, the flock not yet.
 	f1, err := openAs(tmp, dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o644)
@@ -31,7 +38,7 @@ func TestTempNameTakenOverBetweenCreateAndLock(t *testing.T) {
 	}
 	defer f1.Close()
 	// Copy 2 starts now and finds the name taken by an unlocked file.
-	f2, err := createTemp(tmp, dst, os.O_WRONLY)
+	f2, err := createTemp(folder, tmp, dst, os.O_WRONLY)
 	if err != nil {
 		t.Fatalf("copy 2: %v", err)
 	}
@@ -48,10 +55,43 @@ func TestTempNameTakenOverBetweenCreateAndLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Copy 1 completes and publishes.
-	d1 := &dest{f: f1, fresh: newTemp, tmp: tmp}
+	d1 := &dest{f: f1, creation: newTemp, tmp: tmp, dir: folder}
 	err = d1.name(dst)
 	got, _ := os.ReadFile(dst)
 	if err == nil && !bytes.Equal(got, mine) {
 		t.Fatalf("copy 1 named DST without error, but DST holds %q...: copy 2's unfinished file", got[:min(len(got), 22)])
+	}
+}
+
+// TestTempNamePlanted: whatever another user planted under the hidden
+// temporary name of a new DST, a symlink to a file of the victim's or a
+// hard link, is never opened for writing: the create fails with EEXIST
+// (O_EXCL|O_NOFOLLOW), the leftover check refuses a symlink, and the
+// file it points at keeps its bytes.
+func TestTempNamePlanted(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, "dst")
+	tmp := tempName(dst)
+	folder, err := safedir.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer folder.Close()
+	if err := os.Symlink(victim, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := createTemp(folder, tmp, dst, os.O_WRONLY); err == nil {
+		f.Write([]byte("overwritten"))
+		f.Close()
+		t.Error("createTemp opened a planted symlink")
+	} else if !strings.Contains(err.Error(), "in the way") {
+		t.Errorf("createTemp: %v; want it refused as in the way", err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("the victim's file holds %q", b)
 	}
 }

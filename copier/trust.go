@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
 	"github.com/ringcp/ringcp/internal/units"
 )
@@ -67,6 +66,10 @@ type VerifyReport struct {
 	// How says how DST was read: with O_DIRECT, or buffered after its
 	// cached pages were dropped.
 	How string
+	// SrcZerosRead: bytes of an NBD SRC that its block status called
+	// zeros, which the copy did not read, read after the copy to check
+	// them (a server whose map is wrong would otherwise pass).
+	SrcZerosRead int64
 }
 
 // MismatchError is a verification that found DST different from SRC: a
@@ -102,9 +105,10 @@ func (e *MismatchError) Error() string {
 // cells is how many CellSize cells a range of n bytes has.
 func cells(n int64) int64 { return (n + CellSize - 1) / CellSize }
 
-// chooseTrust settles what verification, checksums and resuming need: one
-// grid of 4 MiB cells, so a block size that is a whole number of cells;
-// every byte through the engine (no offload); barriers.
+// chooseTrust settles what verification, checksums and resuming need:
+// barriers; an alignment that divides the 4 MiB cells of their grid (to
+// which decideSizes rounds the block size). chooseOffload has kept the
+// data in the engine.
 func (p *Plan) chooseTrust() error {
 	o := &p.opts
 	if !o.Verify && o.Checksum == nil && !o.Resume {
@@ -113,26 +117,21 @@ func (p *Plan) chooseTrust() error {
 	if o.NoSync && (o.Verify || o.Resume) {
 		return refuse(KindBadInput, "", "verification and resuming need the fdatasync barrier: they cannot run with no sync")
 	}
-	if p.offloadMode != OffloadNever {
-		if o.Offload != OffloadAuto {
-			return refuse(KindBadInput, "", fmt.Sprintf("offload %s: the data would not pass through ringcp, which verification, checksums and resuming need", o.Offload))
-		}
-		p.offloadMode = OffloadNever
-		p.note("offload off: verification, checksums and resuming need the data to pass through ringcp")
-	}
 	if !o.Verify && o.Checksum == nil {
 		return nil
 	}
-	for _, ep := range []*endpoint{&p.src, &p.dst} {
+	for _, ep := range []*endpoint{p.src, p.dst} {
 		if a := int64(ep.alignment()); CellSize%a != 0 {
 			return refuse(KindNotSupported, ep.path, fmt.Sprintf("its alignment %d does not divide the %d-byte blocks verification and checksums use", a, CellSize))
 		}
 	}
-	if bs := align.RoundUp(int64(p.BlockSize), CellSize); bs != int64(p.BlockSize) {
-		p.note("block size %d rounded up to %d: verification and checksums read whole 4 MiB blocks", p.BlockSize, bs)
-		p.BlockSize = int(bs)
-	}
 	return nil
+}
+
+// needsData: verification, checksums, resuming and an expected digest
+// need every byte to pass through the engine.
+func (o *Options) needsData() bool {
+	return o.Verify || o.Checksum != nil || o.Resume || o.ExpectChecksum != ""
 }
 
 // shifted passes a copy's observations on with their offsets moved from

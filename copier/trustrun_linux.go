@@ -15,6 +15,12 @@ type trustRun struct {
 	digests *digests
 	sum     BlockSum
 	state   *stateWriter
+	// made: this run wrote the state file first (begin), which no
+	// earlier run had; a run that never starts removes it (forget).
+	made bool
+	// zeros: what an NBD SRC's map called zeros, which --verify reads
+	// from SRC to check (srczeros_linux.go).
+	zeros *zeroRanges
 }
 
 // newTrust makes the observers the options ask for and shapes the job:
@@ -30,6 +36,10 @@ func (p *Plan) newTrust(job *engine.Job) *trustRun {
 	if o.Verify {
 		t.digests = newDigests(p.Length)
 		obs = append(obs, t.digests)
+		if !p.src.readBackMaps && p.sparse.MapHoles { // an NBD SRC's block status
+			t.zeros = &zeroRanges{}
+			obs = append(obs, t.zeros)
+		}
 	}
 	if o.Checksum != nil {
 		t.sum = o.Checksum(p.Length)
@@ -40,6 +50,9 @@ func (p *Plan) newTrust(job *engine.Job) *trustRun {
 	}
 	if r := p.resume; r != nil {
 		t.from = r.from
+		if p.meter != nil {
+			p.meter.doneBefore(r.from) // first: no sample sees it as this run's rate
+		}
 		o.Progress.Done.Add(r.from) // done by an earlier run: the progress line starts there
 		t.state = &stateWriter{path: r.statePath}
 		obs = append(obs, t.state)
@@ -64,46 +77,38 @@ func (o sumObserver) Hole(rel, n int64)           { o.s.Zero(rel, n) }
 func (o sumObserver) Durable(int64)               {}
 
 // begin is the last step of acquiring: a resumable copy that starts
-// records SRC, DST (its partial file, for a new one) and the range in its
-// state file before anything is written, so that a run after a kill knows
-// DST is this copy's.
-func (t *trustRun) begin(p *Plan, d *dest) error {
+// records SRC, DST (its partial file, for a new one), the range and the
+// size policy in its state file before anything is written, so that a run
+// after a kill knows DST is this copy's.
+func (t *trustRun) begin(p *Plan, d target) error {
 	if t == nil || t.state == nil {
 		return nil
 	}
 	r := p.resume
-	st := r.state
-	if st == nil {
-		dstID, err := p.startedIdentity(d)
+	if r.dst.Kind == "" { // a new DST: its identity is its new inode's
+		id, err := d.identity(p)
 		if err != nil {
 			return err
 		}
-		st = &resumeState{Format: stateFormat, Src: p.src.identity(true),
-			Dst: dstID, SrcOffset: p.opts.SrcOffset,
-			DstOffset: p.opts.DstOffset, Length: p.Length, BlockSize: p.BlockSize}
+		r.dst = id
+	}
+	t.state.marks = func() *marks { return dstMarks(d.held().f, r.dst) }
+	st := r.state
+	if st == nil {
+		st = &resumeState{Format: stateFormat, Src: r.src, Dst: r.dst, SrcOffset: p.opts.SrcOffset,
+			DstOffset: p.opts.DstOffset, Length: p.Length, OwnsSize: r.owns, BlockSize: p.BlockSize,
+			DstMarks: t.state.marksNow()}
 		if r.newDst {
-			st.Partial, st.Dst.Path = r.partial, p.opts.Dst
+			st.Partial, st.Dst.Path = newFileKey(r.partial), p.opts.Dst
 		}
 		if err := writeState(r.statePath, st); err != nil {
 			return refuseErr(KindResources, r.statePath, "cannot record the copy's progress", err)
 		}
+		t.made = true
 	}
-	d.keep = true
+	d.keep(true)
 	t.state.start(*st)
 	return nil
-}
-
-// startedIdentity is DST's identity once acquired: a new file's is its
-// inode, known only now; an export's, what Prepare saw.
-func (p *Plan) startedIdentity(d *dest) (identity, error) {
-	if !p.dst.local() {
-		return p.dst.identity(false), nil
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(int(d.f.Fd()), &st); err != nil {
-		return identity{}, refuseErr(KindCheckFailed, p.dst.path, "cannot stat DST", err)
-	}
-	return identityOf(p.dst.path, &st, p.dst.geo.Size, false), nil
 }
 
 // close stops what runs beside the copy; after a failure, the state file
@@ -118,6 +123,22 @@ func (t *trustRun) close() {
 	if t.state != nil {
 		t.state.stop()
 	}
+}
+
+// forget undoes begin for a copy that acquired and then never ran (a
+// batch another job's refusal stopped): a state file this run made is
+// removed, and with it the reason to keep a new DST's partial file, which
+// holds nothing. A state an earlier run made is kept, with what it
+// records.
+func (t *trustRun) forget(p *Plan, d target) error {
+	if t == nil || !t.made {
+		return nil
+	}
+	t.close() // no barrier write may recreate the file
+	if d != nil {
+		d.keep(false)
+	}
+	return removeState(p.resume.statePath)
 }
 
 // finishTrust runs once the copy is complete and synced, before a new DST
@@ -147,7 +168,7 @@ func (p *Plan) finishTrust(ctx context.Context, a *acquired, rep *Report) error 
 	if t.digests == nil {
 		return nil
 	}
-	err := p.verify(ctx, a, t.digests, t.from, rep)
+	err := p.verify(ctx, a, t, rep)
 	var mm *MismatchError
 	if errors.As(err, &mm) && t.state != nil {
 		if rerr := t.state.rewind(resumePoint(mm.RangeOff, p.Length)); rerr != nil {
@@ -163,8 +184,9 @@ func (p *Plan) finishChecksum(ctx context.Context, a *acquired, t *trustRun, rep
 	if t.from > 0 {
 		h := sumObserver{t.sum}
 		job := a.passJob(p, t.from, func(rel int64, src, _ []byte) error { h.Data(rel, src); return nil })
-		job.Files[engine.FileSrc], job.SrcOff, job.SrcAlign = a.files[engine.FileSrc], p.opts.SrcOffset, p.src.alignment()
-		job.MapHoles, job.Observer = !p.src.isBlock, holesOnly{h}
+		a.src.into(&job, engine.FileSrc)
+		job.SrcOff, job.SrcAlign = p.opts.SrcOffset, a.src.align
+		job.MapHoles, job.Observer = p.src.mapsHoles, holesOnly{h}
 		if _, err := p.readPass(ctx, job); err != nil {
 			return err
 		}
@@ -198,6 +220,11 @@ func (p *Plan) endTrust(a *acquired, rep *Report, err error) {
 	}
 	rep.StatePath = p.resume.statePath
 	if err != nil {
+		if f := a.dst.held().f; !a.undrained && f != nil {
+			// Nothing writes DST any more: its marks now let a rerun
+			// trust the prefix without reading it.
+			t.state.settle(func() error { return unix.Fsync(int(f.Fd())) })
+		}
 		rep.ResumeFrom = resumePoint(t.state.recorded(), p.Length)
 		if p.resume.newDst {
 			rep.PartialPath = p.resume.partial
@@ -212,12 +239,12 @@ func (p *Plan) endTrust(a *acquired, rep *Report, err error) {
 // trustOutcome corrects what a stopped copy says of DST: a resumable one
 // is kept for the next run, and one that verification found different is
 // not to be used.
-func (p *Plan) trustOutcome(state DstState, d *dest, err error) DstState {
+func (p *Plan) trustOutcome(state DstState, d target, err error) DstState {
 	var mm *MismatchError
 	switch {
 	case state == DstComplete || state == DstChanging || state == DstUnknown || state == DstDiscarded || state == DstUntouched:
 		return state
-	case p.resume != nil && d.keep:
+	case p.resume != nil && d.kept():
 		return DstResumable
 	case errors.As(err, &mm):
 		return DstMismatch

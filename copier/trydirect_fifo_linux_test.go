@@ -31,7 +31,7 @@ func TestTryDirectBlocksOnFIFOSwap(t *testing.T) {
 				t.Fatal(err)
 			}
 			var err error
-			if p.src, err = inspectSource(src); err != nil {
+			if p.src, err = inspectSource(src, roleSrc); err != nil {
 				t.Fatal(err)
 			}
 			if p.dst, err = inspectDest(dst); err != nil {

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
 	"github.com/ringcp/ringcp/internal/eintr"
-	"github.com/ringcp/ringcp/nbdend"
 	"golang.org/x/sys/unix"
 )
 
@@ -38,43 +39,25 @@ import (
 // server's to keep honest, as for any NBD client. An NBD SRC is read again
 // only to find the first differing byte.
 
-// dstAccess is how DST is opened: read-write when it is read back.
+// dstAccess is how DST is opened: read-write when it is read back, or
+// when a resumed copy may compare what an earlier run copied, or a
+// sync reads it to compare.
 func (p *Plan) dstAccess() int {
-	if p.opts.Verify {
+	if p.opts.Verify || p.opts.Resume || p.changed.syncing {
 		return os.O_RDWR
 	}
 	return os.O_WRONLY
 }
 
-// readBack makes DST's descriptor read from the device and says how.
-func (p *Plan) readBack(d *dest) (string, error) {
-	if !p.dst.local() {
-		return "from the NBD server, after FLUSH", nil
-	}
-	fd := int(d.f.Fd())
-	if err := unix.Fdatasync(fd); err != nil {
-		return "", &os.PathError{Op: "fdatasync", Path: p.dst.path, Err: err}
-	}
-	if err := unix.Fadvise(fd, p.opts.DstOffset, p.Length, unix.FADV_DONTNEED); err != nil {
-		return "", &os.PathError{Op: "posix_fadvise(DONTNEED)", Path: p.dst.path, Err: err}
-	}
-	if !d.direct {
-		return "buffered, after fdatasync and posix_fadvise(DONTNEED) dropped the range from the page cache", nil
-	}
-	if err := setFlag(d.f, unix.O_DIRECT, true); err != nil {
-		return "", fmt.Errorf("%s: %w", p.dst.path, err)
-	}
-	return "O_DIRECT", nil
-}
-
 // verify reads DST's range back and checks it: against the digests from
 // `from` on, against SRC before (what an earlier run copied). It returns
 // a *MismatchError when DST differs.
-func (p *Plan) verify(ctx context.Context, a *acquired, want *digests, from int64, rep *Report) error {
+func (p *Plan) verify(ctx context.Context, a *acquired, t *trustRun, rep *Report) error {
+	want, from := t.digests, t.from
 	start := time.Now()
 	progress := p.opts.Progress // normalize made one
 	progress.SetPhase(engine.PhaseVerify)
-	how, err := p.readBack(a.dst)
+	how, err := a.dst.readBack(p)
 	if err != nil {
 		return err
 	}
@@ -82,7 +65,7 @@ func (p *Plan) verify(ctx context.Context, a *acquired, want *digests, from int6
 	cmp := newComparer(0, progress)
 	cmp.bad = bad
 	if from > 0 {
-		if err := p.comparePass(ctx, a, from, cmp); err != nil {
+		if err := p.comparePass(ctx, a, from, cmp.check); err != nil {
 			return err
 		}
 	}
@@ -92,21 +75,35 @@ func (p *Plan) verify(ctx context.Context, a *acquired, want *digests, from int6
 			return err
 		}
 	}
+	var lies int64
+	if t.zeros != nil {
+		if lies, err = p.checkSrcZeros(ctx, a, t.zeros, bad); err != nil {
+			return err
+		}
+	}
 	rep.Verify = &VerifyReport{Bytes: p.Length, Seconds: time.Since(start).Seconds(), BadBlocks: bad.count, FirstBad: -1, How: how}
+	if t.zeros != nil {
+		rep.Verify.SrcZerosRead = t.zeros.bytes()
+	}
 	if bad.count == 0 {
 		return nil
 	}
-	return p.mismatch(a, bad, cmp.first, rep.Verify)
+	err = p.mismatch(a, bad, cmp.first, rep.Verify)
+	var mm *MismatchError
+	if lies > 0 && errors.As(err, &mm) {
+		mm.Detail = strings.TrimPrefix(mm.Detail+fmt.Sprintf("; in %d of them SRC's NBD block status said zeros, but SRC reads otherwise: DST holds the zeros its server claimed", lies), "; ")
+	}
+	return err
 }
 
 // comparePass compares the first n bytes of the range, SRC and DST read
-// side by side.
-func (p *Plan) comparePass(ctx context.Context, a *acquired, n int64, cmp *comparer) error {
-	job := a.passJob(p, n, cmp.check)
-	job.Files[engine.FileSrc], job.Files[engine.FileDst] = a.files[engine.FileSrc], a.dst.f
-	job.Ends[engine.FileDst] = a.ends[engine.FileDst] // an export DST
+// side by side, with check.
+func (p *Plan) comparePass(ctx context.Context, a *acquired, n int64, check engine.CheckFunc) error {
+	job := a.passJob(p, n, check)
+	a.src.into(&job, engine.FileSrc)
+	a.dst.held().into(&job, engine.FileDst)
 	job.SrcOff, job.DstOff = p.opts.SrcOffset, p.opts.DstOffset
-	job.SrcAlign, job.DstAlign = p.src.alignment(), p.dstAlign(a.dst)
+	job.SrcAlign, job.DstAlign = a.src.align, a.dst.held().align
 	_, err := p.readPass(ctx, job)
 	return err
 }
@@ -115,25 +112,15 @@ func (p *Plan) comparePass(ctx context.Context, a *acquired, n int64, cmp *compa
 // file's holes are not read (they are zeros, which v checks).
 func (p *Plan) digestPass(ctx context.Context, a *acquired, v *verifier) error {
 	job := a.passJob(p, p.Length-v.from, v.check)
-	job.Files[engine.FileSrc], job.Ends[engine.FileSrc] = a.dst.f, a.ends[engine.FileDst]
-	job.SrcOff, job.SrcAlign = p.opts.DstOffset+v.from, p.dstAlign(a.dst)
-	job.MapHoles, job.Observer = !p.dst.isBlock && p.dst.local(), v
+	a.dst.held().into(&job, engine.FileSrc)
+	job.SrcOff, job.SrcAlign = p.opts.DstOffset+v.from, a.dst.held().align
+	job.MapHoles, job.Observer = p.dst.readBackMaps, v
 	_, err := p.readPass(ctx, job)
 	if errors.Is(err, engine.ErrEndedEarly) {
 		return &MismatchError{Path: p.dst.path, Offset: p.opts.DstOffset + p.Length, RangeOff: p.Length,
 			BadBlocks: 1, Blocks: cells(p.Length), Detail: fmt.Sprintf("DST ends before the copy does (%v)", err)}
 	}
 	return err
-}
-
-func (p *Plan) dstAlign(d *dest) int {
-	if !p.dst.local() {
-		return p.dst.alignment() // the server's minimum block size
-	}
-	if !d.direct {
-		return 1
-	}
-	return p.dst.alignment()
 }
 
 // mismatch builds the error for a verification that found bad cells,
@@ -169,10 +156,10 @@ func (p *Plan) firstDiffIn(a *acquired, cell int64) (off int64, same bool, err e
 	}
 	defer bufs.Free()
 	src, dst := bufs.Slots[0], bufs.Slots[1]
-	if err := readEnd(a, engine.FileSrc, src, p.opts.SrcOffset+cell, n, p.src.alignment()); err != nil {
+	if err := a.src.readFull(src, p.opts.SrcOffset+cell, n); err != nil {
 		return cell, false, err
 	}
-	if err := readEnd(a, engine.FileDst, dst, p.opts.DstOffset+cell, n, p.dstAlign(a.dst)); err != nil {
+	if err := a.dst.held().readFull(dst, p.opts.DstOffset+cell, n); err != nil {
 		return cell, false, err
 	}
 	i := firstDiff(src[:n], dst[:n])
@@ -182,35 +169,37 @@ func (p *Plan) firstDiffIn(a *acquired, cell int64) (off int64, same bool, err e
 	return cell + int64(i), false, nil
 }
 
-// readEnd reads n bytes at off of one end into buf: an export through
-// its client, a file or device as readFull does.
-func readEnd(a *acquired, id engine.FileID, buf []byte, off, n int64, alignment int) error {
-	x, ok := a.ends[id].(*nbdend.Export)
-	if !ok {
-		return readFull(a.files[id], buf, off, n, alignment)
+// readFull reads n bytes at off of the end into buf (aligned, and long
+// enough for n rounded up to the end's alignment): an IOEnd through its
+// ReadAt, a descriptor with pread. A short count goes on from the last
+// aligned byte, as O_DIRECT needs.
+func (h *held) readFull(buf []byte, off, n int64) error {
+	a := int64(h.align)
+	want := align.RoundUp(n, a)
+	name := ""
+	read := func(b []byte, off int64) (int, error) { return h.io.ReadAt(b, off) }
+	if h.f != nil {
+		name = h.f.Name()
+		read = func(b []byte, off int64) (int, error) {
+			return eintr.Retry(func() (int, error) { return unix.Pread(int(h.f.Fd()), b, off) })
+		}
+	} else {
+		name = h.io.Name()
 	}
-	if _, err := x.Client().ReadAt(buf[:n], off); err != nil {
-		return &engine.OpError{Op: "read", Path: x.Name(), Offset: off, Err: err}
-	}
-	return nil
-}
-
-// readFull reads n bytes at off into buf (aligned, and long enough for n
-// rounded up to alignment) with pread; a short count goes on from the
-// last aligned byte, as O_DIRECT needs.
-func readFull(f *os.File, buf []byte, off, n int64, alignment int) error {
-	want := align.RoundUp(n, int64(alignment))
 	for done := int64(0); done < n; {
-		k, err := eintr.Retry(func() (int, error) { return unix.Pread(int(f.Fd()), buf[done:want], off+done) })
+		k, err := read(buf[done:want], off+done)
+		if errors.Is(err, io.EOF) {
+			err = nil // short at the end, as pread is at a file's
+		}
 		if err != nil {
-			return &engine.OpError{Op: "read", Path: f.Name(), Offset: off + done, Err: err}
+			return &engine.OpError{Op: "read", Path: name, Offset: off + done, Err: err}
 		}
 		next := done + int64(k)
 		if next < n {
-			next = align.RoundDown(next, int64(alignment))
+			next = align.RoundDown(next, a)
 		}
 		if next <= done {
-			return &engine.OpError{Op: "read", Path: f.Name(), Offset: off + done, Err: engine.ErrEndedEarly}
+			return &engine.OpError{Op: "read", Path: name, Offset: off + done, Err: engine.ErrEndedEarly}
 		}
 		done = next
 	}

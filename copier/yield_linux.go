@@ -44,16 +44,21 @@ type yielder struct {
 	psi      [2]int64 // "some" and "full" totals at the last tick, microseconds; -1 without PSI
 	stopped  chan struct{}
 	exited   chan struct{}
+	// watchOnly: no --yield, the watch alone for the good neighbour:
+	// others are told to the governor, nothing is cut.
+	watchOnly bool
 }
 
-// startYield starts the controller when Options.Yield asks for it; it
-// returns nil otherwise. It first measures the probe's base on the disk
-// as it is before the copy.
+// startYield starts the controller when Options.Yield asks for it, or
+// its watch alone when the good neighbour sizes the bytes in flight (no
+// queue depth given: it hears of others from it); it returns nil
+// otherwise. It first measures the probe's base on the disk as it is
+// before the copy.
 func (p *Plan) startYield() *yielder {
-	if !p.opts.Yield {
+	if !p.opts.Yield && !p.gov.adapt {
 		return nil
 	}
-	y := &yielder{ctl: newAIMD(p.QueueDepth), gov: p.gov, prog: p.opts.Progress,
+	y := &yielder{ctl: newAIMD(p.QueueDepth), gov: p.gov, prog: p.opts.Progress, watchOnly: !p.opts.Yield,
 		stopped: make(chan struct{}), exited: make(chan struct{})}
 	y.watchDisks(p)
 	y.openProbe(p)
@@ -72,8 +77,8 @@ func (y *yielder) watchDisks(p *Plan) {
 	for _, side := range []struct {
 		ep  *endpoint
 		src bool
-	}{{&p.src, true}, {&p.dst, false}} {
-		disk, ok := diskUnder(side.ep)
+	}{{p.src, true}, {p.dst, false}} {
+		disk, ok := side.ep.disk, side.ep.onDisk
 		if !ok {
 			continue
 		}
@@ -173,11 +178,18 @@ func (y *yielder) run() {
 			return
 		case <-t.C:
 		}
-		rate, depth := y.ctl.step(y.sample())
-		if depth >= y.ctl.maxDepth {
-			depth = 0
+		s := y.sample()
+		if y.watchOnly {
+			y.ctl.observe(s)
+		} else {
+			rate, depth := y.ctl.step(s)
+			if depth >= y.ctl.maxDepth {
+				depth = 0
+			}
+			y.gov.setYield(rate, depth)
 		}
-		y.gov.setYield(rate, depth)
+		others := y.ctl.others > 0
+		y.gov.setSignals(others, others && y.ctl.suffering(s))
 	}
 }
 
@@ -223,6 +235,9 @@ func (y *yielder) stop() *YieldReport {
 	close(y.stopped)
 	<-y.exited
 	y.closeProbe()
+	if y.watchOnly {
+		return nil
+	}
 	rep := y.ctl.rep
 	return &rep
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/ringcp/ringcp/internal/blocktest"
-	"github.com/ringcp/ringcp/internal/buildtest"
+	"github.com/ringcp/ringcp/internal/cmdtest"
 )
 
 // TestImage builds ringcp's image with podman and runs it: --version,
@@ -19,7 +19,7 @@ import (
 // a read-only root, no network).
 func TestImage(t *testing.T) {
 	p := newPodman(t)
-	tag := buildImage(t, p, buildtest.Binary(t))
+	tag := buildImage(t, p, cmdtest.Binary(t))
 
 	// The image: the entrypoint CDI runs, UID 107, and two files.
 	got := p.must("image", "inspect", "--format", "{{.Config.User}} {{.Config.Entrypoint}}", tag)

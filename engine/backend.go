@@ -14,7 +14,9 @@ const (
 	FileSrc     FileID = iota // SRC, opened read-only
 	FileDst                   // DST, with O_DIRECT when the copy is direct
 	FileDstTail               // DST without O_DIRECT, for an unaligned last block
-	numFiles
+	// NumFiles is how many ends a copy may have: the length of Files,
+	// Fds and Ends.
+	NumFiles
 )
 
 // Op is what a request does.
@@ -101,11 +103,11 @@ type Backend interface {
 }
 
 // Files are the descriptors of a copy; DstTail may be nil.
-type Files [numFiles]*os.File
+type Files [NumFiles]*os.File
 
 // Fds is the descriptor table a backend indexes by FileID: each file's
 // descriptor, -1 where there is none.
-type Fds [numFiles]int
+type Fds [NumFiles]int
 
 // Fds returns the files' descriptors.
 func (f Files) Fds() Fds {
@@ -124,7 +126,8 @@ type Setup struct {
 	Files Files
 	// Ends are every end of the copy, FileEnds for Files included; a
 	// backend that moves data through descriptors only needs Files (and
-	// calls DescriptorsOnly).
+	// calls DescriptorsOnly); one with the AnyEnd capability serves the
+	// others as IOEnds.
 	Ends    Ends
 	Buffers [][]byte // one per slot, from anonymous mmap
 	Depth   int      // slots, so data requests in flight at most

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // Budget is the set of buffer slots that copies share: one memory and
@@ -15,24 +16,25 @@ import (
 // A copy that has nothing left to plan stops counting, and the others
 // may take what it leaves.
 //
-// The depth (slots out at once) can be lowered and raised while copies
-// run (SetDepth), by a caller that backs off under pressure.
+// Its window (window.go: the slots out at once, the size of a request)
+// can be changed while copies run, by the budget's controller.
 type Budget struct {
-	bufs [][]byte
+	bufs    [][]byte
+	samples sampler
 
 	mu       sync.Mutex
 	free     []int         // buffer indexes not held by a copy
-	depth    int           // slots that may be out (len(bufs)-len(free)) at once
+	window   Window        // Depth: slots that may be out (len(bufs)-len(free)) at once
 	wanting  int           // members that have chunks left to plan
 	members  []*member     // joined and not left
-	changed  chan struct{} // closed, and replaced, when a slot frees or the depth rises
+	changed  chan struct{} // closed, and replaced, when a slot frees, the window changes or Wake is called
 	refusals uint64        // counts refusals, to order the members waiting
 }
 
 // NewBudget makes a budget of the buffers (align.AllocBuffers' slots, all
-// the same size), with a depth of all of them.
+// the same size), with a depth of all of them and requests of a block.
 func NewBudget(bufs [][]byte) *Budget {
-	b := &Budget{bufs: bufs, depth: len(bufs), changed: make(chan struct{})}
+	b := &Budget{bufs: bufs, window: Window{Depth: len(bufs)}, changed: make(chan struct{})}
 	for i := len(bufs) - 1; i >= 0; i-- {
 		b.free = append(b.free, i)
 	}
@@ -44,19 +46,46 @@ func NewBudget(bufs [][]byte) *Budget {
 func (b *Budget) Buffers() [][]byte { return b.bufs }
 
 // Depth is how many slots may be out at once now.
-func (b *Budget) Depth() int {
+func (b *Budget) Depth() int { return b.Window().Depth }
+
+// Window is the depth and request size now.
+func (b *Budget) Window() Window {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.depth
+	return b.window
 }
 
-// SetDepth changes how many slots may be out at once, from 1 to all of
-// them. Lowering it takes effect as copies give slots back; nothing in
-// flight is cut short.
-func (b *Budget) SetDepth(n int) {
+// SetWindow changes the depth (from 1 to all the slots) and the request
+// size. A lower depth takes effect as copies give slots back, a smaller
+// request with each copy's next request: nothing in flight is cut short.
+// Copies waiting on the budget look again when it changed.
+func (b *Budget) SetWindow(w Window) {
+	w.Depth = min(max(w.Depth, 1), len(b.bufs))
+	w.Request = max(w.Request, 0)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.depth = min(max(n, 1), len(b.bufs))
+	if w != b.window {
+		b.window = w
+		b.wake()
+	}
+}
+
+// SetController makes c the budget's controller (window.go); nil leaves
+// the window as it is.
+func (b *Budget) SetController(c Controller) {
+	b.samples.mu.Lock()
+	defer b.samples.mu.Unlock()
+	b.samples.ctrl = c
+}
+
+// Wake makes every copy waiting on the budget look again at once: a copy
+// waiting for a rate cap's permission, for a slot, or for a retry's
+// backoff. Whoever changes a rate cap the copies pace by calls it, so
+// that a cap lifted, lowered or changed takes effect now, not when the
+// wait planned under the old cap ends.
+func (b *Budget) Wake() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.wake()
 }
 
@@ -69,7 +98,7 @@ func (b *Budget) wake() {
 // share is the most slots one of the wanting members may hold.
 func (b *Budget) share() int {
 	n := max(b.wanting, 1)
-	return (b.depth + n - 1) / n
+	return (b.window.Depth + n - 1) / n
 }
 
 // member is one copy's hold on a budget.
@@ -118,7 +147,7 @@ func (m *member) take() (int, bool) {
 	b := m.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.free) == 0 || len(b.bufs)-len(b.free) >= b.depth || m.held >= b.share() || b.owedElsewhere(m) {
+	if len(b.free) == 0 || len(b.bufs)-len(b.free) >= b.window.Depth || m.held >= b.share() || b.owedElsewhere(m) {
 		if m.refused == nil {
 			b.refusals++
 			m.since = b.refusals
@@ -177,6 +206,26 @@ func (m *member) leave() error {
 		return fmt.Errorf("engine: a copy left its budget holding %d slots", m.held)
 	}
 	return nil
+}
+
+// look is the budget's window now, and a channel closed at its next
+// change (a slot given back, the window changed, Wake): taken before a
+// copy looks at what it waits for, it cannot miss a change that comes in
+// between.
+func (m *member) look() (Window, <-chan struct{}) {
+	m.b.mu.Lock()
+	defer m.b.mu.Unlock()
+	return m.b.window, m.b.changed
+}
+
+// report hands what the member's copy measured to the budget, and the
+// sample to the controller when one is due.
+func (m *member) report(mt *meter, now time.Time) {
+	ctrl, s, due := m.b.samples.add(mt, now)
+	*mt = meter{last: now}
+	if due {
+		ctrl.Observe(s)
+	}
 }
 
 // wait blocks, after take failed, until a slot may be free for the

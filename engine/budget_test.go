@@ -16,7 +16,7 @@ func testBudget(n int) *Budget {
 
 // TestBudgetShares: one copy alone gets every slot; two that want slots
 // get half each; one that stops wanting leaves its share to the other;
-// SetDepth bounds what is out.
+// SetWindow bounds what is out.
 func TestBudgetShares(t *testing.T) {
 	b := testBudget(8)
 	a := b.join()
@@ -43,7 +43,7 @@ func TestBudgetShares(t *testing.T) {
 	if err := c.leave(); err != nil {
 		t.Fatal(err)
 	}
-	b.SetDepth(3)
+	b.SetWindow(Window{Depth: 3})
 	three := takeAll(a)
 	if len(three) != 3 {
 		t.Fatalf("depth 3: took %d", len(three))

@@ -23,7 +23,7 @@ func (j *Job) comparing() bool { return j.Check != nil && j.end(FileDst) != nil 
 // chunkMax is the most one chunk holds: a block, or half of one when a
 // slot's buffer holds both sides of a compare.
 func (j *Job) chunkMax() int {
-	if j.comparing() {
+	if j.comparing() || j.syncing() {
 		return j.BlockSize / 2
 	}
 	return j.BlockSize
@@ -33,8 +33,8 @@ func (j *Job) chunkMax() int {
 // side next; then the chunk goes to Check.
 func (r *run) checkRead(idx int, s *slot) {
 	if s.phase == phaseRead && r.job.comparing() {
-		s.phase, s.done = phaseReadDst, 0
-		r.queue(idx)
+		s.phase, s.done, s.paid = phaseReadDst, 0, 0
+		r.send(idx)
 		return
 	}
 	var dst []byte

@@ -1,5 +1,5 @@
 // Package engine copies a byte range from one file or block device to
-// another with a fixed window of slots in flight, through a Backend.
+// another with a window of slots in flight, through a Backend.
 //
 // # Contract
 //
@@ -49,11 +49,15 @@
 //
 //   - Several copies may run at once, each on its own goroutine and
 //     backend, sharing one Budget of slots: one memory and queue-depth
-//     budget, handed out in fair shares, whose depth can be lowered and
-//     raised while they run (budget.go).
+//     budget, handed out in fair shares (budget.go). Its window, the
+//     slots out and the size of a request, is decided by one Controller
+//     from the latency the copies measure of their own requests, and can
+//     change while they run (window.go).
 //   - Job.Rate caps the bytes moved per second, shared by copies or not,
-//     and adjustable while they run (rate.go); Job.SharedRate is a second
-//     cap, for a copy that has its own and shares one with others.
+//     and adjustable while they run (pace.go); Job.SharedRate is a second
+//     cap, for a copy that has its own and shares one with others. No wait
+//     sleeps: each ends at once when the copy is stopped, and when the
+//     caps or the window change.
 //   - Job.IOPrio gives every read and write an I/O priority (sqe->ioprio,
 //     or ioprio_set on the pool's threads); Job.Blocking issues them
 //     blocking, never tried without blocking first, which a cgroup I/O
@@ -68,9 +72,9 @@
 //     function (check.go).
 //
 // A Backend moves bytes: Submit queues requests, Reap waits for
-// completions. The io_uring backend lives here (NewUring); the pread/pwrite
-// pool in package fallback; the NBD backend, which also reaches NBD
-// exports, in package nbdend. A further backend is one new package.
+// completions. The io_uring backend lives here (NewUring); the pool in
+// package fallback, which also serves the ends that move their own bytes
+// (IOEnd). A further backend is one new package.
 //
 // # Ends
 //
@@ -78,7 +82,10 @@
 // (endpoint.go): where its data is (SEEK_DATA/SEEK_HOLE, or NBD block
 // status), the fdatasync before holes are trusted, preallocation, the
 // final size, and the switch for an unaligned last write. A file or block
-// device is a FileEnd of Job.Files; Job.Ends holds ends that are not
-// descriptors (an NBD export, package nbdend), whose data only a backend
-// with the AnyEnd capability moves.
+// device is a FileEnd of Job.Files; Job.Ends holds the ends that are not
+// descriptors: IOEnds (ioend.go), which read, write, zero and flush
+// through methods of their own (an NBD export, package nbdend), and which
+// only a backend with the AnyEnd capability serves. An IOEnd may say that
+// it can only be read in order (a stream): the backend then serves it in
+// offset order.
 package engine

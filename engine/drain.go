@@ -45,4 +45,5 @@ func (r *run) dropQueued() {
 		r.abandon(d.slot)
 	}
 	r.delayed = r.delayed[:0]
+	r.admit() // r.failed is set: the line goes too
 }

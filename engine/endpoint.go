@@ -13,7 +13,8 @@ import (
 // as Requests naming the end's FileID.
 //
 // A file or block device is a FileEnd, which Job.Files gives every end
-// that Job.Ends leaves nil; an NBD export is package nbdend's Export.
+// that Job.Ends leaves nil; an end that moves its own bytes is an IOEnd
+// (an NBD export is package nbdend's Export).
 // Size and alignment are the caller's to measure before the copy (stat
 // and align.Probe, the NBD handshake): they are in the Job as Length,
 // SrcAlign and DstAlign.
@@ -67,7 +68,7 @@ func (j *Job) OpName(q Request) string {
 
 // Ends are a copy's ends by FileID; nil where Job.Files has the end, or
 // where there is none.
-type Ends [numFiles]Endpoint
+type Ends [NumFiles]Endpoint
 
 // ErrCannotMap is matched by Endpoint.Data's error when the end cannot say
 // where its data is (SEEK_DATA fails with EINVAL on some FUSE and network

@@ -59,7 +59,8 @@ func (r *run) finish() error {
 	// not stop anything: the copy is complete, and synced if asked.
 	complete := r.prefix.end == r.job.Length && (r.stats.Synced || !r.job.Sync)
 	if r.canceled != nil && !complete {
-		return &CanceledError{Written: r.stats.BytesWritten, Contiguous: r.stats.Contiguous, Synced: r.stats.Synced, Err: r.canceled}
+		return &CanceledError{Written: r.stats.BytesWritten, Contiguous: r.stats.Contiguous, Synced: r.stats.Synced,
+			Read: r.stats.BytesRead, Pass: r.job.Check != nil, Err: r.canceled}
 	}
 	return nil
 }
@@ -134,15 +135,23 @@ func (r *run) syncDone(c Completion) {
 
 // CanceledError reports a copy stopped by its context: what was written,
 // how much of the range is complete without gaps, and whether it was
-// synced. It unwraps to context.Canceled or the like.
+// synced; or, for a read pass (Pass), what was read and how much of the
+// range was checked without gaps (Contiguous). It unwraps to
+// context.Canceled or the like.
 type CanceledError struct {
 	Written    int64
 	Contiguous int64
 	Synced     bool
-	Err        error
+	Read       int64
+	// Pass: a read pass (Job.Check) was stopped, which writes nothing.
+	Pass bool
+	Err  error
 }
 
 func (e *CanceledError) Error() string {
+	if e.Pass {
+		return fmt.Sprintf("read pass interrupted after %d bytes read, the first %d checked: %v", e.Read, e.Contiguous, e.Err)
+	}
 	state := "not synced"
 	if e.Synced {
 		state = "synced"

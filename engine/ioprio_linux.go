@@ -35,8 +35,8 @@ func ThreadIOPrio(tid int) (IOPrio, error) {
 }
 
 // LockThreadIOPrio locks the calling goroutine to its thread and gives the
-// thread priority p (the pool's and the nbd backend's workers; copier's
-// check of what the kernel allows). release gives the thread its old
+// thread priority p (the pool's workers; copier's check of what the
+// kernel allows). release gives the thread its old
 // priority back and unlocks it; should that fail, the goroutine stays
 // locked, so that the thread ends with it and the priority never reaches
 // another goroutine. On an error nothing was changed and nothing is

@@ -13,9 +13,9 @@ import (
 // Job is one copy: Length bytes from SrcOff in FileSrc to DstOff in FileDst.
 type Job struct {
 	Files Files
-	// Ends, where not nil, are ends that are not descriptors (an NBD
-	// export, package nbdend): Ends[id] stands for Files[id], which is
-	// then nil. Every other end is the FileEnd of its file.
+	// Ends, where not nil, are ends that are not descriptors (IOEnds:
+	// an NBD export, package nbdend): Ends[id] stands for Files[id], which
+	// is then nil. Every other end is the FileEnd of its file.
 	Ends   Ends
 	SrcOff int64
 	DstOff int64
@@ -23,6 +23,13 @@ type Job struct {
 	// BlockSize is the most one request moves; a multiple of SrcAlign and
 	// DstAlign. Each buffer holds one block.
 	BlockSize int
+	// MaxRequest, when positive, is the most one read or write moves,
+	// below a block: a chunk larger than that (a whole verification cell,
+	// see Grid) is moved in several requests. A cgroup I/O limit wants
+	// small requests, so that what the kernel holds back is short. It is
+	// rounded down to the alignment (at least one unit); the budget's
+	// window may cut requests further while the copy runs.
+	MaxRequest int
 	// Buffers are the slots, one block each; their number is the queue
 	// depth. From align.AllocBuffers: outside the Go heap. Ignored when
 	// Budget is set.
@@ -49,6 +56,9 @@ type Job struct {
 	// blocks are overwrites, which ext4 and XFS run in parallel.
 	Preallocate bool
 	Sparse
+	// Changed restricts the copy to some ranges, or to what differs
+	// (changed.go, sync.go).
+	Changed
 	// Observer, when not nil, sees the data as it is read, the holes, and
 	// the barriers (observe.go).
 	Observer Observer
@@ -65,13 +75,15 @@ type Job struct {
 	// is written; Files[FileDst] may be nil, or is read beside SRC.
 	Check CheckFunc
 	// Rate, when not nil, caps the bytes of the range moved per second
-	// (rate.go says what counts). It may be shared by copies running at
-	// once, and changed while they run (SetLimit, SetBurst); its burst
-	// must hold at least one block.
+	// (pace.go says what counts). It may be shared by copies running at
+	// once, and changed while they run (SetLimit, SetBurst): whoever
+	// changes it calls the Budget's Wake, or the copy sees the change
+	// within pacePoll. A request is never larger than its burst, which
+	// must hold at least one alignment unit.
 	Rate *rate.Limiter
 	// SharedRate, when not nil, is a second cap like Rate, shared with
 	// other copies (a batch's cap on all its jobs together); a request
-	// waits until both let it through. Its burst must hold a block too.
+	// waits until both let it through.
 	SharedRate *rate.Limiter
 	// IOPrio, when not 0, is the I/O priority of the copy's reads and
 	// writes (ioprio.go), passed to the backend in Setup.
@@ -142,7 +154,11 @@ type Stats struct {
 	// still change beyond Contiguous (never within it: a chunk counts
 	// there only once all its writes completed).
 	InFlight int
+	SyncStats
 }
+
+// unit is the least a request moves: both ends' alignment.
+func (j *Job) unit() int { return int(align.LCM(int64(j.SrcAlign), int64(j.DstAlign))) }
 
 // slotBuffers are the buffers of every slot the copy may use.
 func (j *Job) slotBuffers() [][]byte {
@@ -175,10 +191,12 @@ func (j *Job) validate() error {
 		return fmt.Errorf("engine: zero block %d is not a multiple of DST's alignment %d", j.ZeroBlock, j.DstAlign)
 	case j.Grid < 0 || (j.Grid > 0 && (j.Grid%int64(j.SrcAlign) != 0 || j.Grid%int64(j.DstAlign) != 0)):
 		return fmt.Errorf("engine: grid %d is not a multiple of alignments %d/%d", j.Grid, j.SrcAlign, j.DstAlign)
-	case j.Rate != nil && j.Rate.Burst() < j.chunkMax():
-		return fmt.Errorf("engine: the rate cap's burst %d is smaller than a block of %d", j.Rate.Burst(), j.chunkMax())
-	case j.SharedRate != nil && j.SharedRate.Burst() < j.chunkMax():
-		return fmt.Errorf("engine: the shared rate cap's burst %d is smaller than a block of %d", j.SharedRate.Burst(), j.chunkMax())
+	case j.Rate != nil && j.Rate.Limit() != rate.Inf && j.Rate.Burst() < j.unit():
+		return fmt.Errorf("engine: the rate cap's burst %d is smaller than the alignment %d", j.Rate.Burst(), j.unit())
+	case j.SharedRate != nil && j.SharedRate.Limit() != rate.Inf && j.SharedRate.Burst() < j.unit():
+		return fmt.Errorf("engine: the shared rate cap's burst %d is smaller than the alignment %d", j.SharedRate.Burst(), j.unit())
+	case j.MaxRequest < 0:
+		return fmt.Errorf("engine: request size %d", j.MaxRequest)
 	case j.HoleAlign < 0:
 		return fmt.Errorf("engine: hole alignment %d", j.HoleAlign)
 	}

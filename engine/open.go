@@ -33,6 +33,9 @@ func Open(job Job, newBackend NewBackend) (*Copy, error) {
 	if err := job.validate(); err != nil {
 		return nil, err
 	}
+	if err := job.validateChanged(); err != nil {
+		return nil, err
+	}
 	if job.Budget == nil {
 		job.Budget = NewBudget(job.Buffers)
 	}

@@ -39,12 +39,15 @@ type planner struct {
 	holeAlign          int64
 	prealloc           bool
 	reserved           int64 // DST is reserved up to here
+	ri                 int   // with Job.RangesOnly: the range at or after pos
 }
 
 func newPlanner(job *Job) planner {
 	// A compare reads both sides everywhere: DST may hold data where SRC
 	// has a hole, and that is a difference.
-	p := planner{job: job, mapping: job.MapHoles && !job.comparing(), prealloc: job.Preallocate, dataEnd: job.Length}
+	// So does a sync. Only some ranges are not reserved as a whole.
+	p := planner{job: job, mapping: job.MapHoles && !job.comparing() && !job.syncing(),
+		prealloc: job.Preallocate && !job.RangesOnly, dataEnd: job.Length}
 	if p.mapping {
 		p.dataEnd = 0 // nothing mapped yet
 	}
@@ -54,21 +57,25 @@ func newPlanner(job *Job) planner {
 
 func (p *planner) done() bool { return p.pos >= p.job.Length }
 
-func (p *planner) next() (chunk, error) {
+// next plans the next chunk: data at most most bytes long (a multiple of
+// the alignment), unless a grid keeps it whole; or a hole.
+func (p *planner) next(most int) (chunk, error) {
 	if p.mapping && p.pos >= p.dataEnd {
 		if err := p.mapFrom(p.pos); err != nil {
 			return chunk{}, err
 		}
 	}
 	if p.pos < p.dataStart {
-		end := p.pos + min(p.dataStart-p.pos, maxHoleChunk) // no pos+maxHoleChunk: it wraps near 2^63
+		end := p.pos + min(p.dataStart-p.pos, maxHoleChunk, p.limit()-p.pos) // no pos+maxHoleChunk: it wraps near 2^63
 		c := chunk{rel: p.pos, n: int(end - p.pos), hole: true}
 		p.pos = end
 		return c, nil
 	}
-	n := min(int64(p.job.chunkMax()), p.dataEnd-p.pos)
+	n := min(int64(p.job.chunkMax()), p.dataEnd-p.pos, p.limit()-p.pos)
 	if g := p.job.Grid; g > 0 {
 		n = min(n, g-p.pos%g) // up to the next multiple of the grid
+	} else {
+		n = min(n, int64(p.job.chunkCap(most)))
 	}
 	if err := p.reserve(p.pos + n); err != nil {
 		return chunk{}, err
@@ -76,6 +83,17 @@ func (p *planner) next() (chunk, error) {
 	c := chunk{rel: p.pos, n: int(n)}
 	p.pos += n
 	return c, nil
+}
+
+// giveBack returns the data [from, to) to be planned again, when it is
+// the end of the last chunk planned: a chunk waiting for the rate caps
+// that was cut smaller (pace.go). It reports whether it took it.
+func (p *planner) giveBack(from, to int64) bool {
+	if to != p.pos || from >= to || from < p.dataStart {
+		return false
+	}
+	p.pos = from
+	return true
 }
 
 // mapFrom finds the data extent at or after off (SEEK_DATA/SEEK_HOLE on a

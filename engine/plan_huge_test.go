@@ -56,7 +56,7 @@ func TestPlannerNearMaxInt64(t *testing.T) {
 				t.Fatalf("size %d: still planning at %d after 100 chunks", size, p.pos)
 			}
 			at := p.pos
-			c, err := p.next()
+			c, err := p.next(job.BlockSize)
 			if err != nil {
 				t.Fatalf("size %d: next at %d: %v", size, at, err)
 			}

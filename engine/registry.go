@@ -24,8 +24,9 @@ const (
 	// the first such backend.
 	WorksEverywhere
 	// AnyEnd: the backend also moves data for ends that are not
-	// descriptors (Job.Ends: an NBD export). Backends without it take
-	// descriptors only, and refuse other ends (Setup.DescriptorsOnly).
+	// descriptors (Job.Ends: an IOEnd, such as an NBD export). Backends
+	// without it take descriptors only, and refuse other ends
+	// (Setup.DescriptorsOnly).
 	AnyEnd
 )
 

@@ -114,13 +114,14 @@ func (r *run) nextDue() time.Duration {
 	return max(time.Until(first), time.Microsecond)
 }
 
-// requeue sends a slot's request again as it was.
+// requeue sends a slot's request again as it was (what it moves was
+// paid for already, unless the request size grew since).
 func (r *run) requeue(slot int) {
 	if slot < 0 {
 		r.pending = append(r.pending, syncRequest(slot))
 		return
 	}
-	r.queue(slot)
+	r.send(slot)
 }
 
 // abandon gives up a slot's request without finishing it.

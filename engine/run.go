@@ -58,7 +58,16 @@ type run struct {
 	// broken: the backend failed; nothing more is sent to it.
 	broken bool
 	// delayed are retries waiting for their backoff (retry.go).
-	delayed   []delayedReq
+	delayed []delayedReq
+	// pace is the line of requests waiting for the rate caps (pace.go).
+	pace pacer
+	// window is the budget's window, most the most one request moves
+	// now, and changes the budget's channel that closes at its next
+	// change: all three as they were at the start of this turn of pump.
+	window    Window
+	most      int
+	changes   <-chan struct{}
+	meter     meter         // what the requests took, for the budget's controller
 	syncRetry [3]retryState // of SyncSlot, SyncTailSlot and SyncPeriodicSlot
 	periodic  periodic      // barriers while the copy goes (observe.go)
 	policy    retryPolicy
@@ -83,6 +92,7 @@ func newRun(job *Job, be Backend) *run {
 		r.slots[i].buf = bufs[i][:job.BlockSize]
 	}
 	r.planner = newPlanner(job)
+	r.pace = newPacer(job)
 	r.zero = newZeroer(job)
 	r.stats.Backend, r.stats.Caps = be.Name(), be.Caps()
 	return r
@@ -100,11 +110,14 @@ func (r *run) copy(ctx context.Context) error {
 }
 
 // pump runs the copy (with work, starting chunks and the tail) until
-// nothing is in flight or delayed. It returns an error only when the
-// backend failed and could not be drained; every other error is r.failed.
+// nothing is in flight, delayed or in line. It returns an error only when
+// the backend failed and could not be drained; every other error is
+// r.failed. It never sleeps: every wait also ends on a stop and on a
+// change of the budget (a cap changed, a slot given back).
 func (r *run) pump(work bool) error {
 	for {
-		r.checkStop()
+		r.look()
+		r.admit()
 		starved := false
 		if work {
 			starved = r.plan()
@@ -117,7 +130,8 @@ func (r *run) pump(work bool) error {
 		if err := r.submit(); err != nil {
 			return r.abort(err)
 		}
-		if r.inflight == 0 && len(r.delayed) == 0 {
+		waiting := len(r.delayed) > 0 || len(r.pace.line) > 0
+		if r.inflight == 0 && !waiting {
 			if !starved {
 				return nil
 			}
@@ -127,14 +141,24 @@ func (r *run) pump(work bool) error {
 			continue
 		}
 		if r.inflight == 0 {
-			// Only retries waiting: nothing can complete meanwhile.
-			time.Sleep(r.nextDue())
+			// Only retries or the line waiting: nothing can complete
+			// meanwhile.
+			r.idle(r.nextWake())
 			continue
 		}
-		if err := r.reapOnce(r.nextDue()); err != nil {
+		if err := r.reapOnce(r.nextWake()); err != nil {
 			return r.abort(err)
 		}
 	}
+}
+
+// look starts a turn of pump: a stop, the budget's window and the
+// request size it allows, and the channel that says the budget changed
+// after this.
+func (r *run) look() {
+	r.window, r.changes = r.member.look()
+	r.checkStop()
+	r.most = r.requestMost()
 }
 
 // leave ends the run's hold on the budget, unless requests may still be in
@@ -180,9 +204,14 @@ func (r *run) reapOnce(timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
+	now := time.Now()
 	for _, c := range r.cqes[:n] {
 		r.inflight--
+		r.measure(c, now)
 		r.complete(c)
+	}
+	if now.Sub(r.meter.last) >= reportEvery {
+		r.member.report(&r.meter, now)
 	}
 	return nil
 }
@@ -190,12 +219,14 @@ func (r *run) reapOnce(timeout time.Duration) error {
 // plan gives the next chunks of the range to the slots the budget hands
 // out. It reports whether it stopped for want of a slot.
 func (r *run) plan() (starved bool) {
-	for !r.planned() {
+	// While a request waits in line for the rate caps no chunk is
+	// planned: it would only wait behind it, planned at today's size.
+	for len(r.pace.line) == 0 && !r.planned() {
 		idx, ok := r.member.take()
 		if !ok {
 			return true
 		}
-		c, err := r.planner.next()
+		c, err := r.planner.next(r.most)
 		if err != nil {
 			r.member.give(idx)
 			r.fail(err)
@@ -203,7 +234,7 @@ func (r *run) plan() (starved bool) {
 		}
 		s := &r.slots[idx]
 		s.rel, s.n, s.hole = c.rel, c.n, c.hole
-		s.seg, s.segEnd, s.done = 0, 0, 0
+		s.seg, s.segEnd, s.done, s.paid, s.busy = 0, 0, 0, 0, 0
 		if o := r.job.Observer; o != nil && c.hole {
 			o.Hole(c.rel, int64(c.n))
 		}
@@ -217,7 +248,7 @@ func (r *run) plan() (starved bool) {
 			continue
 		}
 		s.phase = phaseRead
-		r.queueCharged(idx, c.n)
+		r.send(idx)
 	}
 	return false
 }
@@ -225,6 +256,7 @@ func (r *run) plan() (starved bool) {
 // planned: no chunk is left to start (the range is planned, or the copy
 // is stopping). The budget then stops counting this copy for fair shares.
 func (r *run) planned() bool {
+	r.skipGap()
 	done := r.planner.done() || r.stopping()
 	if done {
 		r.member.want(false)
@@ -233,10 +265,10 @@ func (r *run) planned() bool {
 }
 
 // startTail writes the unaligned last chunk once nothing else is in flight
-// or waiting for a retry, so the page cache never holds a page an O_DIRECT
-// write is changing.
+// or waiting for a retry or the rate caps, so the page cache never holds a
+// page an O_DIRECT write is changing.
 func (r *run) startTail() {
-	if r.tail < 0 || r.inflight > 0 || len(r.pending) > 0 || len(r.delayed) > 0 {
+	if r.tail < 0 || r.inflight > 0 || len(r.pending) > 0 || len(r.delayed) > 0 || len(r.pace.line) > 0 {
 		return
 	}
 	idx := r.tail
@@ -251,7 +283,7 @@ func (r *run) startTail() {
 		r.release(idx)
 		return
 	}
-	s.phase, s.done = phaseTailWrite, 0
+	s.phase, s.done, s.paid = phaseTailWrite, 0, 0
 	r.tailWritten = r.job.tailFile() == FileDstTail
 	r.queue(idx)
 }
@@ -261,7 +293,7 @@ func (r *run) queue(idx int) {
 		r.release(idx) // nothing more is sent to a failed backend
 		return
 	}
-	r.pending = append(r.pending, r.job.request(idx, &r.slots[idx]))
+	r.pending = append(r.pending, r.job.request(idx, &r.slots[idx], r.most))
 }
 
 // submit sends what is queued. The backend says how many it took: those
@@ -273,6 +305,7 @@ func (r *run) submit() error {
 	}
 	n, err := r.be.Submit(r.pending)
 	r.inflight += n
+	r.sent(r.pending[:n])
 	if err != nil {
 		for _, q := range r.pending[n:] {
 			r.abandon(q.Slot)
@@ -332,7 +365,7 @@ func (r *run) readDone(idx int, s *slot, n int) {
 		// was checked against SRC's size, so SRC shrank under us (or, in
 		// a read pass, the file is shorter than its range).
 		cause := ErrSourceShrank
-		if r.job.Check != nil {
+		if r.job.Check != nil || s.phase == phaseReadDst {
 			cause = ErrEndedEarly
 		}
 		r.fail(r.opError(s, cause))
@@ -340,11 +373,15 @@ func (r *run) readDone(idx int, s *slot, n int) {
 		return
 	}
 	if s.done < s.n {
-		r.queue(idx)
+		r.send(idx) // the rest of a short read, or the next piece of a chunk moved in several
 		return
 	}
-	if r.job.Check != nil && s.phase == phaseReadDst {
-		r.checkRead(idx, s)
+	if s.phase == phaseReadDst {
+		if r.job.Check != nil {
+			r.checkRead(idx, s)
+		} else {
+			r.syncRead(idx, s)
+		}
 		return
 	}
 	r.stats.BytesRead += int64(s.n)
@@ -356,6 +393,13 @@ func (r *run) readDone(idx int, s *slot, n int) {
 	}
 	if r.job.Check != nil {
 		r.checkRead(idx, s)
+		return
+	}
+	if r.job.syncing() {
+		// DST's side of the chunk next; the caps count it, as a
+		// compare's second read.
+		s.phase, s.done, s.paid = phaseReadDst, 0, 0
+		r.send(idx)
 		return
 	}
 	r.nextSegment(idx)
@@ -380,14 +424,11 @@ func (r *run) writeDone(idx int, s *slot, n int) {
 			r.release(idx)
 			return
 		}
-		// A short write with the rest still to go is retried even when
-		// stopping: what was handed to DST is finished, not torn. A hole
-		// written as zeros goes on a buffer at a time: each is charged.
-		if s.phase == phaseZeroWrite && s.hole {
-			r.queueCharged(idx, len(s.zeros(s.done)))
-			return
-		}
-		r.queue(idx)
+		// A short write with the rest still to go, or the next piece of
+		// a span moved in several requests, is sent even when stopping:
+		// what was handed to DST is finished, not torn. A hole written as
+		// zeros goes on a buffer at a time, each paid for (send).
+		r.send(idx)
 		return
 	}
 	if s.phase == phaseZeroWrite {
@@ -425,6 +466,6 @@ func (r *run) fail(err error) {
 
 func (r *run) opError(s *slot, err error) error {
 	cp := *s // request moves start; rebuild on a copy, only for op and offset
-	q := r.job.request(0, &cp)
+	q := r.job.request(0, &cp, r.most)
 	return &OpError{Op: r.job.OpName(q), Path: r.job.end(q.File).Name(), Offset: q.Off, Err: err}
 }

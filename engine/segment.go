@@ -9,6 +9,10 @@ import (
 // other; only the rest, less than one alignment unit, waits as the tail.
 func (r *run) nextSegment(idx int) {
 	s := &r.slots[idx]
+	if r.job.syncing() {
+		r.nextChange(idx)
+		return
+	}
 	s.seg = s.segEnd
 	if s.seg >= s.n {
 		r.chunkDone(idx)
@@ -30,7 +34,7 @@ func (r *run) nextSegment(idx int) {
 // data, or whatever makes a zero run zero on DST (maybe nothing at all).
 func (r *run) startSegment(idx int) {
 	s := &r.slots[idx]
-	s.done = 0
+	s.done, s.paid = 0, 0
 	if !s.segZero {
 		s.phase = phaseWrite
 		r.queue(idx)
@@ -47,7 +51,7 @@ func (r *run) startSegment(idx int) {
 		s.phase = phaseZeroWrite
 		if s.hole {
 			clear(s.buf) // a hole chunk's buffer holds an earlier chunk's data
-			r.queueCharged(idx, len(s.zeros(0)))
+			r.send(idx)
 			return
 		}
 		r.queue(idx)
@@ -87,6 +91,9 @@ func (r *run) segmentDone(idx int) {
 // chunkDone frees the slot and records the chunk as written.
 func (r *run) chunkDone(idx int) {
 	s := &r.slots[idx]
+	if s.busy > 0 {
+		r.meter.chunk(s.n, s.busy)
+	}
 	r.prefix.add(s.rel, int64(s.n))
 	r.stats.Contiguous = r.prefix.end
 	r.release(idx)

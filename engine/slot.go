@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/ringcp/ringcp/align"
+import (
+	"time"
+
+	"github.com/ringcp/ringcp/align"
+)
 
 // phase is where a slot is in its cycle.
 type phase uint8
@@ -36,7 +40,18 @@ type slot struct {
 	// start is where the request in flight began, to tell progress from a
 	// short transfer that cannot advance.
 	start, done int
-	retry       retryState // -EAGAIN/-EINTR in a row for its request
+	// paid counts the bytes of the current span the rate caps were paid
+	// for (pace.go): a request sent again after a short transfer pays only
+	// for what it moves beyond.
+	paid  int
+	retry retryState // -EAGAIN/-EINTR in a row for its request
+	// sentAt is when its request in flight was submitted; busy sums how
+	// long the chunk's requests were in flight (window.go).
+	sentAt time.Time
+	busy   time.Duration
+	// A sync's differing runs of the chunk, and the next one to write.
+	changes []change
+	change  int
 }
 
 // reading: the slot's request reads, so nobody waits for it once the
@@ -44,21 +59,23 @@ type slot struct {
 func (s *slot) reading() bool { return s.phase == phaseRead || s.phase == phaseReadDst }
 
 // request builds the request that moves the rest of the slot's current
-// span, restarting at an aligned position so O_DIRECT accepts it.
-func (j *Job) request(idx int, s *slot) Request {
+// span, restarting at an aligned position so O_DIRECT accepts it, and
+// moving at most most bytes (a multiple of the job's unit): a span larger
+// than that goes in several requests.
+func (j *Job) request(idx int, s *slot, most int) Request {
 	q := Request{Slot: idx, Op: OpWrite, File: FileDst}
 	switch s.phase {
 	case phaseRead:
 		s.start = alignDown(s.done, j.SrcAlign)
 		// O_DIRECT reads whole aligned units; bytes past the chunk are
 		// read and ignored, and a read past EOF comes back short.
-		end := min(alignUp(s.n, j.SrcAlign), j.chunkMax())
+		end := min(alignUp(s.n, j.SrcAlign), j.chunkMax(), s.start+most)
 		q.Op, q.File, q.Buf, q.Off = OpRead, FileSrc, s.buf[s.start:end], j.SrcOff+s.rel+int64(s.start)
 		return q
 	case phaseReadDst:
 		half := j.chunkMax()
 		s.start = alignDown(s.done, j.DstAlign)
-		end := min(alignUp(s.n, j.DstAlign), half)
+		end := min(alignUp(s.n, j.DstAlign), half, s.start+most)
 		q.Op, q.Buf, q.Off = OpRead, s.buf[half+s.start:half+end], j.DstOff+s.rel+int64(s.start)
 		return q
 	case phaseWrite, phaseTailWrite:
@@ -67,13 +84,13 @@ func (j *Job) request(idx int, s *slot) Request {
 			a, q.File = 1, j.tailFile()
 		}
 		s.start = alignDown(s.done, a)
-		q.Buf = s.buf[s.seg+s.start : s.segEnd]
+		q.Buf = s.buf[s.seg+s.start : min(s.segEnd, s.seg+s.start+most)]
 	case phaseZeroOp:
 		s.start = 0
 		q.Op, q.Len, q.Mode = OpFallocate, int64(s.segEnd-s.seg), s.mode
 	case phaseZeroWrite:
 		s.start = alignDown(s.done, j.DstAlign)
-		q.Buf = s.zeros(s.start)
+		q.Buf = s.zeros(s.start, most)
 	default:
 		panic("engine: request for an idle slot")
 	}
@@ -82,13 +99,13 @@ func (j *Job) request(idx int, s *slot) Request {
 }
 
 // zeros is the buffer for a write of zeros from offset from of the
-// segment: a read chunk's zero run is zeros in place; a hole chunk writes
-// from its cleared buffer, a block at a time.
-func (s *slot) zeros(from int) []byte {
+// segment, at most most bytes: a read chunk's zero run is zeros in place;
+// a hole chunk writes from its cleared buffer, a block at a time.
+func (s *slot) zeros(from, most int) []byte {
 	if !s.hole {
-		return s.buf[s.seg+from : s.segEnd]
+		return s.buf[s.seg+from : min(s.segEnd, s.seg+from+most)]
 	}
-	return s.buf[:min(len(s.buf), s.segEnd-s.seg-from)]
+	return s.buf[:min(len(s.buf), s.segEnd-s.seg-from, most)]
 }
 
 // directEnd is where the chunk's writes with O_DIRECT end: the whole

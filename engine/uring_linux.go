@@ -15,7 +15,7 @@ import (
 // fills SQEs; Reap submits and waits in one io_uring_enter.
 type uringBackend struct {
 	r          *ring.Ring
-	fds        [numFiles]int32
+	fds        [NumFiles]int32
 	fixedFiles bool
 	fixedBufs  bool
 	vectored   bool         // kernel < 5.6: READV/WRITEV instead of READ/WRITE

@@ -11,8 +11,8 @@ import (
 // Do performs one request on descriptor fd with pread, pwrite, fdatasync
 // or fallocate, on the calling goroutine, and reports it as an io_uring
 // CQE would: a short count as it is (the engine retries the rest), an
-// error as its errno. The pool's workers run it; so do other backends for
-// their ends that are descriptors (package nbdend).
+// error as its errno. The pool's workers run it for every end that is a
+// descriptor.
 func Do(fd int, q engine.Request) engine.Completion {
 	// EINTR: a signal (Go's preemption among them) arrived before anything
 	// moved; the same call again is exact.
@@ -34,11 +34,4 @@ func Do(fd int, q engine.Request) engine.Completion {
 		c.Errno = errnoOf(err)
 	}
 	return c
-}
-
-func errnoOf(err error) syscall.Errno {
-	if e, ok := err.(syscall.Errno); ok {
-		return e
-	}
-	return syscall.EIO
 }

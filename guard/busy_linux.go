@@ -56,7 +56,7 @@ func FindBusy(dst, src Span) ([]Busy, error) {
 	for _, s := range append(dsts, stack(src)...) {
 		skip[s.Obj] = true // DST itself, what lies below it, and what SRC reads through
 	}
-	out = append(out, loopUsers(table, dsts, skip, maxStack)...)
+	out = append(out, loopUsers(table, "DST", dsts, skip, maxStack)...)
 	if dst.Obj.Block && !anyMounted(out) && heldExclusively(dst.Label) {
 		out = append(out, exclusiveHolder(dst.Label))
 	}
@@ -100,9 +100,10 @@ func blockBusy(table mountTable, s Span, context string) []Busy {
 }
 
 // loopUsers finds loop devices that show bytes of targets, and what uses
-// them in turn: writing DST changes what they show. Objects in skip are
-// DST's own stack and SRC's.
-func loopUsers(table mountTable, targets []Span, skip map[Object]bool, depth int) []Busy {
+// them in turn: writing DST changes what they show (and writing through
+// them changes SRC). end names the target ("DST", "SRC"). Objects in skip
+// are the targets' own stacks.
+func loopUsers(table mountTable, end string, targets []Span, skip map[Object]bool, depth int) []Busy {
 	if depth == 0 {
 		return nil
 	}
@@ -113,13 +114,13 @@ func loopUsers(table mountTable, targets []Span, skip map[Object]bool, depth int
 			continue
 		}
 		skip[self.Obj] = true
-		context := "loop device " + l.Node() + " shows DST's bytes"
+		context := "loop device " + l.Node() + " shows " + end + "'s bytes"
 		users := blockBusy(table, self, context+", and ")
 		if len(users) == 0 {
 			users = []Busy{{What: context}}
 		}
 		out = append(out, users...)
-		out = append(out, loopUsers(table, []Span{self}, skip, depth-1)...)
+		out = append(out, loopUsers(table, end, []Span{self}, skip, depth-1)...)
 	}
 	return out
 }

@@ -22,7 +22,7 @@ func fakeSys(t *testing.T) {
 // held); a partition only through itself and its disk's own mount.
 func TestBlockBusy(t *testing.T) {
 	fakeSys(t)
-	table := mountTable{{blockObject(unix.Mkdev(259, 2)), "mounted on /data (ext4)"}}
+	table := mountTable{{blockObject(unix.Mkdev(259, 2)), "mounted on /data (ext4)", true}}
 	disk := Span{Obj: Object{Block: true, Rdev: unix.Mkdev(7, 0)}}
 	got := blockBusy(table, disk, "")
 	if len(got) != 2 || !anyMounted(got) {
@@ -43,7 +43,7 @@ func TestBlockBusy(t *testing.T) {
 	if got := blockBusy(table, disk, ""); len(got) != 0 {
 		t.Errorf("disk below vdx1: %+v, want nothing", got)
 	}
-	table = append(table, mount{blockObject(unix.Mkdev(7, 0)), "mounted on /whole (xfs)"})
+	table = append(table, mount{blockObject(unix.Mkdev(7, 0)), "mounted on /whole (xfs)", true})
 	if got := blockBusy(table, disk, ""); len(got) != 1 || got[0].Kind != Mounted {
 		t.Errorf("mounted disk below vdx1: %+v, want it mounted", got)
 	}

@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"encoding/binary"
 	"os"
-
-	"golang.org/x/sys/unix"
+	"syscall"
 )
 
 // lookFlags open a file to look at it. O_NONBLOCK: should the path have
 // turned into a FIFO, the open must not wait for a writer; on files and
 // disks it changes nothing.
-const lookFlags = os.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK
+const lookFlags = os.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NONBLOCK
 
 // sniffSize is how much of a file's start and end is read to recognise a
 // container: every header below lies in the first 512 bytes, and a fixed

@@ -23,6 +23,11 @@ const (
 type mount struct {
 	obj  Object
 	what string // "mounted on /mnt (ext4)", "active swap"
+	// rw: the kernel may write the object while it is read: a file
+	// system mounted read-write (its superblock's option, whatever a
+	// bind mount of it says), active swap, a device of a mounted btrfs
+	// (whose options are not looked up: counted as writing).
+	rw bool
 }
 
 // mountTable is every mounted block device and swap area of the system.
@@ -58,11 +63,12 @@ func parseMountinfo(data string) mountTable {
 			continue
 		}
 		what := "mounted on " + mountinfo.Unescape(f[4]) + " (" + g[0] + ")"
+		rw := len(g) > 2 && superWritable(g[2])
 		if rdev, err := sysblock.ParseNumber(f[2]); err == nil {
-			t = append(t, mount{blockObject(rdev), what})
+			t = append(t, mount{blockObject(rdev), what, rw})
 		}
 		if src := mountinfo.Unescape(g[1]); strings.HasPrefix(src, "/dev/") {
-			t = append(t, statUse(src, what)...)
+			t = append(t, statUse(src, what, rw)...)
 		}
 	}
 	return t
@@ -74,7 +80,7 @@ func parseSwaps(data string) mountTable {
 	lines := strings.Split(data, "\n")
 	for _, line := range lines[min(1, len(lines)):] {
 		if f := strings.Fields(line); len(f) > 0 {
-			t = append(t, statUse(mountinfo.Unescape(f[0]), "active swap")...)
+			t = append(t, statUse(mountinfo.Unescape(f[0]), "active swap", true)...)
 		}
 	}
 	return t
@@ -85,14 +91,14 @@ func parseSwaps(data string) mountTable {
 func btrfsDevices() mountTable {
 	var t mountTable
 	for _, d := range sysblock.BtrfsDevices() {
-		t = append(t, mount{blockObject(d.Rdev), "a device of a mounted btrfs"})
+		t = append(t, mount{blockObject(d.Rdev), "a device of a mounted btrfs", true})
 	}
 	return t
 }
 
 // statUse identifies path as a block device or a file; a file is named,
 // since its object says nothing a reader knows.
-func statUse(path, what string) mountTable {
+func statUse(path, what string, rw bool) mountTable {
 	var st unix.Stat_t
 	if unix.Stat(path, &st) != nil {
 		return nil
@@ -101,7 +107,26 @@ func statUse(path, what string) mountTable {
 	if !obj.Block {
 		what += " (" + path + ")"
 	}
-	return mountTable{{obj, what}}
+	return mountTable{{obj, what, rw}}
+}
+
+// superWritable says whether a superblock's options (mountinfo's last
+// field, "rw,errors=remount-ro") are read-write: then the file system
+// writes its device, whatever one mount of it shows.
+func superWritable(opts string) bool {
+	first, _, _ := strings.Cut(opts, ",")
+	return first == "rw"
+}
+
+// writing keeps the mounts whose object the kernel may write.
+func (t mountTable) writing() mountTable {
+	var out mountTable
+	for _, m := range t {
+		if m.rw {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // of says how obj is mounted or used as swap, or "".

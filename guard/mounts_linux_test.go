@@ -34,6 +34,25 @@ garbage line
 	}
 }
 
+// TestMountinfoWriting: the superblock's options say whether a file
+// system writes its device; a read-only bind mount of a read-write file
+// system still does, a read-only file system never.
+func TestMountinfoWriting(t *testing.T) {
+	const info = `40 22 7:5 / /ro rw - ext4 /dev/x ro,relatime
+41 22 7:6 / /rw rw - ext4 /dev/y rw,relatime
+42 22 7:7 / /bind ro - ext4 /dev/z rw
+`
+	w := parseMountinfo(info).writing()
+	for minor, want := range map[uint32]string{5: "", 6: "mounted on /rw (ext4)", 7: "mounted on /bind (ext4)"} {
+		if got := w.of(blockObject(unix.Mkdev(7, minor))); got != want {
+			t.Errorf("7:%d: %q, want %q", minor, got, want)
+		}
+	}
+	if parseSwaps("Filename Type\n/nonexistent file 1 0 -2\n").writing() != nil {
+		t.Error("a swap file that cannot be found is listed")
+	}
+}
+
 func TestParseSwaps(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "swap file")
@@ -59,7 +78,7 @@ func TestParseSwaps(t *testing.T) {
 // where the numbers coincide.
 func TestMountTableObjects(t *testing.T) {
 	n := unix.Mkdev(7, 3)
-	table := mountTable{{blockObject(n), "mounted on /a (ext4)"}, {Object{Dev: n, Ino: 12}, "active swap (/a/swap)"}}
+	table := mountTable{{blockObject(n), "mounted on /a (ext4)", true}, {Object{Dev: n, Ino: 12}, "active swap (/a/swap)", true}}
 	for obj, want := range map[Object]string{
 		blockObject(n):          "mounted on /a (ext4)",
 		{Dev: n, Ino: 12}:       "active swap (/a/swap)",

@@ -23,6 +23,7 @@ type Client struct {
 	opt   Options
 	conns []*conn
 	q     *queue
+	peer  Peer // the first connection's
 
 	mu     sync.Mutex
 	err    error // first fatal error: the client is dead
@@ -75,13 +76,27 @@ func DialAddress(ctx context.Context, a Address, opt Options) (*Client, error) {
 	return cl, nil
 }
 
+// resolveError says a dial that failed on the host's name so, wrapping
+// ErrResolve and the resolver's error; other errors are returned as they
+// are.
+func resolveError(err error) error {
+	var dns *net.DNSError
+	if !errors.As(err, &dns) {
+		return err
+	}
+	return fmt.Errorf("%w %s: %w", ErrResolve, dns.Name, dns)
+}
+
 // dialOne connects and negotiates one connection, bounded by the dial and
 // handshake timeouts and by ctx.
 func (cl *Client) dialOne(ctx context.Context) (negotiated, error) {
 	d := net.Dialer{Timeout: cl.opt.DialTimeout}
 	nc, err := d.DialContext(ctx, cl.addr.Network, cl.addr.Addr)
 	if err != nil {
-		return negotiated{}, &Error{Op: "connect", URI: cl.addr.URI, Errno: errnoOf(err), Err: err}
+		return negotiated{}, &Error{Op: "connect", URI: cl.addr.URI, Errno: errnoOf(err), Err: resolveError(err)}
+	}
+	if len(cl.connections()) == 0 {
+		cl.peer = peerOf(cl.addr.Network, nc)
 	}
 	nc.SetDeadline(time.Now().Add(cl.opt.HandshakeTimeout))
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })

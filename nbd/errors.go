@@ -3,6 +3,7 @@ package nbd
 import (
 	"errors"
 	"fmt"
+	"net"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -26,6 +27,12 @@ var ErrDisconnected = errors.New("the NBD server closed the connection")
 // ErrNoExport is wrapped when the server has no export of the name asked
 // for (NBD_REP_ERR_UNKNOWN); its errno is ENOENT.
 var ErrNoExport = errors.New("no such export")
+
+// ErrResolve is wrapped when the URI's host name does not resolve (no
+// such host, or no answer from the resolver): the connect never reached a
+// server, and its Errno is 0, not an EIO that reads as a failing disk.
+// The *net.DNSError is wrapped too.
+var ErrResolve = errors.New("cannot resolve the host name")
 
 // ErrClosed is returned by Submit after Close, or after the connection died.
 var ErrClosed = errors.New("NBD connection closed")
@@ -119,10 +126,15 @@ func errnoFromWire(v uint32) syscall.Errno {
 
 // errnoOf picks the errno a dead connection reports: EPROTO for a broken
 // protocol, ETIMEDOUT for a timeout, the socket's own errno when there is
-// one, else EIO.
+// one, 0 for a host name that does not resolve, else EIO.
 func errnoOf(err error) syscall.Errno {
-	var errno syscall.Errno
+	var (
+		errno syscall.Errno
+		dns   *net.DNSError
+	)
 	switch {
+	case errors.As(err, &dns):
+		return 0 // no errno: the resolver's answer says what it is
 	case errors.Is(err, ErrProtocol):
 		return syscall.EPROTO
 	case errors.Is(err, ErrTimeout):

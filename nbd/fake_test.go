@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"io"
 	"net"
-	"net/url"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -77,7 +76,7 @@ func fakeServer(t *testing.T, s fakeSetup, script func(f *fakeConn)) string {
 			}()
 		}
 	}()
-	return "nbd+unix:///?socket=" + url.QueryEscape(sock)
+	return UnixURI("", sock)
 }
 
 // handshake plays the server's side; false when the setup stops early

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -45,19 +44,19 @@ type TLS struct {
 	Verify     bool   // check the server's certificate (tls-verify-peer)
 }
 
-// parseTLS reads an nbds URI's TLS parameters; host is the URI's ("" for
-// a Unix socket).
-func parseTLS(s, host string, q url.Values) (*TLS, error) {
-	if typ := q.Get("tls-type"); typ != "" && typ != "x509" {
-		return nil, fmt.Errorf("NBD URI %q: tls-type=%s is %w (X.509 certificates only)", s, typ, ErrNotSupported)
+// parseTLS reads an nbds URI's TLS parameters, decoded; host is the
+// URI's ("" for a Unix socket).
+func parseTLS(host string, q map[string]string) (*TLS, error) {
+	if typ := q["tls-type"]; typ != "" && typ != "x509" {
+		return nil, fmt.Errorf("tls-type=%s is %w (X.509 certificates only)", typ, ErrNotSupported)
 	}
-	t := &TLS{CertDir: q.Get("tls-certificates"), ServerName: cmp.Or(q.Get("tls-hostname"), host, "localhost"), Verify: true}
-	switch v := q.Get("tls-verify-peer"); v {
+	t := &TLS{CertDir: q["tls-certificates"], ServerName: cmp.Or(q["tls-hostname"], host, "localhost"), Verify: true}
+	switch v := q["tls-verify-peer"]; v {
 	case "", "1", "true":
 	case "0", "false":
 		t.Verify = false
 	default:
-		return nil, fmt.Errorf("NBD URI %q: tls-verify-peer=%s: want 0 or 1", s, v)
+		return nil, fmt.Errorf("tls-verify-peer=%s: want 0 or 1", v)
 	}
 	return t, nil
 }

@@ -18,26 +18,20 @@
 // client writes a partial last block by reading it, patching it and
 // writing it back.
 //
-// New is an engine.NewBackend (registered as "nbd", engine.AnyEnd) that
-// moves every request of a copy whose ends are Exports, files or block
-// devices, in any mix: a pool of worker goroutines, one per slot, takes
-// each Request and routes it by its FileID, to the export's client
-// (OpRead and OpWrite to ReadAt and WriteAt; OpSync to FLUSH, which alone
-// makes an NBD DST count as synced; OpFallocate to WRITE_ZEROES) or to
-// pread/pwrite on a descriptor (fallback.Do), and every completion comes
-// back through one channel to Reap. The client spreads the requests over
-// its connections (several when the server advertises CAN_MULTI_CONN).
+// An Export is an engine.IOEnd: the pool backend (package fallback), which
+// serves any mix of descriptors and IOEnds, moves its requests through
+// the client (OpRead and OpWrite to ReadAt and WriteAt; OpSync to FLUSH,
+// which alone makes an NBD DST count as synced; OpFallocate to
+// WRITE_ZEROES), on its worker goroutines, one per slot. The client
+// spreads the requests over its connections (several when the server
+// advertises CAN_MULTI_CONN). The backend name "nbd" stays registered as
+// the pool, for callers that ask for it by name.
 //
 // Errors name NBD commands (OpName: "write zeroes", "flush"), with the
 // export's URI, the offset and the errno the server or the client gave.
 //
-// Zeroing: fallocate PUNCH_HOLE becomes WRITE_ZEROES that may leave a hole,
-// with FAST_ZERO where the server offers it (a server that would zero by
-// writing says EOPNOTSUPP at once, and the engine moves on to its next
-// method); ZERO_RANGE becomes WRITE_ZEROES with NO_HOLE. A server without
-// WRITE_ZEROES answers EOPNOTSUPP to both, and the engine writes zeros
-// from its own buffers. TRIM is never used: it leaves the contents
-// undefined, which a copy cannot accept.
+// Zeroing: fallocate PUNCH_HOLE becomes WRITE_ZEROES that may leave a
+// hole, ZERO_RANGE WRITE_ZEROES with NO_HOLE (Export.Zero says how).
 //
 // Sockets are driven by goroutines (the client's sender and reader per
 // connection), not io_uring: the client is built on net.Conn, and the

@@ -9,19 +9,16 @@ import (
 
 	"github.com/ringcp/ringcp/engine"
 	"github.com/ringcp/ringcp/engine/enginetest"
+	"github.com/ringcp/ringcp/fallback"
 	"github.com/ringcp/ringcp/internal/nbdtest"
 	"github.com/ringcp/ringcp/nbd"
 	"github.com/ringcp/ringcp/nbdend"
 )
 
-// The shared suite on the NBD backend: with files only (every request
-// goes to pread/pwrite), then with SRC (and DST where a fixed size allows)
-// served by a real server over the very files the suite writes and
-// compares.
-
-func TestSuiteFiles(t *testing.T) {
-	enginetest.Run(t, nbdend.New)
-}
+// The shared suite on the pool with Exports for ends: SRC (and DST where
+// a fixed size allows) served by a real server over the very files the
+// suite writes and compares. (The pool on files alone is fallback's
+// TestPoolSuite.)
 
 // TestSuiteQemuNBD serves SRC read-only with qemu-nbd (which rounds the
 // export's size up to 512 bytes, as QEMU does) and an eligible DST
@@ -30,7 +27,7 @@ func TestSuiteFiles(t *testing.T) {
 func TestSuiteQemuNBD(t *testing.T) {
 	nbdtest.Need(t, "qemu-nbd")
 	var n served
-	enginetest.RunTarget(t, enginetest.Target{New: nbdend.New, Serve: n.serve(func(t testing.TB, path string, ro bool) string {
+	enginetest.RunTarget(t, enginetest.Target{New: fallback.New, Serve: n.serve(func(t testing.TB, path string, ro bool) string {
 		var extra []string
 		if ro {
 			extra = append(extra, "-r")
@@ -45,7 +42,7 @@ func TestSuiteQemuNBD(t *testing.T) {
 func TestSuiteNbdkit(t *testing.T) {
 	nbdtest.Need(t, "nbdkit")
 	var n served
-	enginetest.RunTarget(t, enginetest.Target{New: nbdend.New, Serve: n.serve(func(t testing.TB, path string, ro bool) string {
+	enginetest.RunTarget(t, enginetest.Target{New: fallback.New, Serve: n.serve(func(t testing.TB, path string, ro bool) string {
 		args := []string{"file", path}
 		if ro {
 			args = append([]string{"-r"}, args...)

@@ -165,14 +165,14 @@ func TestDamages(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			im, err := Open(f, Options{Opener: FileOpener})
+			_, err = Open(f, Options{Opener: FileOpener})
 			if !isCause(err, c.cause) {
 				t.Fatalf("Open: %v; want a refusal for %v", err, c.cause)
 			}
 			t.Logf("refused: %v", err)
 			// Lazily, the same image must fail cleanly or read; tables
 			// shared by L1 entries are refused lazily too.
-			im, err = Open(f, Options{Opener: FileOpener, Lazy: true})
+			im, err := Open(f, Options{Opener: FileOpener, Lazy: true})
 			if c.name == "two L1 entries, one L2 table" && !isCause(err, ErrMalformed) {
 				t.Errorf("lazy Open: %v; want a refusal", err)
 			}

@@ -103,11 +103,10 @@ func fileSize(t testing.TB, path string) int64 {
 func TestWriter(t *testing.T) {
 	needQemu(t)
 	type tc struct {
-		cs     int64
-		comp   Compression
-		pre    Prealloc
-		size   int64
-		qemuOp string
+		cs   int64
+		comp Compression
+		pre  Prealloc
+		size int64
 	}
 	var cases []tc
 	for _, cs := range []int64{512, 4 << 10, 64 << 10, 2 << 20} {

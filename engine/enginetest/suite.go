@@ -98,9 +98,14 @@ func RunTarget(t *testing.T, tg Target) {
 	t.Run("stopped", func(t *testing.T) { StoppedCopies(t, tg) })
 	t.Run("shared-budget", func(t *testing.T) { SharedBudget(t, tg) })
 	t.Run("rate-cap", func(t *testing.T) { RateCap(t, tg) })
+	t.Run("cap-waits", func(t *testing.T) { CapWaits(t, tg) })
+	t.Run("measured", func(t *testing.T) { Measured(t, tg) })
+	t.Run("neighbour", func(t *testing.T) { Neighbourly(t, tg) })
 	t.Run("observed", func(t *testing.T) { Observed(t, tg) })
 	t.Run("periodic-barriers", func(t *testing.T) { PeriodicBarriers(t, tg) })
 	t.Run("read-passes", func(t *testing.T) { ReadPasses(t, tg) })
+	t.Run("only-ranges", func(t *testing.T) { OnlyRanges(t, tg) })
+	t.Run("sync", func(t *testing.T) { Syncs(t, tg) })
 	faults(t, tg)
 }
 

@@ -56,6 +56,16 @@ type Options struct {
 	// io_uring completes a short READ or WRITE as whole (doc.go).
 	DirectIO bool
 
+	// PassDirect opens the backing file with the O_DIRECT the client
+	// opened with, as go-fuse's loopback and virtiofsd (with direct I/O
+	// allowed) do. The backing file system's O_DIRECT rules then apply
+	// to what the server writes: a WRITE whose offset or length is not a
+	// multiple of its block size fails with EINVAL, and clearing O_DIRECT
+	// on the client's descriptor with fcntl does not reach the server
+	// (FUSE sends no SETFL). A file created without O_DIRECT stays
+	// buffered on the server.
+	PassDirect bool
+
 	// Inflate makes the file of each name look that many bytes longer
 	// than its backing file: stat, lookup and lseek claim the longer
 	// size, reads past the backing file's end return short or nothing.
@@ -84,9 +94,10 @@ type FS struct {
 	Dir     string // the mount point
 	Backing string // the absolute path of the backing directory
 
-	faults   []Fault
-	directIO bool
-	inflate  map[string]int64
+	faults     []Fault
+	directIO   bool
+	passDirect bool
+	inflate    map[string]int64
 
 	mu   sync.Mutex
 	hits []Hit

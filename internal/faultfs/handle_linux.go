@@ -52,16 +52,21 @@ func (fs *FS) openFlags() uint32 {
 
 // backingFlags turns the flags the kernel sent with OPEN or CREATE into
 // flags for opening the backing file. Kept: the access mode, O_TRUNC,
-// O_EXCL, O_SYNC and O_DSYNC. Dropped:
-//   - O_DIRECT: it governs the application's side, which the kernel
-//     already handles (no page cache for the request); on the backing
-//     file it could be refused (tmpfs before Linux 6.6) and would impose
-//     the backing file system's alignment on the server's buffers.
+// O_EXCL, O_SYNC and O_DSYNC, and O_DIRECT in the PassDirect mode.
+// Dropped:
+//   - O_DIRECT otherwise: it governs the application's side, which the
+//     kernel already handles (no page cache for the request); on the
+//     backing file it could be refused (tmpfs before Linux 6.6) and
+//     imposes the backing file system's alignment on the server's
+//     requests, which is what PassDirect is for.
 //   - O_APPEND: the kernel computes the append offset and sends it in each
 //     WRITE; a backing O_APPEND would make pwritev ignore that offset.
 //   - O_NOATIME, FMODE_EXEC and the rest: meaningless for the backing file.
-func backingFlags(flags uint32) int {
-	const keep = unix.O_ACCMODE | unix.O_TRUNC | unix.O_EXCL | unix.O_SYNC | unix.O_DSYNC
+func (fs *FS) backingFlags(flags uint32) int {
+	keep := unix.O_ACCMODE | unix.O_TRUNC | unix.O_EXCL | unix.O_SYNC | unix.O_DSYNC
+	if fs.passDirect {
+		keep |= unix.O_DIRECT
+	}
 	return int(flags)&keep | unix.O_CLOEXEC
 }
 

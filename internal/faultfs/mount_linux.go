@@ -68,7 +68,7 @@ func MountWith(t testing.TB, backingDir string, opts Options) *FS {
 	}
 
 	fs := &FS{Dir: t.TempDir(), Backing: backing, faults: slices.Clone(opts.Faults),
-		directIO: opts.DirectIO, inflate: maps.Clone(opts.Inflate)}
+		directIO: opts.DirectIO, passDirect: opts.PassDirect, inflate: maps.Clone(opts.Inflate)}
 	server, err := fusefs.Mount(fs.Dir, &rootNode{fsys: fs}, options(&st))
 	if err != nil {
 		if reason := skipReason(err); reason != "" {

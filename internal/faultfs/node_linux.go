@@ -81,7 +81,7 @@ func (r *rootNode) Readdir(ctx context.Context) (fusefs.DirStream, syscall.Errno
 // Create makes (or, without O_EXCL, opens) a backing file, so a copy's
 // destination can be a new file in the mount.
 func (r *rootNode) Create(ctx context.Context, name string, flags, mode uint32, out *fuse.EntryOut) (*fusefs.Inode, fusefs.FileHandle, uint32, syscall.Errno) {
-	fd, err := unix.Open(r.backing(name), backingFlags(flags)|unix.O_CREAT, mode&07777)
+	fd, err := unix.Open(r.backing(name), r.fsys.backingFlags(flags)|unix.O_CREAT, mode&07777)
 	if err != nil {
 		return nil, nil, 0, fusefs.ToErrno(err)
 	}
@@ -182,7 +182,7 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (fusefs.FileHandle, u
 	if errno != 0 {
 		return nil, 0, errno
 	}
-	fd, err := unix.Open(p, backingFlags(flags), 0)
+	fd, err := unix.Open(p, n.fsys.backingFlags(flags), 0)
 	if err != nil {
 		return nil, 0, fusefs.ToErrno(err)
 	}

@@ -3,6 +3,7 @@ package faultfs
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -120,5 +121,46 @@ func TestSeekDataHole(t *testing.T) {
 				t.Errorf("lseek(%d, whence %d): mount %d, %v; backing %d, %v", off, whence, got, gerr, want, werr)
 			}
 		}
+	}
+}
+
+// TestPassDirect pins down the PassDirect mode, as go-fuse's loopback
+// behaves: a file opened with O_DIRECT is written by the server with
+// O_DIRECT on its backing file (ext4 here), so whole aligned blocks pass
+// and an unaligned tail fails with EINVAL; clearing O_DIRECT on the
+// client's descriptor changes nothing on the server; a fresh open without
+// O_DIRECT, of the same file, writes the tail.
+func TestPassDirect(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("faultfs tests need root: they mount with mount(2)")
+	}
+	back := t.TempDir()
+	writeBacking(t, back, "a", pattern(3*4096))
+	fs := MountWith(t, back, Options{PassDirect: true})
+
+	fd := openT(t, fs.Path("a"), unix.O_RDWR|unix.O_DIRECT)
+	defer unix.Close(fd)
+	buf := alignedBuf(t, 2*4096)
+	copy(buf, pattern(2*4096))
+	if n, err := unix.Pwrite(fd, buf[:4096], 4096); err != nil || n != 4096 {
+		t.Fatalf("aligned O_DIRECT pwrite: %d, %v", n, err)
+	}
+	if _, err := unix.Pwrite(fd, buf[:100], 8192); !errors.Is(err, syscall.EINVAL) {
+		t.Fatalf("unaligned O_DIRECT pwrite: %v; want EINVAL from the backing file", err)
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := unix.Pwrite(fd, buf[:100], 8192); !errors.Is(err, syscall.EINVAL) {
+		t.Fatalf("unaligned pwrite after clearing O_DIRECT: %v; want EINVAL still (the server never hears of it)", err)
+	}
+	fresh := openT(t, fmt.Sprintf("/proc/self/fd/%d", fd), unix.O_WRONLY)
+	defer unix.Close(fresh)
+	if n, err := unix.Pwrite(fresh, buf[:100], 8192); err != nil || n != 100 {
+		t.Fatalf("unaligned pwrite through a fresh open without O_DIRECT: %d, %v", n, err)
+	}
+	got, err := os.ReadFile(filepath.Join(back, "a"))
+	if err != nil || !bytes.Equal(got[4096:8192], buf[:4096]) || !bytes.Equal(got[8192:8292], buf[:100]) {
+		t.Fatalf("backing file: %v", err)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +29,10 @@ type Transport string
 const (
 	Unix Transport = "unix"
 	TCP  Transport = "tcp"
+	// TCPAny listens on every address of this host (IPv4 and IPv6, the
+	// whole of 127.0.0.0/8), as a server started without an address
+	// does; its URI names 127.0.0.1.
+	TCPAny Transport = "tcp-any"
 )
 
 // Transports are both, for tests that run over each.
@@ -75,20 +78,20 @@ func Start(t testing.TB, tr Transport, export string, argv ...string) *Server {
 	if tr == Unix {
 		sock = filepath.Join(t.TempDir(), "nbd.sock")
 	}
-	return start(t, sock, export, argv)
+	return start(t, tr, sock, export, argv)
 }
 
 // StartAt is Start on a Unix socket at the path sock (which must not
 // exist), for a test that restarts a server where a client expects it.
 func StartAt(t testing.TB, sock, export string, argv ...string) *Server {
 	t.Helper()
-	return start(t, sock, export, argv)
+	return start(t, Unix, sock, export, argv)
 }
 
-func start(t testing.TB, sock, export string, argv []string) *Server {
+func start(t testing.TB, tr Transport, sock, export string, argv []string) *Server {
 	t.Helper()
 	Need(t, argv[0])
-	f, uri := listen(t, sock, export)
+	f, uri := listen(t, tr, sock, export)
 	var stderr bytes.Buffer
 	cmd := exec.Command("sh", append([]string{"-c", `LISTEN_PID=$$ LISTEN_FDS=1 exec "$@"`, "sh"}, argv...)...)
 	cmd.ExtraFiles = []*os.File{f}
@@ -111,20 +114,23 @@ func start(t testing.TB, sock, export string, argv []string) *Server {
 }
 
 // listen makes the socket a server will inherit, and the URI naming it:
-// a Unix socket at sock, or TCP on loopback when sock is "".
-func listen(t testing.TB, sock, export string) (*os.File, string) {
+// a Unix socket at sock, TCP on loopback, or TCP on every address.
+func listen(t testing.TB, tr Transport, sock, export string) (*os.File, string) {
 	t.Helper()
 	var ln net.Listener
 	var err error
-	if sock != "" {
+	switch tr {
+	case TCP:
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	case TCPAny:
+		ln, err = net.Listen("tcp", ":0")
+	default:
 		ln, err = net.Listen("unix", sock)
 		if err == nil {
 			// Our copy closes below; the server's keeps the file.
 			ln.(*net.UnixListener).SetUnlinkOnClose(false)
 		}
 		t.Cleanup(func() { os.Remove(sock) })
-	} else {
-		ln, err = net.Listen("tcp", "127.0.0.1:0")
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -135,11 +141,26 @@ func listen(t testing.TB, sock, export string) (*os.File, string) {
 	}
 	ln.Close() // f is a dup that keeps listening
 	t.Cleanup(func() { f.Close() })
-	exp := url.PathEscape(export)
-	if sock != "" {
-		return f, fmt.Sprintf("nbd+unix:///%s?socket=%s", exp, url.QueryEscape(ln.Addr().String()))
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
+		return f, fmt.Sprintf("nbd://127.0.0.1:%d/%s", tcp.Port, escape(export))
 	}
-	return f, fmt.Sprintf("nbd://%s/%s", ln.Addr().String(), exp)
+	return f, "nbd+unix:///" + escape(export) + "?socket=" + escape(ln.Addr().String())
+}
+
+// escape percent-encodes every byte of a URI part but letters, digits,
+// "-._~" and "/", as nbd.UnixURI does (package nbd's own tests use this
+// kit, so it cannot import nbd): a "+" or a space in a socket's folder
+// reaches the server's socket only when written %2B and %20.
+func escape(s string) string {
+	var b strings.Builder
+	for _, c := range []byte(s) {
+		if c == '/' || c == '-' || c == '.' || c == '_' || c == '~' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }
 
 // QemuNBD serves image in format (raw, qcow2...) with qemu-nbd as export

@@ -9,7 +9,6 @@ import (
 	"encoding/pem"
 	"math/big"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,5 +101,5 @@ func Secure(uri, dir string) string {
 	if strings.Contains(rest, "?") {
 		sep = "&"
 	}
-	return strings.Replace(scheme, "nbd", "nbds", 1) + ":" + rest + sep + "tls-certificates=" + url.QueryEscape(dir)
+	return strings.Replace(scheme, "nbd", "nbds", 1) + ":" + rest + sep + "tls-certificates=" + escape(dir)
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ringcp/ringcp/internal/blocktest"
-	"github.com/ringcp/ringcp/internal/buildtest"
+	"github.com/ringcp/ringcp/internal/cmdtest"
 	"golang.org/x/sys/unix"
 )
 
@@ -190,7 +190,7 @@ func assertNoPodMounts(t *testing.T, p *Pod) {
 // as UID 107.
 func TestPodRunsRingcp(t *testing.T) {
 	block, _ := volumes(t)
-	bin := buildtest.Binary(t)
+	bin := cmdtest.Binary(t)
 	want := make([]byte, 1<<20+4097)
 	for i := range want {
 		want[i] = byte(i*7 + i>>12)

@@ -2,15 +2,18 @@
 // machine with those that need it on. go test runs packages as parallel
 // processes, and sysctl kernel.io_uring_disabled is global: a test that
 // flips it holds an exclusive flock, a test that needs io_uring holds a
-// shared one, so neither sees the other half-way.
+// shared one, so neither sees the other half-way. The lock is on the
+// sysctl's own file, so that tests create no lock file of their own.
 package uringtest
 
 import (
-	"github.com/ringcp/ringcp/internal/eintr"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ringcp/ringcp/internal/eintr"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,7 +21,9 @@ import (
 // SysctlPath is the knob: 0 on, 1 only for io_uring_group, 2 off (6.6+).
 const SysctlPath = "/proc/sys/kernel/io_uring_disabled"
 
-var lockPath = filepath.Join(os.TempDir(), "ringcp-io_uring-sysctl.lock")
+// legacyLock is where checkouts from before the lock moved to the sysctl
+// take it: taken too where an older run left it, never made.
+var legacyLock = filepath.Join(os.TempDir(), "ringcp-io_uring-sysctl.lock")
 
 // NeedOn holds a shared lock until the test ends, so no other test process
 // switches io_uring off meanwhile.
@@ -52,16 +57,23 @@ func SwitchOff(t testing.TB, value string) {
 
 // lock takes a flock held until the test's cleanup; cleanups run last in,
 // first out, so a restore registered after it runs before the unlock.
+// Without the sysctl (a kernel before 6.6) nothing can switch io_uring
+// off, and there is nothing to lock.
 func lock(t testing.TB, how int) {
 	t.Helper()
-	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o666)
-	if err != nil {
-		t.Fatalf("open lock %s: %v", lockPath, err)
+	for _, path := range []string{SysctlPath, legacyLock} {
+		f, err := os.Open(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			t.Fatalf("open lock %s: %v", path, err)
+		}
+		err = eintr.RetryErr(func() error { return unix.Flock(int(f.Fd()), how) })
+		if err != nil {
+			f.Close()
+			t.Fatalf("flock %s: %v", path, err)
+		}
+		t.Cleanup(func() { f.Close() })
 	}
-	err = eintr.RetryErr(func() error { return unix.Flock(int(f.Fd()), how) })
-	if err != nil {
-		f.Close()
-		t.Fatalf("flock %s: %v", lockPath, err)
-	}
-	t.Cleanup(func() { f.Close() })
 }

@@ -1,0 +1,327 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ringcp/ringcp/copier"
+	"golang.org/x/sys/unix"
+)
+
+const ddUsage = `Usage: ringcp dd if=SRC of=DST [OPERAND]...
+
+Copies as GNU dd does, with dd's operands and dd's records lines, through
+ringcp's engine: checks before the first write, O_DIRECT and io_uring where
+they work, an fdatasync barrier at the end. A script that calls dd changes
+one word.
+
+  if=SRC, of=DST       files or block devices (not stdin or stdout)
+  bs=N                 bytes per record, in and out; also ringcp's block size
+  ibs=N, obs=N         bytes per input and output record (default 512)
+  count=N              copy N input records (N bytes with iflag=count_bytes or NB)
+  skip=N (iseek=N)     start N input records into SRC (bytes: iflag=skip_bytes or NB)
+  seek=N (oseek=N)     start N output records into DST (bytes: oflag=seek_bytes or NB)
+  conv=notrunc         keep DST's bytes past the copy (otherwise a file DST is cut at seek)
+  conv=fdatasync,fsync ringcp's barrier: always on
+  conv=sparse          leave zero blocks as holes in a file DST that is cut or new
+  conv=excl, nocreat   fail if DST exists, or if it does not
+  conv=sync            accepted when it pads nothing (the copy is whole ibs records)
+  iflag=, oflag=       direct (both: O_DIRECT or refuse), skip_bytes, count_bytes,
+                       seek_bytes, sync, dsync, fullblock, noatime, nocache
+  --json               also print the --json object of the copy on stdout
+  status=none|noxfer|progress
+                       none: no records lines; noxfer: no transfer line;
+                       progress: a transfer line redrawn every second
+
+N takes dd's suffixes: c (1), w (2), b (512), K M G T P E (x1024; k too),
+KB MB GB... (x1000), KiB MiB GiB... (x1024), and products (2x512).
+What ringcp cannot do the dd way is refused (exit 2) naming the operand:
+conv=noerror, conv=swab and the other conversions, cbs=, oflag=append.
+SIGUSR1 prints the records and transfer lines, and the copy goes on.
+Exit codes as for ringcp: 0 complete, 1 failed, 2 refused, 128+N signal.
+`
+
+// ddWords turns the library's field names into dd's operands.
+var ddWords = fieldReplacer(map[string]string{
+	"Options.SrcOffset": "skip=", "Options.DstOffset": "seek=", "Options.Length": "count=", "Options.BlockSize": "bs=",
+	"Options.Direct": "iflag=direct,oflag=direct", "Options.Sparse": "conv=sparse", "Options.Force": "(ringcp's --force)",
+	"Options.SrcFormat raw": "(ringcp's --src-format raw)", "Options.DstFormat raw": "(ringcp's --dst-format raw)",
+})
+
+// runDD is `ringcp dd`: dd's operands mapped onto copier.Options, dd's
+// lines printed. It prints its own errors, in dd's words.
+func runDD(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 1 && (args[0] == "--help" || args[0] == "-h") {
+		fmt.Fprint(stdout, ddUsage)
+		return errHelp
+	}
+	args, asJSON := withoutJSON(args)
+	o, rep, err := dd(args, stderr)
+	var shown *reported
+	if err != nil && !errors.As(err, &shown) {
+		fmt.Fprintf(stderr, "ringcp dd: %s\n", oneLine(ddWords.Replace(err.Error())))
+		err = &reported{err}
+	}
+	if asJSON && !isStream(o.Dst, stdout) { // not into DST
+		return writeObject(stdout, newEnvelope("dd", err), err, copyObject(o, rep, err))
+	}
+	return err
+}
+
+// withoutJSON takes --json out of dd's operands: dd has no such operand,
+// and with it ringcp dd prints the --json object of a copy on stdout, dd's
+// lines staying on stderr.
+func withoutJSON(args []string) ([]string, bool) {
+	out := make([]string, 0, len(args))
+	for _, a := range args {
+		if a != "--json" {
+			out = append(out, a)
+		}
+	}
+	return out, len(out) < len(args)
+}
+
+// dd copies as the operands say; the options are what they resolved to
+// (SRC and DST at least, when they could not be resolved).
+func dd(args []string, stderr io.Writer) (copier.Options, copier.Report, error) {
+	a, err := parseDD(args)
+	if err != nil {
+		return copier.Options{Src: a.src, Dst: a.dst}, copier.Report{}, err
+	}
+	job, err := a.plan()
+	if err != nil {
+		return copier.Options{Src: a.src, Dst: a.dst}, copier.Report{}, err
+	}
+	if job.warn != "" {
+		fmt.Fprintf(stderr, "ringcp dd: %s\n", job.warn)
+	}
+	rep, err := job.run(stderr)
+	return job.opts, rep, err
+}
+
+// ddJob is a dd command line resolved to one copy.
+type ddJob struct {
+	args ddArgs
+	opts copier.Options
+	warn string // what dd would warn about, yet copy
+}
+
+// plan resolves the operands against SRC's size, and refuses what ringcp
+// cannot do as dd does it.
+func (a ddArgs) plan() (ddJob, error) {
+	j := ddJob{args: a}
+	if err := a.checkConv(); err != nil {
+		return j, err
+	}
+	skip, err := a.bytes(a.skip, a.skipBytes, a.ibs, "skip")
+	if err != nil {
+		return j, err
+	}
+	seek, err := a.bytes(a.seek, a.seekBytes, a.obs, "seek")
+	if err != nil {
+		return j, err
+	}
+	o := copier.Options{Src: a.src, Dst: a.dst, DstOffset: seek, LengthSet: true,
+		DstSize: copier.SizeTruncate, Sparse: copier.SparseNever}
+	if a.has("notrunc") {
+		o.DstSize = copier.SizeKeep
+	}
+	if a.has("sparse") {
+		o.Sparse = copier.SparseAuto
+	}
+	if a.directIn && a.directO {
+		o.Direct = copier.DirectAlways
+	}
+	if a.bsGiven && a.ibs <= copier.MaxBlockSize {
+		o.BlockSize = int(a.ibs)
+	}
+	size, err := sourceEnd(a.src)
+	if err != nil {
+		return j, err
+	}
+	if skip > size {
+		j.warn = ddQuote(a.src) + ": cannot skip to specified offset"
+		skip = size
+	}
+	o.SrcOffset, o.Length = skip, size-skip
+	if a.count >= 0 {
+		n, err := a.bytes(a.count, a.countBytes, a.ibs, "count")
+		if err != nil {
+			return j, err
+		}
+		o.Length = min(n, o.Length)
+	}
+	j.opts = o
+	return j, a.checkDst(o.Length, seek)
+}
+
+// bytes turns skip, seek or count into bytes.
+func (a ddArgs) bytes(n int64, inBytes bool, unit int64, name string) (int64, error) {
+	if inBytes {
+		return n, nil
+	}
+	v, err := ddMul(n, unit)
+	if err != nil {
+		return 0, usagef("%s=%d: %d records of %d bytes are too many", name, n, n, unit)
+	}
+	return v, nil
+}
+
+func (a ddArgs) has(conv string) bool { return slices.Contains(a.conv, conv) }
+
+// ddRefused are conversions ringcp does not do, and why.
+var ddRefused = map[string]string{
+	"noerror": "ringcp stops at the first read error and says where; it does not go on past bad blocks (GNU ddrescue does)",
+	"swab":    "ringcp copies bytes as they are; it does not swap byte pairs",
+	"ascii":   "ringcp copies bytes as they are; it does not convert EBCDIC",
+	"ebcdic":  "ringcp copies bytes as they are; it does not convert to EBCDIC",
+	"ibm":     "ringcp copies bytes as they are; it does not convert to EBCDIC",
+	"block":   "ringcp copies bytes as they are; it does not pad newline-terminated records",
+	"unblock": "ringcp copies bytes as they are; it does not turn records into lines",
+	"lcase":   "ringcp copies bytes as they are; it does not change case",
+	"ucase":   "ringcp copies bytes as they are; it does not change case",
+}
+
+func (a ddArgs) checkConv() error {
+	for _, c := range a.conv {
+		if why, ok := ddRefused[c]; ok {
+			return &copier.RefusedError{Kind: copier.KindNotSupported, Reason: "conv=" + c + ": " + why}
+		}
+		if !slices.Contains(ddConvs, c) {
+			return usagef("conv=%s: unknown conversion", c)
+		}
+	}
+	if slices.Contains(a.oflags, "append") || slices.Contains(a.iflags, "append") {
+		return usagef("oflag=append: ringcp writes DST at seek=, not at its end")
+	}
+	return nil
+}
+
+// checkDst applies what depends on DST: excl, nocreat, sparse, sync's
+// padding, and where a file DST is cut.
+func (a ddArgs) checkDst(length, seek int64) error {
+	fi, err := os.Stat(a.dst)
+	exists := err == nil
+	refuse := func(kind copier.Kind, reason string) error {
+		return &copier.RefusedError{Kind: kind, Path: a.dst, Reason: reason}
+	}
+	switch {
+	case a.has("excl") && exists:
+		return refuse(copier.KindBadInput, "conv=excl: DST exists")
+	case a.has("nocreat") && errors.Is(err, os.ErrNotExist):
+		return refuse(copier.KindNotFound, "conv=nocreat: DST does not exist")
+	case a.has("sync") && length%a.ibs != 0:
+		return refuse(copier.KindNotSupported, fmt.Sprintf("conv=sync would pad the last %d bytes to a whole record of %d; ringcp copies bytes as they are", length%a.ibs, a.ibs))
+	case a.has("sparse") && exists && fi.Mode()&os.ModeDevice != 0:
+		return refuse(copier.KindNotSupported, "conv=sparse on a device: dd leaves the device's old bytes where SRC has zero blocks; ringcp writes the zeros")
+	case a.has("sparse") && exists && a.has("notrunc"):
+		return refuse(copier.KindNotSupported, "conv=sparse with conv=notrunc: dd leaves DST's old bytes where SRC has zero blocks; ringcp writes the zeros")
+	case exists && fi.Mode().IsRegular() && fi.Size() > 0 && seek > 0 && seek < a.obs && !a.has("notrunc"):
+		// dd opens DST with O_TRUNC unless it seeks whole records, so
+		// its bytes before seek become a hole: ringcp keeps them.
+		return refuse(copier.KindNotSupported, fmt.Sprintf("seek=%dB, less than one output record (obs=%d), without conv=notrunc: GNU dd empties DST here, before seek too; give conv=notrunc, or seek in records", seek, a.obs))
+	}
+	return nil
+}
+
+// sourceEnd is SRC's size, so that count and skip can be cut to it as dd
+// cuts them at end of file. Only regular files and block devices are
+// opened to learn it; for anything else Prepare says what is wrong.
+func sourceEnd(src string) (int64, error) {
+	var st unix.Stat_t
+	err := unix.Stat(src, &st)
+	if err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+		return st.Size, nil
+	}
+	if err == nil && st.Mode&unix.S_IFMT == unix.S_IFBLK {
+		f, err := os.Open(src)
+		if err == nil {
+			defer f.Close()
+			if end, err := f.Seek(0, io.SeekEnd); err == nil {
+				return end, nil
+			}
+		}
+	}
+	if _, perr := copier.Prepare(copier.Options{Src: src, Dst: src}); perr != nil {
+		return 0, perr
+	}
+	return 0, &copier.RefusedError{Kind: copier.KindCheckFailed, Path: src, Field: "Src", Reason: "cannot tell its size"}
+}
+
+// run copies and prints dd's lines.
+func (j ddJob) run(stderr io.Writer) (copier.Report, error) {
+	a := j.args
+	var prog *ddProgress
+	if a.status == "progress" {
+		prog = &ddProgress{w: stderr}
+		j.opts.OnProgress, j.opts.ProgressInterval = prog.update, time.Second
+	}
+	plan, err := copier.Prepare(j.opts)
+	if err != nil {
+		return copier.Report{}, err
+	}
+	ctx, sig := withSignals()
+	defer sig.stop()
+	prefix := ""
+	if prog != nil {
+		prefix = "\n" // as dd: off the progress line, which goes on below
+	}
+	stopStatus := answerStatus(stderr, prefix, func() string {
+		s := plan.Status()
+		return strings.TrimSuffix(ddRecords(s.BytesDone, a.ibs, a.obs)+ddXfer(s.BytesDone, time.Duration(s.Seconds*1e9), false), "\n")
+	})
+	start := time.Now()
+	rep, err := plan.Run(ctx)
+	elapsed := time.Since(start)
+	stopStatus()
+	if err != nil {
+		err = stoppedCopy(stderr, j.opts, rep, err, sig.caught())
+	}
+	if a.status != "none" {
+		prog.end()
+		written := rangeDone(rep)
+		fmt.Fprint(stderr, ddRecords(written, a.ibs, a.obs))
+		if a.status != "noxfer" {
+			fmt.Fprintln(stderr, ddXfer(written, elapsed, false))
+		}
+	}
+	return rep, err
+}
+
+// ddQuote quotes a file name as dd's messages do (gnulib's shell-escape
+// quoting): as it is when the shell would read it so, else in '...'.
+func ddQuote(name string) string {
+	if name != "" && !strings.ContainsAny(name, " \t\n!\"#$&'()*;<=>?[\\]^`{|}~") {
+		return name
+	}
+	return "'" + strings.ReplaceAll(name, "'", `'\''`) + "'"
+}
+
+// ddProgress is status=progress: dd's transfer line, redrawn in place
+// once a second, with whole seconds.
+type ddProgress struct {
+	w     io.Writer
+	width int // of the line drawn last
+}
+
+func (p *ddProgress) update(s copier.Status) {
+	if s.Phase == copier.PhaseDone {
+		return // the final lines follow
+	}
+	line := ddXfer(s.BytesDone, time.Duration(s.Seconds*1e9), true)
+	pad := max(0, p.width-len(line))
+	fmt.Fprintf(p.w, "\r%s%s", line, strings.Repeat(" ", pad))
+	p.width = len(line)
+}
+
+// end moves past the redrawn line before the records lines.
+func (p *ddProgress) end() {
+	if p != nil && p.width > 0 {
+		fmt.Fprintln(p.w)
+	}
+}

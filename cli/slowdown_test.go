@@ -1,0 +1,35 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ringcp/ringcp/copier"
+)
+
+// TestSlowdownNote: the summary says what held the copy back on purpose:
+// the cap in force and what --yield cut; nothing when neither did.
+func TestSlowdownNote(t *testing.T) {
+	if got := slowdownNote(copier.Report{Yield: &copier.YieldReport{LowestDepth: 64}}); got != "" {
+		t.Errorf("no cap, no cut: %q", got)
+	}
+	got := slowdownNote(copier.Report{MaxRate: 8 << 20, Yield: &copier.YieldReport{Cuts: 3, CutSeconds: 1.25, LowestDepth: 2, LowestRate: 1 << 20}})
+	for _, want := range []string{"capped at 8.00 MiB/s (--max-rate)", "yielded to other I/O for 1.2 s (--yield: 3 cuts, depth down to 2, rate to 1.00 MiB/s)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+}
+
+// TestSummarySaysCap: a copy under --max-rate says so in its summary
+// line; one without a cap does not.
+func TestSummarySaysCap(t *testing.T) {
+	fx := newFixture(t)
+	cli(t, "--progress", "none", "--max-rate", "64M", fx.Src, fx.New).want(t, exitOK, "; capped at 64.0 MiB/s (--max-rate)")
+	r := cli(t, "--progress", "none", fx.Src, filepath.Join(fx.Dir, "other"))
+	r.want(t, exitOK)
+	if strings.Contains(r.stderr, "capped") {
+		t.Errorf("a copy without a cap: %s", r.stderr)
+	}
+}

@@ -1,0 +1,321 @@
+package copier
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/ringcp/ringcp/align"
+	"github.com/ringcp/ringcp/engine"
+	"github.com/ringcp/ringcp/qcow2"
+	"golang.org/x/sys/unix"
+)
+
+// imageDst is a new qcow2 image made as DST (Options.DstFormat qcow2)
+// over a new file of the file kind, which keeps its lifecycle: created
+// unseen (O_TMPFILE, or a hidden temporary name), named only once
+// complete and synced, removed when the copy fails. The engine writes the
+// guest's bytes through an imageWriter (an engine.IOEnd the pool serves):
+// qcow2.Writer hands out host clusters under a lock and compresses
+// outside it, so many writers compress on all cores. SRC's holes and
+// zero blocks are never written, and stay unallocated; over a backing
+// file they become zero clusters where the backing file has data, and
+// clusters equal to the backing file's are not stored. publish writes the
+// tables and the header (Writer.Close, which syncs) before the name is
+// given: an image never appears under DST's name without its header.
+type imageDst struct {
+	end
+	ep    *endpoint
+	under *endpoint
+	wopt  qcow2.WriterOptions
+}
+
+var _ layered = (*imageDst)(nil)
+
+func (d *imageDst) base() *endpoint { return d.under }
+
+// newImageDst checks that DST can be a new image (a new file) and what
+// its backing file is.
+func newImageDst(p *Plan, base *endpoint) (*endpoint, error) {
+	o := &p.opts
+	if base.exists {
+		// Writing an image over what a file or device holds would leave
+		// neither after a failure; a new file is named only when done.
+		return base, refuse(KindBadInput, base.path, fmt.Sprintf("exists (a %s): a qcow2 DST is a new image, made under a name that does not exist yet (remove it first)", base.what)).on("Dst")
+	}
+	d := &imageDst{end: base.end, under: base}
+	d.wopt = qcow2.WriterOptions{ClusterSize: o.Qcow2.ClusterSize, Compression: compressionOf(o.Qcow2.Compress)}
+	if o.Qcow2.Preallocation == PreallocMetadata {
+		d.wopt.Preallocation = qcow2.PreallocMetadata
+	}
+	if d.wopt.ClusterSize == 0 {
+		d.wopt.ClusterSize = 64 << 10
+	}
+	cs := d.wopt.ClusterSize
+	ep := &endpoint{end: d, path: base.path, role: roleDst}
+	d.ep = ep
+	ep.geo = align.Geometry{Path: base.path, MemAlign: 1, OffsetAlign: 1, OptimalIO: int(max(cs, 1<<20))}
+	// Zeros are found in whole clusters: a cluster of zeros is one the
+	// image does not store.
+	ep.endFacts = endFacts{what: "new qcow2 image", ownIO: true, zeroUnit: int(cs), zeroUnitWhat: "the image's cluster size",
+		notZeroed: o.Qcow2.Backing != "", disk: base.disk, onDisk: base.onDisk}
+	if o.Qcow2.Backing != "" {
+		if err := d.checkBacking(p); err != nil {
+			return base, err
+		}
+	}
+	return ep, nil
+}
+
+// compressionOf is Qcow2Options.Compress as qcow2's.
+func compressionOf(name string) qcow2.Compression {
+	switch name {
+	case "zlib":
+		return qcow2.CompressZlib
+	case "zstd":
+		return qcow2.CompressZstd
+	}
+	return qcow2.CompressNone
+}
+
+// backingPath is where the backing file is from here: a relative name is
+// relative to DST's folder, as QEMU reads it from the image.
+func (d *imageDst) backingPath(p *Plan) string {
+	name := p.opts.Qcow2.Backing
+	if filepath.IsAbs(name) {
+		return name
+	}
+	return filepath.Join(filepath.Dir(d.ep.path), name)
+}
+
+// checkBacking opens the backing file once, as it will be at Run, and
+// settles its format.
+func (d *imageDst) checkBacking(p *Plan) error {
+	b, err := d.openBacking(p)
+	if err != nil {
+		return err
+	}
+	b.close()
+	p.note("DST %s: over the backing file %s (%s): only what differs from it is stored", d.ep.path, p.opts.Qcow2.Backing, d.wopt.BackingFormat)
+	return nil
+}
+
+// backing is the backing file open as its guest reads it.
+type backing struct {
+	r     qcow2.GuestReader
+	close func()
+}
+
+// openBacking opens the backing file (its own chain too) and fills in
+// wopt's backing fields.
+func (d *imageDst) openBacking(p *Plan) (backing, error) {
+	q := &p.opts.Qcow2
+	path := d.backingPath(p)
+	file, err := os.Open(path)
+	if err != nil {
+		return backing{}, refuseErr(KindNotFound, path, "cannot open the backing file", err).on("Qcow2.Backing")
+	}
+	format := q.BackingFormat
+	if format == "" {
+		format = FormatRaw
+		var head [4]byte
+		if n, _ := file.ReadAt(head[:], 0); n == 4 && string(head[:]) == "QFI\xfb" {
+			format = FormatQcow2
+		}
+	}
+	d.wopt.BackingFile, d.wopt.BackingFormat = q.Backing, qcow2.Format(format)
+	if format == FormatRaw {
+		st, err := file.Stat()
+		if err != nil {
+			file.Close()
+			return backing{}, refuseErr(KindCheckFailed, path, "cannot stat the backing file", err).on("Qcow2.Backing")
+		}
+		d.wopt.Backing = io.NewSectionReader(file, 0, st.Size())
+		return backing{d.wopt.Backing, func() { file.Close() }}, nil
+	}
+	im, err := openImage(file, qcow2.Options{Opener: qcow2.FileOpener}, "Qcow2.Backing")
+	if err != nil {
+		file.Close()
+		return backing{}, err
+	}
+	d.wopt.Backing = im
+	return backing{im, func() { im.Close(); file.Close() }}, nil
+}
+
+// same, overlap: those of the new file beneath.
+func (d *imageDst) same(o *endpoint) (bool, string) { return d.end.same(baseOf(o)) }
+func (d *imageDst) overlap(_ byteRange, o *endpoint, _ byteRange) *overlap {
+	return d.end.overlap(byteRange{0, -1}, baseOf(o), byteRange{0, -1})
+}
+
+// openDst creates the new file as the file kind does, and the image on
+// it; the backing file is opened again, to compare with.
+func (d *imageDst) openDst(p *Plan, rep *Report) (target, error) {
+	t, err := d.end.openDst(p, rep)
+	if err != nil {
+		return nil, err
+	}
+	it := &imageTarget{target: t, path: d.ep.path}
+	if p.opts.Qcow2.Backing != "" {
+		if it.backing, err = d.openBacking(p); err != nil {
+			t.discard()
+			it.release()
+			return nil, err
+		}
+	}
+	opt := d.wopt
+	opt.Size = p.opts.DstOffset + p.Length
+	file := t.held().f
+	if file == nil {
+		t.discard()
+		it.release()
+		return nil, refuse(KindNotSupported, d.ep.path, "a qcow2 DST is a new local file").on("DstFormat")
+	}
+	w, err := qcow2.Create(imageFile{file, d.ep.path}, opt)
+	if err != nil {
+		t.discard()
+		it.release()
+		return nil, refuseErr(KindBadInput, d.ep.path, "cannot make the image", err).on("Qcow2")
+	}
+	it.x = &imageWriter{w: w, f: file, name: d.ep.path, about: describeNew(opt)}
+	it.h = held{io: it.x, align: 1}
+	rep.note("DST %s: %s", d.ep.path, it.x.about)
+	return it, nil
+}
+
+// describeNew is one line on the image a Writer makes.
+func describeNew(o qcow2.WriterOptions) string {
+	line := fmt.Sprintf("new qcow2 image (version 3), virtual size %d, cluster size %d", (o.Size+511)&^511, o.ClusterSize)
+	if o.Compression != qcow2.CompressNone {
+		line += ", " + o.Compression.String() + " compressed"
+	}
+	if o.BackingFile != "" {
+		line += ", backing file " + o.BackingFile
+	}
+	return line
+}
+
+// imageFile is DST's new file under DST's name for errors (the file's own
+// name is a temporary one).
+type imageFile struct {
+	*os.File
+	name string
+}
+
+func (f imageFile) Name() string { return f.name }
+
+// imageTarget is a qcow2 DST as Run holds it: the file kind's new file,
+// and the image being written on it.
+type imageTarget struct {
+	target
+	path    string
+	x       *imageWriter
+	h       held
+	backing backing
+}
+
+func (t *imageTarget) held() *held                    { return &t.h }
+func (t *imageTarget) shape(p *Plan, job *engine.Job) {} // the Writer sizes its file
+func (t *imageTarget) cut(p *Plan) error              { return nil }
+
+// publish finishes the image (tables, refcounts, the header, synced),
+// then gives it its name.
+func (t *imageTarget) publish(p *Plan, sync bool) error {
+	if err := t.x.finish(); err != nil {
+		return err
+	}
+	return t.target.publish(p, sync)
+}
+
+// readBack finishes the image, so that it reads as an image, and reads
+// it back from the storage through a reader of its own.
+func (t *imageTarget) readBack(p *Plan) (string, error) {
+	if err := t.x.finish(); err != nil {
+		return "", err
+	}
+	fd := int(t.x.f.Fd())
+	if err := unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED); err != nil {
+		return "", &os.PathError{Op: "posix_fadvise(DONTNEED)", Path: t.path, Err: err}
+	}
+	im, err := openImage(imageFile{t.x.f, t.path}, qcow2.Options{Opener: qcow2.FileOpener}, "Dst")
+	if err != nil {
+		return "", err
+	}
+	t.x.read = im
+	return "the finished image read back by ringcp's qcow2 reader, after its sync and posix_fadvise(DONTNEED)", nil
+}
+
+func (t *imageTarget) release() {
+	if t.x != nil && t.x.read != nil {
+		t.x.read.Close()
+	}
+	if t.backing.close != nil {
+		t.backing.close()
+	}
+	t.target.release()
+}
+
+// imageWriter is a new qcow2 image as the engine writes it; once
+// finished for a read back, as it reads it.
+type imageWriter struct {
+	w     *qcow2.Writer
+	f     *os.File
+	name  string
+	about string
+	done  bool
+	err   error
+	read  *qcow2.Image // the finished image, read back (readBack)
+}
+
+var _ engine.IOEnd = (*imageWriter)(nil)
+
+// finish closes the Writer once: its tables, refcounts and header,
+// synced.
+func (x *imageWriter) finish() error {
+	if !x.done {
+		x.done, x.err = true, x.w.Close()
+	}
+	return x.err
+}
+
+func (x *imageWriter) Name() string { return x.name }
+
+// Data: a finished image's map; before, nothing to tell.
+func (x *imageWriter) Data(off, end int64) (int64, int64, error) {
+	if x.read == nil {
+		return 0, 0, engine.ErrCannotMap
+	}
+	return x.read.Data(off, end)
+}
+func (x *imageWriter) Settle() error                    { return nil }
+func (x *imageWriter) Reserve(int64, int64, bool) error { return unix.EOPNOTSUPP }
+func (x *imageWriter) Truncate(int64) error             { return unix.EOPNOTSUPP }
+func (x *imageWriter) PrepareTail() error               { return nil }
+func (x *imageWriter) WriteAt(p []byte, off int64) (int, error) {
+	return x.w.WriteAt(p, off)
+}
+
+// Zero: what is not written reads as zeros (or is compared with the
+// backing file): a hole is never stored.
+func (x *imageWriter) Zero(off, n int64, _ bool) error { return x.w.WriteZeroes(off, n) }
+
+// Flush makes the data written durable; the image is complete only when
+// finished.
+func (x *imageWriter) Flush() error {
+	if err := x.f.Sync(); err != nil {
+		return &os.PathError{Op: "fsync", Path: x.name, Err: err}
+	}
+	return nil
+}
+
+func (x *imageWriter) ReadAt(p []byte, off int64) (int, error) {
+	if x.read == nil {
+		return 0, unix.EBADF
+	}
+	return x.read.ReadAt(p, off)
+}
+
+func (x *imageWriter) IOInfo() engine.IOInfo {
+	return engine.IOInfo{Transport: "qcow2", Detail: x.name + ": " + x.about}
+}

@@ -1,0 +1,170 @@
+package copier
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/ringcp/ringcp/engine"
+	"github.com/ringcp/ringcp/internal/units"
+)
+
+// A good neighbour by default (issue 27). When nobody gave the queue
+// depth, the governor hands what the engine measures to engine.Neighbour,
+// a delay-based controller of the bytes in flight: as many as keep the
+// device busy, not queued, so that others' small requests do not wait
+// behind a standing queue of the copy's. It starts with every slot (a
+// copy alone is as fast as before) and comes down while its latency
+// says the slots only wait. The watcher beside the copy (yield_linux.go,
+// the disk's statistics, a probe read, PSI) tells it when others use the
+// disk and when they suffer. The window is the tighter of its own and
+// the rate cap's (share.go) and --yield's cut; --queue-depth keeps the
+// depth fixed. A floor of half its solo speed is never given up: the
+// summary says when others held the copy back.
+
+// attachNeighbour gives the governor its controller for the budget just
+// attached: the one it had, when the budget has as many slots (a read
+// pass after the copy goes on with what the copy learnt). Called with mu
+// held.
+func (g *governor) attachNeighbour() {
+	if !g.adapt {
+		return
+	}
+	unit := g.unit
+	if g.keep {
+		unit = g.block // the caller's block size: only the depth changes
+	}
+	if g.nb == nil || g.nb.Slots() != g.depth {
+		g.nb = engine.NewNeighbour(g.depth, g.block, unit)
+		if g.nbFirst == nil {
+			g.nbFirst = g.nb
+		}
+	}
+	g.nbWindow = g.nb.Window()
+}
+
+// observeNeighbour steps the controller. Called with mu held.
+func (g *governor) observeNeighbour(s engine.Sample) {
+	if g.nb == nil {
+		return
+	}
+	sig := g.signals
+	if r := g.effectiveRate(); !math.IsInf(r, 1) {
+		sig.Cap = r
+	}
+	g.nbWindow = g.nb.Step(s, sig)
+}
+
+// neighbourCut is the window's depth and request size within the
+// controller's. Called with mu held.
+func (g *governor) neighbourCut(depth, request int) (int, int) {
+	if g.nb == nil {
+		return depth, request
+	}
+	depth = min(depth, g.nbWindow.Depth)
+	if r := g.nbWindow.Request; r > 0 && (request == 0 || r < request) {
+		request = r
+	}
+	return depth, request
+}
+
+// setSignals says whether others use the copy's disks and whether they
+// suffer. A job of a batch hands them to the batch's governor, whose
+// budget the controller sizes.
+func (g *governor) setSignals(others, suffering bool) {
+	g.mu.Lock()
+	g.signals.Others, g.signals.Suffering = others, suffering
+	shared := g.shared
+	g.mu.Unlock()
+	if shared != nil {
+		shared.setSignals(others, suffering)
+	}
+}
+
+// neighbourReport is what the controller chose for the copy; nil when
+// the depth was given.
+func (g *governor) neighbourReport() *NeighbourReport {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.nbFirst == nil {
+		return nil
+	}
+	r := g.nbFirst.Report()
+	return &NeighbourReport{MinBytes: r.MinBytes, MedianBytes: r.MedianBytes, MaxBytes: r.MaxBytes,
+		LeastLatency: r.LeastLatency.Seconds(), SoloRate: r.SoloRate, HeldSeconds: r.HeldSeconds,
+		LowestShare: r.LowestShare, FloorSeconds: r.FloorSeconds, Floor: r.Floor, Samples: r.Samples,
+		OthersSeconds: r.OthersSeconds}
+}
+
+// NeighbourReport is what the good neighbour chose during a copy whose
+// queue depth nobody gave.
+type NeighbourReport struct {
+	// MinBytes, MedianBytes and MaxBytes are the bytes its window let in
+	// flight, over the copy's time.
+	MinBytes, MedianBytes, MaxBytes int64
+	// LeastLatency is the least a request took, in seconds.
+	LeastLatency float64
+	// SoloRate is the copy's best speed while nobody else used its
+	// disks, bytes per second; 0 when never measured.
+	SoloRate float64
+	// HeldSeconds is the time others used the disks and the copy moved
+	// under 90% of its solo speed; LowestShare the least share of it.
+	HeldSeconds, LowestShare float64
+	// FloorSeconds is the time the floor (Floor of the solo speed) kept
+	// the window from shrinking further.
+	FloorSeconds, Floor float64
+	// Samples is how many times it looked (four a second): 0 for a copy
+	// too short to, which kept every slot.
+	Samples int
+	// OthersSeconds is the time others used the copy's disks.
+	OthersSeconds float64
+}
+
+// String says what it chose, for -v.
+func (r *NeighbourReport) String() string {
+	s := fmt.Sprintf("in flight %s to %s (median %s), least latency %.2f ms",
+		units.Format(r.MinBytes), units.Format(r.MaxBytes), units.Format(r.MedianBytes), r.LeastLatency*1e3)
+	if r.SoloRate > 0 {
+		s += fmt.Sprintf(", alone %s/s", units.Format(int64(r.SoloRate)))
+	}
+	if r.OthersSeconds > 0 {
+		s += fmt.Sprintf(", others used the disks %.1f s", r.OthersSeconds)
+	}
+	if held := r.Held(); held != "" {
+		s += "; " + held
+	}
+	return "good neighbour: " + s
+}
+
+// Held says, for the summary, when others held the copy back; "" when
+// they did not for a second at least.
+func (r *NeighbourReport) Held() string {
+	if r == nil || r.HeldSeconds < 1 {
+		return ""
+	}
+	s := fmt.Sprintf("held back %.1f s by others' I/O, down to %.0f%% of its speed alone", r.HeldSeconds, 100*r.LowestShare)
+	if r.FloorSeconds > 0 {
+		s += fmt.Sprintf(" (its floor of %.0f%% kept it moving %.1f s)", 100*r.Floor, r.FloorSeconds)
+	}
+	return s
+}
+
+// MarshalJSON: bytes in flight as integers, times in ms, the least
+// latency in µs, shares from 0 to 1.
+func (r NeighbourReport) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		MinBytes          int64   `json:"min_bytes_in_flight"`
+		MedianBytes       int64   `json:"median_bytes_in_flight"`
+		MaxBytes          int64   `json:"max_bytes_in_flight"`
+		LeastLatency      int64   `json:"least_latency_microseconds"`
+		SoloRate          int64   `json:"solo_rate"`
+		HeldMilliseconds  int64   `json:"held_milliseconds"`
+		LowestShare       float64 `json:"lowest_share"`
+		FloorMilliseconds int64   `json:"floor_milliseconds"`
+		Floor             float64 `json:"floor"`
+		Samples           int     `json:"samples"`
+		OthersMillis      int64   `json:"others_milliseconds"`
+	}{r.MinBytes, r.MedianBytes, r.MaxBytes, int64(math.Round(r.LeastLatency * 1e6)), int64(math.Round(r.SoloRate)),
+		Milliseconds(r.HeldSeconds), round3(r.LowestShare), Milliseconds(r.FloorSeconds), r.Floor, r.Samples,
+		Milliseconds(r.OthersSeconds)})
+}

@@ -1,0 +1,68 @@
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ringcp/ringcp/internal/blkcg/cgtest"
+	"github.com/ringcp/ringcp/internal/blocktest"
+	"github.com/ringcp/ringcp/internal/uringtest"
+)
+
+// TestYieldBesideReader: ringcp --yield beside a reader that surely
+// suffers. Both run in one real blkio cgroup that lets 24 MiB/s be read
+// from SRC, a loop device; fio reads 4 KiB at random from SRC with 4 in
+// flight, so its reads queue in the throttle behind the copy's. The
+// controller sees fio's requests and the wait of its own probe reads,
+// cuts depth and rate, and raises them again once fio is gone; the copy
+// is exact. Both engines.
+func TestYieldBesideReader(t *testing.T) {
+	uringtest.NeedOn(t)
+	blocktest.NeedTool(t, "fio")
+	const size, limit = 96 << 20, 24 << 20
+	for _, eng := range []string{"uring", "pool"} {
+		t.Run(eng, func(t *testing.T) {
+			src, _ := blocktest.Device(t, size, "--direct-io=on")
+			dst, _ := blocktest.Device(t, size, "--direct-io=on")
+			data := randomFile(t, filepath.Join(t.TempDir(), "data"), size, 5)
+			if err := os.WriteFile(src, data, 0); err != nil {
+				t.Fatal(err)
+			}
+			g := cgtest.New(t, nil)
+			g.Throttle("read_bps_device", src, limit)
+			fio := startReader(t, g, src)
+			time.AfterFunc(2500*time.Millisecond, func() { fio.Process.Kill() })
+			rep, stderr, _ := runIn(t, g, "--engine", eng, "--yield", "-v", "--json", "--progress", "none", src, dst)
+			if got := readRange(t, dst, 0, size); !bytes.Equal(got, data) {
+				t.Fatal("DST differs from SRC")
+			}
+			y := rep.Yield
+			if y == nil || y.OthersMax < 100 || y.Cuts < 1 || y.LowestDepth >= rep.QueueDepth || y.LowestRate <= 0 || y.Raises < 1 {
+				t.Fatalf("beside fio reading SRC, fio gone after 2.5 s: %+v (depth %d)", y, rep.QueueDepth)
+			}
+			if !strings.Contains(stderr, "yield: cut ") {
+				t.Errorf("-v does not say what yield did:\n%s", stderr)
+			}
+		})
+	}
+}
+
+// startReader runs fio in group g reading dev 4 KiB at random, 4 in
+// flight, O_DIRECT, until killed, and returns once it reads.
+func startReader(t *testing.T, g *cgtest.Group, dev string) *exec.Cmd {
+	t.Helper()
+	// --thread: one process, that a kill ends with its jobs.
+	cmd := g.Command("fio", "--name=reader", "--thread", "--filename="+dev, "--readonly", "--rw=randread", "--bs=4k",
+		"--iodepth=4", "--direct=1", "--ioengine=libaio", "--time_based", "--runtime=60", "--output=/dev/null")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	time.Sleep(500 * time.Millisecond)
+	return cmd
+}

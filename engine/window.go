@@ -1,0 +1,147 @@
+package engine
+
+import (
+	"sync"
+	"time"
+)
+
+// The window is how much the copies of a budget keep in flight: Depth
+// slots out at once, each request at most Request bytes. One controller
+// per budget decides it (Budget.SetController), from what the copies
+// measure of their own requests (Sample); copier's governor is that
+// controller today: it fits the window to the rate cap, the latency it
+// measures and --yield's cut. Nothing else changes the window while
+// copies run, so the bytes in flight have one author.
+
+// Window is the depth and request size of a budget's copies.
+type Window struct {
+	// Depth is how many slots may be out at once, from 1 to all of them.
+	Depth int
+	// Request, when positive, is the most one read or write moves: a
+	// chunk planned from then on is no larger, and a chunk planned
+	// larger (a verification cell) is moved in several requests. It is
+	// rounded down to each copy's alignment, never below one unit of
+	// it. 0 lets a request move a whole block.
+	Request int
+}
+
+// SampleEvery is about how often a budget's controller hears what its
+// copies measured.
+const SampleEvery = 250 * time.Millisecond
+
+// Sample is what the copies of a budget measured of their own requests
+// since the last sample: completion latency (from submission to the
+// completion being reaped) and how long each finished chunk had a request
+// in flight. Requests the budget's copies never sent (a chunk waiting for
+// the rate cap) are in neither.
+type Sample struct {
+	Elapsed  time.Duration
+	Requests int           // reads, writes and zero ops that completed
+	Latency  time.Duration // their mean
+	// Least is the least latency of those that moved at least half the
+	// request size; 0 when none did.
+	Least time.Duration
+	// Bytes are those of the chunks finished, Busy the time each of them
+	// had a request in flight, summed: Busy/Bytes is how long a slot is
+	// held per byte moved, so that cap*Busy/Bytes slots keep up with a
+	// cap of cap bytes per second. Chunks that needed no I/O (a hole left
+	// as it is) count in neither.
+	Bytes int64
+	Busy  time.Duration
+}
+
+// Controller decides a budget's window from what its copies measure.
+// Observe is called about every SampleEvery, on the thread of a copy that
+// completed requests, never with the budget's lock held: it may call
+// SetWindow, and must be quick.
+type Controller interface {
+	Observe(Sample)
+}
+
+// sampler accumulates a budget's Sample until it is handed out.
+type sampler struct {
+	mu      sync.Mutex
+	ctrl    Controller
+	s       Sample
+	latency time.Duration // summed, for the mean
+	since   time.Time
+}
+
+// add folds in what one copy measured, and returns the controller and
+// the sample when one is due.
+func (p *sampler) add(m *meter, now time.Time) (Controller, Sample, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.since.IsZero() {
+		p.since = now
+	}
+	p.s.Requests += m.requests
+	p.latency += m.latency
+	if m.least > 0 && (p.s.Least == 0 || m.least < p.s.Least) {
+		p.s.Least = m.least
+	}
+	p.s.Bytes += m.bytes
+	p.s.Busy += m.busy
+	if p.ctrl == nil || now.Sub(p.since) < SampleEvery {
+		return nil, Sample{}, false
+	}
+	s := p.s
+	s.Elapsed = now.Sub(p.since)
+	if s.Requests > 0 {
+		s.Latency = p.latency / time.Duration(s.Requests)
+	}
+	p.s, p.latency, p.since = Sample{}, 0, now
+	return p.ctrl, s, true
+}
+
+// meter counts what one run's requests took, between two reports to its
+// budget.
+type meter struct {
+	requests int
+	latency  time.Duration
+	least    time.Duration
+	bytes    int64
+	busy     time.Duration
+	last     time.Time // of the last report
+}
+
+// reportEvery: a run hands its meter to the budget at most this often,
+// so the budget's lock is not taken on every completion.
+const reportEvery = SampleEvery / 4
+
+// request counts one completion; full: it moved at least half a
+// request, so that its latency may be the least (a file's short tail, a
+// small zero write, say nothing of what a request of the window takes).
+func (m *meter) request(d time.Duration, full bool) {
+	m.requests++
+	m.latency += d
+	if full && (m.least == 0 || d < m.least) {
+		m.least = d
+	}
+}
+
+func (m *meter) chunk(n int, busy time.Duration) {
+	m.bytes += int64(n)
+	m.busy += busy
+}
+
+// sent stamps the slots of requests just submitted.
+func (r *run) sent(reqs []Request) {
+	now := time.Now()
+	for _, q := range reqs {
+		if q.Slot >= 0 {
+			r.slots[q.Slot].sentAt = now
+		}
+	}
+}
+
+// measure counts a completion's latency, for its chunk and the meter.
+func (r *run) measure(c Completion, now time.Time) {
+	if c.Slot < 0 {
+		return // a barrier: not a request the window sizes
+	}
+	s := &r.slots[c.Slot]
+	d := now.Sub(s.sentAt)
+	s.busy += d
+	r.meter.request(d, c.N >= r.most/2)
+}
