@@ -53,5 +53,5 @@
 // content and registry node pulls are refused with a termination message
 // that says so. CDI's importer image is also the image of its
 // DataImportCron poller, PVC-clone size detection and registry node pull
-// init containers, which run CDI's own binaries: see docs/kubernetes.md.
+// init containers, which run CDI's own binaries: see the README's In Kubernetes.
 package cdi
