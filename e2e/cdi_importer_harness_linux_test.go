@@ -2,10 +2,8 @@ package e2e
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"crypto/tls"
 	"encoding/json"
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -319,5 +317,3 @@ func firstDiff(a, b []byte) int {
 	}
 	return min(len(a), len(b))
 }
-
-func sha256Of(data []byte) string { return fmt.Sprintf("%x", sha256.Sum256(data)) }
