@@ -47,6 +47,9 @@ type details struct {
 	Trust *trustDetail `json:"trust,omitempty"`
 	// Foreground is what the busy workload's foreground did meanwhile.
 	Foreground *fgResult `json:"foreground,omitempty"`
+	// MemPeak is the peak memory of the run's memory cgroup, page cache
+	// included (the cdi workloads, cdi.go).
+	MemPeak int64 `json:"mem_peak,omitempty"`
 }
 
 // Verdict is the run's one-word outcome.
@@ -114,15 +117,24 @@ func (b *bench) runOne(ctx context.Context, w *Workload, t *Tool, j Job, round, 
 	return r
 }
 
-// wrapped resolves the program a wrapper runs (ionice -c3 PROG ...), as
+// wrapped resolves the program a wrapper runs (ionice -c3 PROG ...; the
+// cdi workloads' sh -c 'join a cgroup; exec' ... env ... ringcp), as
 // execPlan resolves argv[0]: ringcp is a binary the bench built, on no
 // PATH.
 func (b *bench) wrapped(argv []string) []string {
-	if argv[0] != "ionice" || len(argv) < 3 {
-		return argv
-	}
-	if path, ok := b.bins[argv[2]]; ok {
-		argv = append(slices.Clone(argv[:2]), append([]string{path}, argv[3:]...)...)
+	switch {
+	case argv[0] == "ionice" && len(argv) >= 3:
+		if path, ok := b.bins[argv[2]]; ok {
+			argv = append(slices.Clone(argv[:2]), append([]string{path}, argv[3:]...)...)
+		}
+	case argv[0] == "sh":
+		path, ok := b.bins["ringcp"]
+		for i := 1; ok && i < len(argv); i++ {
+			if argv[i] == "ringcp" {
+				argv = slices.Clone(argv)
+				argv[i] = path
+			}
+		}
 	}
 	return argv
 }

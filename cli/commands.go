@@ -3,6 +3,9 @@ package cli
 import (
 	"strings"
 
+	"github.com/ringcp/ringcp/cdi"
+	"github.com/ringcp/ringcp/copier"
+
 	"github.com/spf13/pflag"
 )
 
@@ -31,6 +34,8 @@ var subcommands = []subcommand{
 	{name: "rate", synopsis: "rate PID [RATE]", summary: "show or change the rate cap of a running copy (0: none)"},
 	{name: "demo", synopsis: "demo [--size SIZE] [--dir DIR]", summary: "copy a built-in image with each engine, verified",
 		flags: func() *pflag.FlagSet { fs, _, _, _ := demoFlags(); return fs }},
+	{name: "cdi-importer", synopsis: "cdi-importer [flags]", summary: "import the image KubeVirt CDI's importer environment describes onto its volume",
+		flags: func() *pflag.FlagSet { p := cdi.DefaultPaths(); fs, _ := cdiFlags(&p, &copier.Options{}); return fs }},
 	{name: "completion", synopsis: "completion bash|zsh|fish", summary: "print the shell completion script"},
 	{name: "man", synopsis: "man", summary: "print the manual page (roff): ringcp man | man -l -"},
 }

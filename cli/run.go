@@ -52,6 +52,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 			return runSync(args[1:], stdout, stderr)
 		case "info":
 			return runInfo(args[1:], stdout, stderr)
+		case "cdi-importer":
+			return runCDIImporter(args[1:], stdout, stderr)
 		}
 	}
 	if len(args) == 0 {

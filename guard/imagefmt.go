@@ -29,6 +29,17 @@ func ImageFormat(path string, size, length int64) (format, where string) {
 	return imageFormat(readEnds(path, size, length))
 }
 
+// ImageFormatOf is ImageFormat for bytes already read: head, the first
+// bytes of an object (a URL's, say, or a decompressed stream's), and
+// tail, its last ones (nil when they were not read), whose last 512
+// bytes are looked at.
+func ImageFormatOf(head, tail []byte) (format, where string) {
+	if len(tail) > sniffSize {
+		tail = tail[len(tail)-sniffSize:]
+	}
+	return imageFormat(head, tail)
+}
+
 // readEnds reads the first sniffSize bytes of the file, and the last ones
 // when the range reaches into them. A read that fails leaves its part
 // empty: the copy itself will say what is wrong.

@@ -22,9 +22,16 @@ type S3 struct {
 // no ETag).
 func Versity(t testing.TB) *S3 {
 	t.Helper()
+	return VersityIn(t, "us-east-1")
+}
+
+// VersityIn is Versity serving region: a client that signs for another
+// region is refused, as AWS refuses it.
+func VersityIn(t testing.TB, region string) *S3 {
+	t.Helper()
 	bin := Need(t, "versitygw", "none: go install github.com/versity/versitygw/cmd/versitygw@v1.8.0")
 	root := t.TempDir()
-	s3 := &S3{AccessKey: "ringcp-test-key", SecretKey: "ringcp-test-secret-0123456789", Region: "us-east-1", Root: root}
+	s3 := &S3{AccessKey: "ringcp-test-key", SecretKey: "ringcp-test-secret-0123456789", Region: region, Root: root}
 	s3.Server = launch(t, "http", func(port int) []string {
 		return []string{bin, "--access", s3.AccessKey, "--secret", s3.SecretKey, "--region", s3.Region,
 			"--port", fmt.Sprintf("127.0.0.1:%d", port), "--keep-alive", "--quiet", "posix", root}

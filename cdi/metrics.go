@@ -1,0 +1,141 @@
+package cdi
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"io"
+	"log"
+	"math"
+	"math/big"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// ProgressMetric is the counter CDI's controller scrapes from an importer
+// pod, in percent, labelled with OWNER_UID.
+const ProgressMetric = "kubevirt_cdi_import_progress_total"
+
+// Metrics serves the import's progress over HTTPS, as CDI's importer does:
+// every path answers with the Prometheus text (the controller asks for
+// /metrics), behind a certificate made at start (the controller accepts
+// any).
+type Metrics struct {
+	server   *http.Server
+	listener net.Listener
+	served   chan error
+	counter  prometheus.Counter
+
+	mu      sync.Mutex
+	percent float64 // what the counter holds
+}
+
+// StartMetrics listens on addr (":8443" in a pod; "127.0.0.1:0" in
+// tests) and serves the progress of the import of ownerUID, starting at
+// 0. An address that cannot be listened on is an error here, not later.
+func StartMetrics(addr, ownerUID string) (*Metrics, error) {
+	cert, err := selfSignedCert()
+	if err != nil {
+		return nil, err
+	}
+	vec := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: ProgressMetric,
+		Help: "The import progress in percentage",
+	}, []string{"ownerUID"})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(vec)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	m := &Metrics{
+		listener: ln, served: make(chan error, 1),
+		counter: vec.WithLabelValues(ownerUID),
+		server: &http.Server{
+			Handler:           promhttp.HandlerFor(reg, promhttp.HandlerOpts{}),
+			ReadHeaderTimeout: 10 * time.Second,
+			// A client's failed handshake (a scanner, plain HTTP) is
+			// its problem, not a line in the importer's log.
+			ErrorLog:  log.New(io.Discard, "", 0),
+			TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+		},
+	}
+	go func() { m.served <- m.server.ServeTLS(ln, "", "") }()
+	return m, nil
+}
+
+// Addr is the address listened on (its port chosen when addr's was 0).
+func (m *Metrics) Addr() string { return m.listener.Addr().String() }
+
+// SetProgress shows done of total bytes as a percentage.
+func (m *Metrics) SetProgress(done, total int64) {
+	if total <= 0 {
+		return
+	}
+	m.SetPercent(100 * float64(done) / float64(total))
+}
+
+// SetPercent shows p percent (0 to 100). The counter only grows: a p
+// below what it shows is ignored, as CDI's importer ignores it. p is
+// floored to hundredths, which is what the controller shows ("NN.NN%"),
+// and which keeps the value out of the exponent form (1e-05) whose "1"
+// the controller's expression would read as 1%.
+func (m *Metrics) SetPercent(p float64) {
+	if math.IsNaN(p) {
+		return
+	}
+	p = math.Floor(min(max(p, 0), 100)*100) / 100
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p > m.percent {
+		m.counter.Add(p - m.percent)
+		m.percent = p
+	}
+}
+
+// Close stops serving: the requests being answered end first, within
+// ctx.
+func (m *Metrics) Close(ctx context.Context) error {
+	err := m.server.Shutdown(ctx)
+	if served := <-m.served; !errors.Is(served, http.ErrServerClosed) && err == nil {
+		err = served
+	}
+	return err
+}
+
+// selfSignedCert makes the endpoint's certificate: a P-256 key (quick to
+// make, unlike CDI's RSA), valid for a year.
+func selfSignedCert() (tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: "ringcp-cdi-importer"},
+		NotBefore:    now.Add(-time.Hour), // a node's clock a little behind
+		NotAfter:     now.Add(365 * 24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+}

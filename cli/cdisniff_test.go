@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ringcp/ringcp/cdi"
+	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/unpack"
+)
+
+// TestSniffedDecisions: what the importer asks of copier, and what it
+// refuses, for each kind of image, onto each kind of volume.
+func TestSniffedDecisions(t *testing.T) {
+	file, block := &cdi.Transfer{}, &cdi.Transfer{Block: true}
+	for _, c := range []struct {
+		name      string
+		s         sniffed
+		format    string
+		resumable bool
+		refuseOn  []*cdi.Transfer
+		says      string
+	}{
+		{"raw", sniffed{compression: unpack.Raw, objectSize: 10, sized: true}, copier.SrcFormatRaw, true, nil, ""},
+		{"raw of no size", sniffed{compression: unpack.Raw, objectSize: -1}, copier.SrcFormatRaw, false, []*cdi.Transfer{block}, "size"},
+		{"luks", sniffed{compression: unpack.Raw, container: "luks", sized: true}, copier.SrcFormatRaw, true, nil, ""},
+		{"qcow2", sniffed{compression: unpack.Raw, container: "qcow2", sized: true}, copier.FormatQcow2, false, nil, ""},
+		{"xz", sniffed{compression: unpack.Xz, sized: true}, "xz", false, nil, ""},
+		{"gzip", sniffed{compression: unpack.Gzip}, "gzip", false, []*cdi.Transfer{block}, "size"},
+		{"xz qcow2", sniffed{compression: unpack.Xz, container: "qcow2", sized: true}, copier.FormatQcow2, false, []*cdi.Transfer{file, block}, "only uncompressed"},
+		{"vmdk", sniffed{compression: unpack.Raw, container: "vmdk", sized: true}, copier.SrcFormatRaw, true, []*cdi.Transfer{file, block}, "not vmdk"},
+		{"gzip vhdx", sniffed{compression: unpack.Gzip, container: "vhdx"}, "gzip", false, []*cdi.Transfer{file, block}, "vhdx"},
+	} {
+		if got := c.s.srcFormat(); got != c.format && c.refuseOn == nil {
+			t.Errorf("%s: SrcFormat %q, want %q", c.name, got, c.format)
+		}
+		if got := c.s.resumable(); got != c.resumable && c.refuseOn == nil {
+			t.Errorf("%s: resumable %v", c.name, got)
+		}
+		for _, tr := range []*cdi.Transfer{file, block} {
+			refused := false
+			for _, r := range c.refuseOn {
+				refused = refused || r == tr
+			}
+			err := c.s.refusal(tr)
+			switch {
+			case refused && (err == nil || !cdi.IsUnserved(err) || !strings.Contains(err.Error(), c.says)):
+				t.Errorf("%s onto block %v: %v, want an unserved refusal saying %q", c.name, tr.Block, err, c.says)
+			case !refused && err != nil:
+				t.Errorf("%s onto block %v: refused: %v", c.name, tr.Block, err)
+			}
+		}
+	}
+}
+
+// TestCheckMountRoot: a filesystem volume's directory must be a mount's
+// root, and no symbolic link.
+func TestCheckMountRoot(t *testing.T) {
+	if err := checkMountRoot("/"); err != nil {
+		t.Errorf("/: %v", err)
+	}
+	dir := t.TempDir()
+	err := checkMountRoot(dir)
+	if err == nil || !strings.Contains(err.Error(), "not a mount") {
+		t.Errorf("%s, a folder of /tmp: %v", dir, err)
+	}
+}
