@@ -2,14 +2,10 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
-	"time"
 )
 
 // The cdi workloads import an image over HTTP (nginx, on loopback) onto a
@@ -82,10 +78,11 @@ func setupCDI(format string) func(e *Env, src *Source) (*Pair, error) {
 		if err != nil {
 			return nil, err
 		}
-		url, err := startNginx(e, web)
+		srv, err := startNginx(e, web)
 		if err != nil {
 			return nil, err
 		}
+		url := "http://" + srv.addr
 		p, err := cdiVolume(e, src)
 		if err != nil {
 			return nil, err
@@ -208,55 +205,4 @@ func parseCDIMemory(_ [][]byte, r *Run) error {
 	peak, err := s.cg.peak()
 	r.MemPeak = peak
 	return err
-}
-
-// startNginx serves dir on a free loopback port until the run ends.
-func startNginx(e *Env, dir string) (string, error) {
-	bin, err := lookPath("nginx")
-	if err != nil {
-		return "", err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	conf := filepath.Join(e.Dir, "nginx.conf")
-	text := fmt.Sprintf(`daemon off;
-master_process off;
-pid %[1]s/nginx.pid;
-error_log %[1]s/nginx-error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path %[1]s/nginx-body;
-  proxy_temp_path %[1]s/nginx-proxy;
-  fastcgi_temp_path %[1]s/nginx-fastcgi;
-  uwsgi_temp_path %[1]s/nginx-uwsgi;
-  scgi_temp_path %[1]s/nginx-scgi;
-  default_type application/octet-stream;
-  sendfile on;
-  keepalive_requests 100000;
-  server { listen 127.0.0.1:%[2]d; root %[3]s; }
-}
-`, e.Dir, port, dir)
-	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
-		return "", err
-	}
-	cmd := exec.Command(bin, "-p", e.Dir, "-c", conf, "-e", filepath.Join(e.Dir, "nginx-error.log"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	if err := cmd.Start(); err != nil {
-		return "", err
-	}
-	e.onClose(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return "http://" + addr, nil
-		}
-	}
-	return "", fmt.Errorf("nginx did not listen on %s within 10 s", addr)
 }
