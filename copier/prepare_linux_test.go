@@ -26,8 +26,12 @@ func TestPrepareRefusesStreams(t *testing.T) {
 		// A FIFO SRC is a stream (end_stream_linux.go): its open waits
 		// for a writer, as cat's does.
 		{file, fifo, "is a FIFO"},
-		{"/dev/zero", filepath.Join(dir, "new"), "is a character device"},
-		{file, "/dev/null", "is a character device"},
+		// /dev/zero is a SRC without end, /dev/full a DST where every
+		// write fails (end_char_linux.go), /dev/tty another character
+		// device: refused from stat, before anything is opened.
+		{"/dev/zero", filepath.Join(dir, "new"), "never ends"},
+		{file, "/dev/full", "every write fails"},
+		{file, "/dev/tty", "is a character device"},
 	}
 	for _, c := range cases {
 		done := make(chan error, 1)
