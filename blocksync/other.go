@@ -49,3 +49,18 @@ func (e *File) Sync() error                              { return errNotLinux }
 func (e *File) Close() error                             { return nil }
 func (e *File) Created() bool                            { return false }
 func (e *File) Commit() error                            { return errNotLinux }
+
+// Direct is a File written through itself here (no O_DIRECT).
+type Direct struct {
+	*File
+	DirectBytes, BufferedBytes int64
+}
+
+// NewDirect wraps f.
+func NewDirect(f *File) *Direct { return &Direct{File: f} }
+
+// Direct is false here.
+func (d *Direct) Direct() bool { return false }
+
+// Release does nothing here.
+func (d *Direct) Release() {}
