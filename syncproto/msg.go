@@ -37,6 +37,7 @@ type hello struct {
 	role    role
 	create  bool // roleTarget: a missing DST may be made
 	force   bool // roleTarget: lift the in-use refusal
+	verify  bool // the target reads DST back from the device before done (verify.go)
 	granule uint32
 	key     [keyLen]byte
 	speeds  map[blocksync.Algorithm]float64 // bytes a second, on the client
@@ -52,6 +53,9 @@ func (h hello) encode() []byte {
 	}
 	if h.force {
 		flags |= 2
+	}
+	if h.verify {
+		flags |= 4
 	}
 	b = append(b, byte(h.role), flags)
 	b = binary.BigEndian.AppendUint32(b, h.granule)
@@ -69,7 +73,7 @@ func parseHello(p []byte) (hello, error) {
 	h.version = d.u16()
 	h.role = role(d.u8())
 	flags := d.u8()
-	h.create, h.force = flags&1 != 0, flags&2 != 0
+	h.create, h.force, h.verify = flags&1 != 0, flags&2 != 0, flags&4 != 0
 	h.granule = d.u32()
 	copy(h.key[:], d.bytes(keyLen))
 	h.speeds = d.speeds()
@@ -82,7 +86,7 @@ func parseHello(p []byte) (hello, error) {
 		return h, nil // the caller names both versions
 	case h.role != roleTarget && h.role != roleSource:
 		return h, protoErrorf("hello with role %d", h.role)
-	case flags&^3 != 0:
+	case flags&^7 != 0:
 		return h, protoErrorf("hello with unknown flags %#x", flags)
 	case h.path == "":
 		return h, protoErrorf("hello without a path")

@@ -24,6 +24,10 @@ type Options struct {
 	Create bool
 	// Force lifts the remote DST's in-use refusal (never a mount).
 	Force bool
+	// Verify has the side holding DST read all of it back from the
+	// device after its fdatasync and check that against SRC's whole
+	// digest (verify.go), not only the granules it wrote.
+	Verify bool
 	// Digest forces an algorithm; 0 lets the session take the one
 	// fastest on the slower host.
 	Digest blocksync.Algorithm
@@ -93,6 +97,9 @@ func (s *session) digester() *blocksync.Digester {
 // setSize fixes SRC's size for the rest of the session.
 func (s *session) setSize(size int64) {
 	s.size, s.granules = size, blocksync.Granules(size, s.opt.Granule)
+	if p := s.opt.Progress; p != nil {
+		p.Total.Store(size)
+	}
 }
 
 // fail reports err to the peer and returns it. The report is best
