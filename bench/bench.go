@@ -76,6 +76,7 @@ func runBench(ctx context.Context, cfg Config, out, log io.Writer) (*Result, err
 			cfg.WorkDir, units.Format(free), units.Format(need))
 	}
 	b.discover()
+	env.Ringcp = b.bins["ringcp"]
 	for _, m := range b.missing {
 		env.logf("missing %s", m)
 	}

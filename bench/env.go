@@ -20,6 +20,9 @@ type Env struct {
 	Dir  string    // scratch directory of this run, removed at the end
 	Root bool      // euid 0: loop devices and drop_caches work
 	Log  io.Writer // progress lines (stderr for the command)
+	// Ringcp is the ringcp binary benched, once found ("" before): the
+	// sync-ssh workload runs it on its other host too.
+	Ringcp string
 
 	undo      []func()
 	dropWarn  bool

@@ -163,6 +163,9 @@ func (b *bench) writeWorkload(w io.Writer, wl *Workload, runs []*Run) {
 	if slices.Contains(cdiWorkloads, wl.Name) {
 		writeCDITargets(w, runs, b.cfg.Quick)
 	}
+	if wl.Extra != nil {
+		wl.Extra(w, runs)
+	}
 	for _, s := range rows {
 		if s.Tool == baseline && s.Ringcp != nil {
 			fmt.Fprintf(w, "ringcp chose: %s.\n", ringcpChoice(s.Ringcp))

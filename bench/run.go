@@ -50,6 +50,9 @@ type details struct {
 	// MemPeak is the peak memory of the run's memory cgroup, page cache
 	// included (the cdi workloads, cdi.go).
 	MemPeak int64 `json:"mem_peak,omitempty"`
+	// DstWritten is what DST's device was sent to write by the run
+	// (Pair.Written: the sync workloads); 0 when not measured.
+	DstWritten int64 `json:"dst_written,omitempty"`
 }
 
 // Verdict is the run's one-word outcome.
@@ -93,6 +96,11 @@ func (b *bench) runOne(ctx context.Context, w *Workload, t *Tool, j Job, round, 
 		err = forCopies(j, t, func(p *Pair) error { return p.sync() })
 	}
 	r.Wall = time.Since(start)
+	if j.Written != nil && err == nil {
+		if r.DstWritten, err = j.Written(); err != nil {
+			err = fmt.Errorf("bytes written to DST: %w", err)
+		}
+	}
 	if fg != nil {
 		var fgErr error
 		if r.Foreground, fgErr = fg.stop(); err == nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -38,6 +39,9 @@ type Workload struct {
 	// NotQuick keeps it out of -quick too: the busy workload under a
 	// scheduler runs busy's tools again, and sets a machine-wide setting.
 	NotQuick bool
+	// Extra, when set, adds the workload's own lines to the report after
+	// its table (the sync workloads' bytes written).
+	Extra func(w io.Writer, runs []*Run)
 }
 
 // errSkip wraps the reason a workload or tool cannot run here.
@@ -91,6 +95,13 @@ type Pair struct {
 	// Foreground is the file the busy workload's fio reads, on the disk
 	// of SRC and DST; "" for the other workloads.
 	Foreground string
+	// Written, when set, is what DST's device was sent to write since
+	// Reset (the sync workloads', from its loop device's stat).
+	Written func() (int64, error)
+	// Remote is DST as host:path on the sync-ssh workload's other host,
+	// SSH the command line that reaches it, Ringcp the ringcp binary
+	// there (sync.go, syncssh.go).
+	Remote, SSH, Ringcp string
 }
 
 var workloads = []Workload{

@@ -51,3 +51,18 @@ func (e *File) Close() error                             { return nil }
 func (e *File) Created() bool                            { return false }
 func (e *File) Commit() error                            { return errNotLinux }
 func (e *File) RefuseImage(end string) error             { return nil }
+
+// Direct is a File written through itself here (no O_DIRECT).
+type Direct struct {
+	*File
+	DirectBytes, BufferedBytes int64
+}
+
+// NewDirect wraps f.
+func NewDirect(f *File) *Direct { return &Direct{File: f} }
+
+// Direct is false here.
+func (d *Direct) Direct() bool { return false }
+
+// Release does nothing here.
+func (d *Direct) Release() {}

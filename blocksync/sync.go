@@ -35,6 +35,7 @@ type Options struct {
 type Progress struct {
 	Compared atomic.Int64 // bytes of SRC compared with DST
 	Changed  atomic.Int64 // bytes of DST written or zeroed
+	Total    atomic.Int64 // SRC's size, once known (a sync across hosts: after the handshake)
 }
 
 // Stats is what a sync did.

@@ -18,6 +18,9 @@ import (
 // when a signal stopped them (main.go's exitCode turns it into the code).
 func jobsCommand(cfg config, stdout, stderr io.Writer) error {
 	list, err := readJobList(cfg.jobs)
+	if err == nil {
+		err = remoteJobLines(cfg, list)
+	}
 	if err != nil {
 		err = &flagError{flag: "--jobs", err: &usageError{err}}
 		if cfg.json {

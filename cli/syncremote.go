@@ -5,11 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ringcp/ringcp/blocksync"
 	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/engine"
 	"github.com/ringcp/ringcp/internal/units"
 	"github.com/ringcp/ringcp/syncproto"
 )
@@ -26,13 +31,15 @@ func remoteSync(cfg config, stdout, stderr io.Writer) error {
 	r, err := remoteArgs(cfg, push, stdout, stderr)
 	if err != nil {
 		if cfg.json && !(!push && isStream(o.Dst, stdout)) { // one object, unless it would land in DST
-			return writeRemoteJSON(stdout, cfg, syncproto.Result{}, err)
+			return writeRemoteJSON(stdout, cfg, remoteOutcome{}, err)
 		}
 		return err
 	}
 	ctx, sig := withSignals()
 	defer sig.stop()
-	res, err := remoteRun(ctx, cfg, r, push)
+	start, cpu0 := time.Now(), cpuSeconds()
+	out, err := remoteRun(ctx, cfg, r, push, stdout, stderr)
+	out.seconds, out.cpu = time.Since(start).Seconds(), cpuSeconds()-cpu0
 	if err != nil {
 		code := remoteExit(err, sig.caught())
 		if code >= 128 {
@@ -45,12 +52,10 @@ func remoteSync(cfg config, stdout, stderr io.Writer) error {
 		err = &reported{&exitStatus{code: code, err: err}}
 	}
 	if cfg.json {
-		return writeRemoteJSON(stdout, cfg, res, err)
+		return writeRemoteJSON(stdout, cfg, out, err)
 	}
 	if err == nil {
-		fmt.Fprintf(stderr, "ringcp: synced %s -> %s: %d of %d granules differed (%s written, %s zeroed); read %s here, sent %s, received %s (digests %v)\n",
-			o.Src, o.Dst, res.Changed, res.Granules, units.Format(res.Written), units.Format(res.Zeroed),
-			units.Format(res.SrcRead+res.DstRead), units.Format(res.Sent), units.Format(res.Received), res.Digest)
+		printRemote(stderr, cfg, out)
 	}
 	return err
 }
@@ -62,7 +67,7 @@ func remoteArgs(cfg config, push bool, stdout, stderr io.Writer) (syncproto.Remo
 	if push && syncproto.IsRemote(o.Src) {
 		return syncproto.Remote{}, usagef("both ends are ssh:// URLs: one end of a sync is on this host")
 	}
-	if err := remoteFlagsOK(cfg); err != nil {
+	if err := remoteFlagsOK(cfg, push); err != nil {
 		return syncproto.Remote{}, err
 	}
 	if !push {
@@ -78,85 +83,151 @@ func remoteArgs(cfg config, push bool, stdout, stderr io.Writer) (syncproto.Remo
 	return r, nil
 }
 
+// remoteOutcome is what a sync across hosts did: the session's result,
+// and how this host's end was read.
+type remoteOutcome struct {
+	syncproto.Result
+	engine  string // the backend that read this host's SRC ("" when blocksync read it)
+	direct  bool   // with O_DIRECT
+	seconds float64
+	cpu     float64 // this process's CPU seconds
+}
+
+// printRemote is the summary of a sync across hosts that completed.
+func printRemote(w io.Writer, cfg config, out remoteOutcome) {
+	o := &cfg.opts
+	res := out.Result
+	here, there := "SRC", "DST"
+	if syncproto.IsRemote(o.Src) {
+		here, there = "DST", "SRC"
+	}
+	how := ""
+	if out.engine != "" {
+		how = fmt.Sprintf(" (%s%s)", out.engine, map[bool]string{true: ", O_DIRECT", false: ""}[out.direct])
+	}
+	fmt.Fprintf(w, "ringcp: synced %s -> %s: %d of %d granules differed (%s written, %s zeroed) in %.1fs, %.1fs CPU\n",
+		o.Src, o.Dst, res.Changed, res.Granules, units.Format(res.Written), units.Format(res.Zeroed), out.seconds, out.cpu)
+	read := map[string]int64{"SRC": res.SrcRead, "DST": res.DstRead}
+	fmt.Fprintf(w, "ringcp: sync: read %s of %s here%s and %s of %s on %s; sent %s, received %s (digests %v)\n",
+		units.Format(read[here]), here, how, units.Format(read[there]), there, res.Peer,
+		units.Format(res.Sent), units.Format(res.Received), res.Digest)
+}
+
 // remoteFlagsOK refuses the copy flags a sync across hosts does not
 // take: it always compares all of both ends, checks end to end, and
 // sizes DST itself.
-func remoteFlagsOK(cfg config) error {
+func remoteFlagsOK(cfg config, push bool) error {
 	o := &cfg.opts
 	switch {
 	case o.SrcOffset != 0 || o.DstOffset != 0 || o.LengthSet:
 		return usagef("offsets and --length do not go with a sync")
 	case o.ExtentsSet || o.DirtyBitmap != "":
 		return usagef("--extents and --dirty-bitmap restrict a copy, not a sync")
-	case o.Resume || o.Checksum != nil || cfg.jobs != "":
-		return usagef("--resume, --checksum and --jobs are not supported for a sync with an ssh:// end")
+	case o.Resume || o.Checksum != nil:
+		return usagef("--resume and --checksum are not supported for a sync with an ssh:// end")
+	case cfg.jobs != "":
+		return usagef("--jobs runs syncs between ends on this host; a sync with an ssh:// end runs one at a time")
 	case o.SrcFormat != "" && o.SrcFormat != copier.FormatAuto && o.SrcFormat != copier.FormatRaw,
 		o.DstFormat != "" && o.DstFormat != copier.FormatRaw:
 		// A sync moves bytes as they are: it neither reads nor makes an
 		// image, nor decompresses.
 		return usagef("--src-format and --dst-format take only raw for a sync with an ssh:// end (an image or a compressed SRC is refused unless --src-format raw sends its bytes)")
-	case o.MaxRate != 0 || o.Yield || o.IOPrio != "":
-		// blocksync's readers on both hosts have no rate cap or priority
-		// yet: refused rather than ignored.
-		return usagef("--max-rate, --yield and --ioprio are not supported yet for a sync with an ssh:// end")
+	case !push && (o.Yield || o.IOPrio != ""):
+		// This host's DST is read and written by syncproto's own
+		// goroutines, not the engine: refused rather than ignored.
+		return usagef("--yield and --ioprio are not supported yet for a sync from an ssh:// SRC (they are to an ssh:// DST)")
 	}
 	return nil
 }
 
 // remoteRun dials the other host and runs the sync.
-func remoteRun(ctx context.Context, cfg config, r syncproto.Remote, push bool) (syncproto.Result, error) {
+func remoteRun(ctx context.Context, cfg config, r syncproto.Remote, push bool, stdout, stderr io.Writer) (remoteOutcome, error) {
 	o := &cfg.opts
 	ssh := syncproto.SSH{RemoteRingcp: cfg.sync.remoteRingcp}
 	if f := strings.Fields(cfg.sync.ssh); len(f) > 0 {
 		ssh.Command, ssh.Options = f[0], f[1:]
 	}
-	rawSrc, rawDst := o.SrcFormat == copier.FormatRaw, o.DstFormat == copier.FormatRaw
-	opt := syncproto.Options{Granule: o.SyncGranule, Force: o.Force, Create: true, RawSrc: rawSrc, RawDst: rawDst}
+	if o.MaxRate > 0 {
+		// The other host's reads and writes keep the cap too.
+		ssh.ServeArgs = []string{fmt.Sprintf("--max-rate=%d", o.MaxRate)}
+	}
+	prog := &blocksync.Progress{}
+	opt := syncproto.Options{Granule: o.SyncGranule, Force: o.Force, Create: true, Verify: o.Verify, Progress: prog,
+		RawSrc: o.SrcFormat == copier.FormatRaw, RawDst: o.DstFormat == copier.FormatRaw}
 	if push {
-		src, err := blocksync.OpenSource(o.Src)
-		if err != nil {
-			return syncproto.Result{}, err
-		}
-		defer src.Close()
-		if !rawSrc {
-			if err := src.RefuseImage("SRC"); err != nil {
-				return syncproto.Result{}, err
-			}
-		}
-		conn, err := syncproto.Dial(ctx, r, ssh)
-		if err != nil {
-			return syncproto.Result{}, err
-		}
-		return syncproto.Push(ctx, conn, src, r.Path, opt)
+		return pushRun(ctx, cfg, r, ssh, opt, stdout, stderr)
 	}
 	dst, err := blocksync.OpenTarget(o.Dst, blocksync.TargetOptions{Create: true, Force: o.Force})
 	if err != nil {
-		return syncproto.Result{}, err
+		return remoteOutcome{}, err
 	}
 	defer dst.Close()
-	if !rawDst && !o.Force {
+	if !opt.RawDst && !o.Force {
 		if err := dst.RefuseImage("DST"); err != nil {
-			return syncproto.Result{}, err
+			return remoteOutcome{}, err
 		}
+	}
+	direct := blocksync.NewDirect(dst)
+	defer direct.Release()
+	target := syncproto.Limit(direct, o.MaxRate) // counts what moves here; caps it with --max-rate
+	conn, err := syncproto.Dial(ctx, r, ssh)
+	if err != nil {
+		return remoteOutcome{}, err
+	}
+	end := startSyncProgress(cfg.progress, prog, target.Moved, stdout, stderr)
+	res, err := syncproto.Pull(ctx, conn, r.Path, target, opt)
+	end(err == nil)
+	return remoteOutcome{Result: res, direct: direct.Direct()}, err
+}
+
+// pushRun syncs the remote DST from SRC here, read through the engine.
+func pushRun(ctx context.Context, cfg config, r syncproto.Remote, ssh syncproto.SSH, opt syncproto.Options, stdout, stderr io.Writer) (remoteOutcome, error) {
+	o := &cfg.opts
+	file, err := blocksync.OpenSource(o.Src)
+	if err != nil {
+		return remoteOutcome{}, err
+	}
+	if !opt.RawSrc {
+		if err := file.RefuseImage("SRC"); err != nil {
+			file.Close()
+			return remoteOutcome{}, err
+		}
+	}
+	// The engine reads SRC's bytes as they are (SrcFormat raw), as
+	// blocksync sized them: an image or a compressed SRC was refused
+	// above unless --src-format raw asked for its bytes.
+	each := copier.EachOptions{ReadOptions: copier.ReadOptions{Engine: o.Engine, Direct: o.Direct, BlockSize: o.BlockSize,
+		QueueDepth: o.QueueDepth, Progress: &engine.Progress{}, SrcFormat: copier.FormatRaw}, MaxRate: o.MaxRate, IOPrio: o.IOPrio, Yield: o.Yield}
+	src, err := newEngineSource(ctx, file, each)
+	if err != nil {
+		file.Close()
+		return remoteOutcome{}, err
 	}
 	conn, err := syncproto.Dial(ctx, r, ssh)
 	if err != nil {
-		return syncproto.Result{}, err
+		src.Close()
+		return remoteOutcome{}, err
 	}
-	return syncproto.Pull(ctx, conn, r.Path, dst, opt)
+	end := startSyncProgress(cfg.progress, opt.Progress, func() int64 { return each.Progress.Verified.Load() }, stdout, stderr)
+	res, err := syncproto.Push(ctx, conn, src, r.Path, opt)
+	end(err == nil)
+	src.Close()
+	rep := src.report()
+	return remoteOutcome{Result: res, engine: rep.Engine, direct: rep.DirectSrc}, err
 }
 
 // remoteExit is the exit code of a sync across hosts that failed: a
 // refusal (here or there) 2, a digest mismatch 3, a signal 128+N.
 func remoteExit(err error, sig syscall.Signal) int {
 	var (
-		ref *blocksync.RefusedError
-		mis *syncproto.MismatchError
+		ref  *blocksync.RefusedError
+		cref *copier.RefusedError
+		mis  *syncproto.MismatchError
 	)
 	switch {
 	case sig != 0:
 		return exitInterrupted + int(sig)
-	case errors.As(err, &ref):
+	case errors.As(err, &ref), errors.As(err, &cref):
 		return exitRefused
 	case errors.As(err, &mis):
 		return exitMismatch
@@ -182,15 +253,36 @@ type remoteJSON struct {
 	Sent     int64  `json:"bytes_sent"`
 	Received int64  `json:"bytes_received"`
 	Created  bool   `json:"created"`
+	// How this host's end was read and written: the engine's backend
+	// ("" when not through the engine: a pull's DST), with O_DIRECT.
+	Engine string `json:"engine"`
+	Direct bool   `json:"direct"`
+	// MaxRate is the cap both hosts kept, bytes a second (0: none).
+	MaxRate      int64   `json:"max_rate"`
+	Milliseconds int64   `json:"milliseconds"`
+	CPUSeconds   float64 `json:"cpu_seconds"` // this process's
 }
 
-func writeRemoteJSON(stdout io.Writer, cfg config, res syncproto.Result, err error) error {
+func writeRemoteJSON(stdout io.Writer, cfg config, out remoteOutcome, err error) error {
+	res := out.Result
 	st := res.Stats
 	j := remoteJSON{Src: cfg.opts.Src, Dst: cfg.opts.Dst, Peer: res.Peer, Size: st.Size, OldSize: st.OldSize,
 		SrcRead: st.SrcRead, DstRead: st.DstRead, Written: st.Written, Zeroed: st.Zeroed, Granules: st.Granules,
-		Changed: st.Changed, Sent: res.Sent, Received: res.Received, Created: res.Created}
+		Changed: st.Changed, Sent: res.Sent, Received: res.Received, Created: res.Created,
+		Engine: out.engine, Direct: out.direct, MaxRate: cfg.opts.MaxRate,
+		Milliseconds: int64(out.seconds * 1000), CPUSeconds: math.Round(out.cpu*1000) / 1000}
 	if res.Digest != 0 {
 		j.Digest = res.Digest.String()
 	}
 	return writeObject(stdout, newEnvelope("sync", err), err, j)
+}
+
+// cpuSeconds is the CPU time this process used so far.
+func cpuSeconds() float64 {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	tv := func(t unix.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
 }

@@ -29,14 +29,12 @@ func (p *Plan) checkChanged() error {
 		return bad(KindBadInput, "a sync compares all of SRC: extents and dirty bitmaps restrict a copy, not a sync")
 	case o.SrcOffset != 0 || o.DstOffset != 0 || o.LengthSet:
 		return bad(KindBadInput, "offsets and a length do not go with a sync or an extent list (its offsets are SRC's and DST's)")
-	case o.Resume:
-		return bad(KindNotSupported, "resuming a sync or a restricted copy is not supported: run it again, it writes only what still differs")
+	case o.Resume && o.restricted():
+		return bad(KindNotSupported, "resuming a restricted copy is not supported: run it again")
 	case o.Checksum != nil:
 		return bad(KindNotSupported, "a checksum needs the whole of SRC to pass through the copy")
 	case o.restricted() && o.ExpectChecksum != "":
 		return bad(KindNotSupported, "Options.ExpectChecksum is the digest of all of SRC: a copy of some of its ranges does not read it all")
-	case o.restricted() && o.Verify:
-		return bad(KindNotSupported, "verification of a restricted copy is not supported yet (compare the ends with ringcp verify)")
 	case o.Sync && o.TargetIsZero:
 		return bad(KindBadInput, "a sync reads DST: it cannot be vouched zero")
 	case o.DirtyBitmap != "" && !isExport(p.src):

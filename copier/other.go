@@ -47,3 +47,20 @@ func Compare(ctx context.Context, o ReadOptions) (ReadReport, error) {
 func Checksum(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	return ReadReport{}, linuxOnly(o.Src, "Src")
 }
+
+// PrepareEach refuses: it reads files on Linux only.
+func PrepareEach(o EachOptions) (*EachPlan, error) { return nil, linuxOnly(o.Src, "Src") }
+
+// Run refuses: no EachPlan is ever prepared here.
+func (e *EachPlan) Run(ctx context.Context) (ReadReport, error) {
+	return ReadReport{}, linuxOnly("", "")
+}
+
+// Close does nothing here.
+func (e *EachPlan) Close() {}
+
+// Length is 0 here.
+func (e *EachPlan) Length() int64 { return 0 }
+
+// SetMaxRate does nothing here.
+func (e *EachPlan) SetMaxRate(int64) {}

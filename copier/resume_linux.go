@@ -45,7 +45,7 @@ func (p *Plan) checkResume() error {
 		return nil
 	}
 	if err := p.sameCopy(); err != nil {
-		return err
+		return p.syncStartsOver(err)
 	}
 	st := r.state
 	p.truncate = st.OwnsSize // cut where this run starts (Plan.cutAt), sized at the end

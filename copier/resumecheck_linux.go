@@ -68,6 +68,10 @@ func (p *Plan) proveDone(ctx context.Context, a *acquired, rep *Report) error {
 	if why == "" {
 		return nil
 	}
+	if p.changed.syncing {
+		p.startOver(why) // sync_resume_linux.go
+		return nil
+	}
 	rep.note("resume: %s: the %s an earlier run copied is compared with SRC before anything is written", why, units.Format(r.from))
 	return p.compareDone(ctx, a)
 }

@@ -33,7 +33,7 @@ func (p *Plan) newTrust(job *engine.Job) *trustRun {
 	}
 	t := &trustRun{}
 	var obs []engine.Observer
-	if o.Verify {
+	if o.Verify && !p.verifiesRanges() { // a restricted copy compares its ranges instead (verify_ranges_linux.go)
 		t.digests = newDigests(p.Length)
 		obs = append(obs, t.digests)
 		if !p.src.readBackMaps && p.sparse.MapHoles { // an NBD SRC's block status
@@ -164,6 +164,9 @@ func (p *Plan) finishTrust(ctx context.Context, a *acquired, rep *Report) error 
 		if err := p.finishChecksum(ctx, a, t, rep); err != nil {
 			return err
 		}
+	}
+	if p.verifiesRanges() {
+		return p.verifyRanges(ctx, a, rep)
 	}
 	if t.digests == nil {
 		return nil

@@ -121,12 +121,13 @@ func TestSyncCommandRefused(t *testing.T) {
 	}{
 		{[]string{"sync", "--length", "4096", src, dst}, "offsets"},
 		{[]string{"sync", "--extents", "/dev/null", src, dst}, "a sync compares all of SRC"},
-		{[]string{"sync", "--resume", src, dst}, "resuming a sync"},
+		{[]string{"--extents", "/dev/null", "--resume", src, dst}, "resuming a restricted copy"},
 		{[]string{"sync", "--ssh", "ssh", src, dst}, "--ssh and --remote-ringcp"},
 		{[]string{"sync", "--granule", "1M", src, dst}, "--granule"},
 		{[]string{"sync", src, "ssh://-oProxyCommand=x/p"}, "ssh option"},
 		{[]string{"sync", "ssh://h/a", "ssh://h/b"}, "both ends"},
-		{[]string{"sync", "--max-rate", "1M", src, "ssh://h/b"}, "--max-rate"},
+		{[]string{"sync", "--ioprio", "idle", "ssh://h/a", dst}, "--ioprio"},
+		{[]string{"sync", "--resume", "ssh://h/a", dst}, "--resume"},
 	} {
 		cli(t, c.args...).want(t, 2, c.want)
 		synctest.Same(t, dst, old)

@@ -219,7 +219,7 @@ func TestSyncOverSSHJSONRefusals(t *testing.T) {
 		args       []string
 		kind, path string
 	}{
-		{[]string{"--max-rate", "1M", src, s.srv.URL(filepath.Join(dir, "x"))}, "bad_input", ""},
+		{[]string{"--resume", src, s.srv.URL(filepath.Join(dir, "x"))}, "bad_input", ""},
 		{[]string{src, s.srv.URL(dir)}, "not_supported", dir},
 	} {
 		r := s.run(t, append([]string{"--json"}, c.args...)...)

@@ -185,6 +185,12 @@ func (t *target) end(e end) error {
 		return err
 	}
 	whole := t.whole.Sum()
+	if t.s.opt.Verify && whole == e.whole {
+		var err error
+		if whole, err = t.reread(); err != nil {
+			return err
+		}
+	}
 	if whole != e.whole {
 		return &MismatchError{Src: e.whole, Dst: whole}
 	}

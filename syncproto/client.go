@@ -96,7 +96,7 @@ func (c *client) close() {
 // is local's own bytes (ssh to this very host).
 func (c *client) handshake(ctx context.Context, r role, path string, local blocksync.Source) (welcome, error) {
 	s := c.s
-	h := hello{version: Version, role: r, create: s.opt.Create, force: s.opt.Force, granule: uint32(s.opt.Granule), path: path,
+	h := hello{version: Version, role: r, create: s.opt.Create, force: s.opt.Force, verify: s.opt.Verify, granule: uint32(s.opt.Granule), path: path,
 		rawSrc: s.opt.RawSrc, rawDst: s.opt.RawDst}
 	rand.Read(h.key[:])
 	h.speeds = map[blocksync.Algorithm]float64{}

@@ -15,7 +15,8 @@
 //
 //	client -> server  hello     version, role, path, granule, session key,
 //	                            the client's speed of each digest, flags
-//	                            (create, force, raw SRC, raw DST)
+//	                            (bits 1 create, 2 force, 4 raw SRC, 8 raw
+//	                            DST, 16 verify: the target re-reads DST)
 //	server -> client  welcome   version, the digest chosen (the fastest on
 //	                            the slower host), its end's size and
 //	                            identity, its host name

@@ -39,6 +39,7 @@ type hello struct {
 	force   bool // roleTarget: lift the in-use refusal (and an image DST's)
 	rawSrc  bool // roleSource: send a SRC that is a disk image or compressed as its bytes
 	rawDst  bool // roleTarget: write raw bytes over a DST that is a disk image
+	verify  bool // the target reads DST back from the device before done (verify.go)
 	granule uint32
 	key     [keyLen]byte
 	speeds  map[blocksync.Algorithm]float64 // bytes a second, on the client
@@ -61,6 +62,9 @@ func (h hello) encode() []byte {
 	if h.rawDst {
 		flags |= 8
 	}
+	if h.verify {
+		flags |= 16
+	}
 	b = append(b, byte(h.role), flags)
 	b = binary.BigEndian.AppendUint32(b, h.granule)
 	b = append(b, h.key[:]...)
@@ -78,6 +82,7 @@ func parseHello(p []byte) (hello, error) {
 	h.role = role(d.u8())
 	flags := d.u8()
 	h.create, h.force, h.rawSrc, h.rawDst = flags&1 != 0, flags&2 != 0, flags&4 != 0, flags&8 != 0
+	h.verify = flags&16 != 0
 	h.granule = d.u32()
 	copy(h.key[:], d.bytes(keyLen))
 	h.speeds = d.speeds()
@@ -90,7 +95,7 @@ func parseHello(p []byte) (hello, error) {
 		return h, nil // the caller names both versions
 	case h.role != roleTarget && h.role != roleSource:
 		return h, protoErrorf("hello with role %d", h.role)
-	case flags&^15 != 0:
+	case flags&^31 != 0:
 		return h, protoErrorf("hello with unknown flags %#x", flags)
 	case h.path == "":
 		return h, protoErrorf("hello without a path")

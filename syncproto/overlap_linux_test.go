@@ -33,6 +33,24 @@ func TestPeerEndSharesBytes(t *testing.T) {
 		wantOverlap(t, cerr)
 		synctest.Same(t, disk, content)
 	})
+	t.Run("partition into its disk/pull through Direct and Limit", func(t *testing.T) {
+		// ringcp's pull hands Pull Limit(NewDirect(DST)): the check must
+		// see through both wrappers.
+		disk, part, content := diskWithPartition(t, size)
+		dst, err := blocksync.OpenTarget(disk, blocksync.TargetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer dst.Close()
+		direct := blocksync.NewDirect(dst)
+		defer direct.Release()
+		c, s := pipes()
+		sv := serve(t, s, ServeOptions{Host: "testhost", Workers: 2})
+		_, cerr := Pull(context.Background(), c, part, Limit(direct, 0), Options{})
+		sv.wait(t)
+		wantOverlap(t, cerr)
+		synctest.Same(t, disk, content)
+	})
 	t.Run("loop device over DST, forced/push", func(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "disk.img")
 		content := synctest.Random(43, size)

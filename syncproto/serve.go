@@ -16,6 +16,9 @@ type ServeOptions struct {
 	// client does not choose them.
 	Window  int
 	Workers int
+	// MaxRate caps this side's reads and writes together, in bytes a
+	// second (0: none): the client's --max-rate (limit.go).
+	MaxRate int64
 }
 
 // Serve answers one client on conn (ringcp sync --serve's stdin and
@@ -41,7 +44,7 @@ func Serve(ctx context.Context, conn io.ReadWriter, stop func(), opt ServeOption
 	if err != nil {
 		return Result{}, s.fail(err)
 	}
-	s.opt.Granule = int(h.granule)
+	s.opt.Granule, s.opt.Verify = int(h.granule), h.verify
 	if s.opt, err = s.opt.withDefaults(); err != nil {
 		return Result{}, s.fail(err)
 	}
@@ -49,9 +52,9 @@ func Serve(ctx context.Context, conn io.ReadWriter, stop func(), opt ServeOption
 		opt.Host, _ = os.Hostname()
 	}
 	if h.role == roleTarget {
-		return serveTarget(ctx, s, h, opt.Host)
+		return serveTarget(ctx, s, h, opt)
 	}
-	return serveSource(ctx, s, h, opt.Host)
+	return serveSource(ctx, s, h, opt)
 }
 
 // chooseDigest takes the algorithm fastest on the slower host.
@@ -74,7 +77,7 @@ func (s *session) welcome(f *blocksync.File, host string) error {
 	return s.fw.write(tWelcome, w.encode())
 }
 
-func serveTarget(ctx context.Context, s *session, h hello, host string) (Result, error) {
+func serveTarget(ctx context.Context, s *session, h hello, opt ServeOptions) (Result, error) {
 	if err := s.chooseDigest(h); err != nil {
 		return Result{}, s.fail(err)
 	}
@@ -88,9 +91,11 @@ func serveTarget(ctx context.Context, s *session, h hello, host string) (Result,
 			return Result{}, s.fail(err)
 		}
 	}
-	if err := s.welcome(dst, host); err != nil {
+	if err := s.welcome(dst, opt.Host); err != nil {
 		return Result{}, err
 	}
+	direct := blocksync.NewDirect(dst) // the changes applied around the page cache, then fdatasync
+	defer direct.Release()
 	p, err := s.expect(ctx, tStart)
 	if err != nil {
 		return Result{}, err
@@ -100,13 +105,17 @@ func serveTarget(ctx context.Context, s *session, h hello, host string) (Result,
 		return Result{}, s.fail(err)
 	}
 	s.setSize(size)
-	st, err := runTarget(ctx, s, dst)
+	var target blocksync.Target = direct
+	if opt.MaxRate > 0 {
+		target = Limit(direct, opt.MaxRate)
+	}
+	st, err := runTarget(ctx, s, target)
 	r := s.result(st)
 	r.Created = dst.Created()
 	return r, err
 }
 
-func serveSource(ctx context.Context, s *session, h hello, host string) (Result, error) {
+func serveSource(ctx context.Context, s *session, h hello, opt ServeOptions) (Result, error) {
 	if err := s.chooseDigest(h); err != nil {
 		return Result{}, s.fail(err)
 	}
@@ -120,13 +129,17 @@ func serveSource(ctx context.Context, s *session, h hello, host string) (Result,
 			return Result{}, s.fail(err)
 		}
 	}
-	if err := s.welcome(src, host); err != nil {
+	if err := s.welcome(src, opt.Host); err != nil {
 		return Result{}, err
 	}
 	s.setSize(src.Size())
 	if err := s.fw.write(tStart, encodeCount(src.Size())); err != nil {
 		return Result{}, err
 	}
-	st, err := runSource(ctx, s, src)
+	var from blocksync.Source = src
+	if opt.MaxRate > 0 {
+		from = Limit(src, opt.MaxRate)
+	}
+	st, err := runSource(ctx, s, from)
 	return s.result(st), err
 }

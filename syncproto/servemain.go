@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/ringcp/ringcp/blocksync"
@@ -20,8 +22,9 @@ import (
 // SRC after all, 128+N stopped by signal N. The command's sync verb
 // calls it when it sees --serve.
 func ServeMain(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
-	if len(args) != 1 || args[0] != "--serve" {
-		fmt.Fprintf(stderr, "ringcp sync --serve: takes no other arguments (got %q); it is started by ringcp sync over ssh\n", args)
+	opt, err := serveArgs(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "ringcp sync --serve: %v (got %q); it is started by ringcp sync over ssh\n", err, args)
 		return 2
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -35,12 +38,33 @@ func ServeMain(args []string, stdin io.Reader, stdout io.Writer, stderr io.Write
 		}
 	}()
 	conn := stdio{stdin, stdout}
-	_, err := Serve(ctx, conn, func() { conn.close() }, ServeOptions{})
+	_, err = Serve(ctx, conn, func() { conn.close() }, opt)
 	if err == nil {
 		return 0
 	}
 	fmt.Fprintf(stderr, "ringcp sync --serve: %v\n", err)
 	return exitCode(context.Cause(ctx), err)
+}
+
+// serveArgs reads the arguments after "sync": --serve, then the client's
+// settings for this side (serve.go's ServeOptions).
+func serveArgs(args []string) (ServeOptions, error) {
+	var opt ServeOptions
+	if len(args) == 0 || args[0] != "--serve" {
+		return opt, errors.New("takes --serve first")
+	}
+	for _, a := range args[1:] {
+		v, ok := strings.CutPrefix(a, "--max-rate=")
+		if !ok {
+			return opt, errors.New("takes no other arguments than --max-rate=N")
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return opt, fmt.Errorf("--max-rate=%s: want a positive count of bytes a second", v)
+		}
+		opt.MaxRate = n
+	}
+	return opt, nil
 }
 
 // stopped is a signal that stopped the server.

@@ -30,6 +30,10 @@ type Options struct {
 	// remote DST that is a disk image. Without them the peer refuses
 	// such an end (blocksync.File.RefuseImage), as a copy refuses it.
 	RawSrc, RawDst bool
+	// Verify has the side holding DST read all of it back from the
+	// device after its fdatasync and check that against SRC's whole
+	// digest (verify.go), not only the granules it wrote.
+	Verify bool
 	// Digest forces an algorithm; 0 lets the session take the one
 	// fastest on the slower host.
 	Digest blocksync.Algorithm
@@ -99,6 +103,9 @@ func (s *session) digester() *blocksync.Digester {
 // setSize fixes SRC's size for the rest of the session.
 func (s *session) setSize(size int64) {
 	s.size, s.granules = size, blocksync.Granules(size, s.opt.Granule)
+	if p := s.opt.Progress; p != nil {
+		p.Total.Store(size)
+	}
 }
 
 // fail reports err to the peer and returns it. The report is best

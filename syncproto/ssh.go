@@ -26,6 +26,9 @@ type SSH struct {
 	// RemoteRingcp is the ringcp binary on the other host ("ringcp":
 	// found in its PATH).
 	RemoteRingcp string
+	// ServeArgs follow --serve on the remote command line (ServeMain's:
+	// --max-rate=N).
+	ServeArgs []string
 }
 
 // Args is the ssh command line that runs `ringcp sync --serve` on r's
@@ -51,7 +54,11 @@ func (s SSH) Args(r Remote) []string {
 		args = append(args, "-l", r.User)
 	}
 	args = append(args, s.Options...)
-	return append(args, "--", r.Host, shellQuote(ringcp), "sync", "--serve")
+	args = append(args, "--", r.Host, shellQuote(ringcp), "sync", "--serve")
+	for _, a := range s.ServeArgs {
+		args = append(args, shellQuote(a))
+	}
+	return args
 }
 
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./=+:@-]+$`)
