@@ -56,21 +56,31 @@ func (s sniffed) srcFormat() string {
 	switch {
 	case s.container == "qcow2":
 		return copier.FormatQcow2
+	case s.container == "vmdk":
+		return copier.FormatVmdk
 	case s.compression != unpack.Raw:
 		return s.compression.String()
 	}
 	return copier.SrcFormatRaw
 }
 
-// resumable: only raw bytes of a known size are resumed; a compressed
-// stream is decoded from its start again.
+// resumable: an image read at offsets (raw bytes of a known size, a
+// qcow2 or sparse vmdk image, whose resume state names the image: copier
+// follows no backing file of an image at a URL under Options.Resume) is
+// resumed; a compressed stream is decoded from its start again.
 func (s sniffed) resumable() bool {
-	return s.compression == unpack.Raw && s.container != "qcow2" && s.sized
+	return s.compression == unpack.Raw && s.sized
 }
 
+// sparseVmdk is guard's word for the vmdk kinds copier reads
+// (monolithicSparse, streamOptimized); a descriptor file or an ESX
+// COWD extent is another.
+const sparseVmdk = "sparse extent header KDMV"
+
 // refusal is the import's refusal of what ringcp cannot import as CDI's
-// importer would: a container other than qcow2, a compressed container,
-// a SRC whose size is not known onto a block volume.
+// importer would: a container other than qcow2 and sparse vmdk, a
+// compressed container, a SRC whose size is not known onto a block
+// volume.
 func (s sniffed) refusal(t *cdi.Transfer) error {
 	unserved := func(reason string) error {
 		return &cdi.Refusal{Name: "the image", Value: s.String(), Unserved: true, Reason: reason}
@@ -79,8 +89,10 @@ func (s sniffed) refusal(t *cdi.Transfer) error {
 	case s.container == "luks", s.container == "":
 	case s.compression != unpack.Raw:
 		return unserved(fmt.Sprintf("ringcp reads a %s image (%s) only uncompressed, at any offset", s.container, s.where))
-	case s.container != "qcow2":
-		return unserved(fmt.Sprintf("ringcp converts qcow2 images to raw, not %s (%s)", s.container, s.where))
+	case s.container == "vmdk" && s.where != sparseVmdk:
+		return unserved(fmt.Sprintf("ringcp converts sparse vmdk images (monolithicSparse, streamOptimized) to raw, not a vmdk %s", s.where))
+	case s.container != "qcow2" && s.container != "vmdk":
+		return unserved(fmt.Sprintf("ringcp converts qcow2 and sparse vmdk images to raw, not %s (%s)", s.container, s.where))
 	}
 	if !s.sized && t.Block {
 		return unserved("its disk's size is not known before its end, and the bytes of the block volume past it must not be changed; " +

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ringcp/ringcp/cdi"
 	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/guard"
 	"github.com/ringcp/ringcp/unpack"
 )
 
@@ -24,11 +25,14 @@ func TestSniffedDecisions(t *testing.T) {
 		{"raw", sniffed{compression: unpack.Raw, objectSize: 10, sized: true}, copier.SrcFormatRaw, true, nil, ""},
 		{"raw of no size", sniffed{compression: unpack.Raw, objectSize: -1}, copier.SrcFormatRaw, false, []*cdi.Transfer{block}, "size"},
 		{"luks", sniffed{compression: unpack.Raw, container: "luks", sized: true}, copier.SrcFormatRaw, true, nil, ""},
-		{"qcow2", sniffed{compression: unpack.Raw, container: "qcow2", sized: true}, copier.FormatQcow2, false, nil, ""},
+		{"qcow2", sniffed{compression: unpack.Raw, container: "qcow2", sized: true}, copier.FormatQcow2, true, nil, ""},
 		{"xz", sniffed{compression: unpack.Xz, sized: true}, "xz", false, nil, ""},
 		{"gzip", sniffed{compression: unpack.Gzip}, "gzip", false, []*cdi.Transfer{block}, "size"},
 		{"xz qcow2", sniffed{compression: unpack.Xz, container: "qcow2", sized: true}, copier.FormatQcow2, false, []*cdi.Transfer{file, block}, "only uncompressed"},
-		{"vmdk", sniffed{compression: unpack.Raw, container: "vmdk", sized: true}, copier.SrcFormatRaw, true, []*cdi.Transfer{file, block}, "not vmdk"},
+		{"sparse vmdk", sniffed{compression: unpack.Raw, container: "vmdk", where: sparseVmdk, sized: true}, copier.FormatVmdk, true, nil, ""},
+		{"vmdk descriptor", sniffed{compression: unpack.Raw, container: "vmdk", where: "descriptor file", sized: true}, copier.FormatVmdk, true, []*cdi.Transfer{file, block}, "not a vmdk descriptor file"},
+		{"gzip vmdk", sniffed{compression: unpack.Gzip, container: "vmdk", where: sparseVmdk}, "gzip", false, []*cdi.Transfer{file, block}, "only uncompressed"},
+		{"vhdx", sniffed{compression: unpack.Raw, container: "vhdx", where: "vhdx", sized: true}, copier.SrcFormatRaw, true, []*cdi.Transfer{file, block}, "not vhdx"},
 		{"gzip vhdx", sniffed{compression: unpack.Gzip, container: "vhdx"}, "gzip", false, []*cdi.Transfer{file, block}, "vhdx"},
 	} {
 		if got := c.s.srcFormat(); got != c.format && c.refuseOn == nil {
@@ -50,6 +54,15 @@ func TestSniffedDecisions(t *testing.T) {
 				t.Errorf("%s onto block %v: refused: %v", c.name, tr.Block, err)
 			}
 		}
+	}
+}
+
+// TestSparseVmdkWord: the sniff tells a sparse vmdk by guard's words for
+// its magic; words changed in guard must not refuse every vmdk.
+func TestSparseVmdkWord(t *testing.T) {
+	head := append([]byte("KDMV"), make([]byte, 508)...)
+	if format, where := guard.ImageFormatOf(head, nil); format != "vmdk" || where != sparseVmdk {
+		t.Fatalf("guard calls a KDMV header %q (%q), the sniff waits for %q", format, where, sparseVmdk)
 	}
 }
 
