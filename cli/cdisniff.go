@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/ringcp/ringcp/cdi"
 	"github.com/ringcp/ringcp/copier"
@@ -34,6 +36,10 @@ type sniffed struct {
 	// copy (raw with a size, xz read at offsets, a qcow2 image).
 	objectSize int64
 	sized      bool
+	// backing is the backing file a qcow2 image names, "" for none:
+	// CDI refuses such an image (its qemu-img info check), and so does
+	// the import, though copier would follow a name beside its URL.
+	backing string
 }
 
 func (s sniffed) String() string {
@@ -94,6 +100,10 @@ func (s sniffed) refusal(t *cdi.Transfer) error {
 	case s.container != "qcow2" && s.container != "vmdk":
 		return unserved(fmt.Sprintf("ringcp converts qcow2 and sparse vmdk images to raw, not %s (%s)", s.container, s.where))
 	}
+	if s.backing != "" {
+		// CDI's words (its image validation).
+		return &cdi.Refusal{Name: "Image", Reason: redactedSrc(t.SrcURL) + " is invalid because it has backing file " + s.backing}
+	}
 	if !s.sized && t.Block {
 		return unserved("its disk's size is not known before its end, and the bytes of the block volume past it must not be changed; " +
 			"raw images whose server says their size, xz and qcow2 images say it")
@@ -130,6 +140,9 @@ func sniff(ctx context.Context, t *cdi.Transfer, w copier.WebOptions) (sniffed, 
 	if s.compression == unpack.Raw {
 		s.container, s.where = guard.ImageFormatOf(head, foot)
 		s.sized = obj.Size() >= 0
+		if s.container == "qcow2" {
+			s.backing = qcow2Backing(head)
+		}
 		return s, nil
 	}
 	inner, err := readInner(obj)
@@ -142,6 +155,27 @@ func sniff(ctx context.Context, t *cdi.Transfer, w copier.WebOptions) (sniffed, 
 		s.sized = err == nil
 	}
 	return s, nil
+}
+
+// qcow2Backing is the backing file name a qcow2 header names (its
+// offset and length at bytes 8 and 16), "" for none; a name past the
+// bytes read is said by where it is.
+func qcow2Backing(head []byte) string {
+	if len(head) < 20 {
+		return ""
+	}
+	off, n := binary.BigEndian.Uint64(head[8:16]), uint64(binary.BigEndian.Uint32(head[16:20]))
+	switch {
+	case off == 0:
+		return ""
+	case n == 0 || off+n > uint64(len(head)):
+		return fmt.Sprintf("(%d bytes at offset %d of the image)", n, off)
+	}
+	name := string(head[off : off+n])
+	if strconv.Quote(name) != `"`+name+`"` {
+		return strconv.Quote(name)
+	}
+	return name
 }
 
 // openObject opens the image with the options the copy will have.

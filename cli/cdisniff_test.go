@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/binary"
 	"strings"
 	"testing"
 
@@ -33,6 +34,7 @@ func TestSniffedDecisions(t *testing.T) {
 		{"vmdk descriptor", sniffed{compression: unpack.Raw, container: "vmdk", where: "descriptor file", sized: true}, copier.FormatVmdk, true, []*cdi.Transfer{file, block}, "not a vmdk descriptor file"},
 		{"gzip vmdk", sniffed{compression: unpack.Gzip, container: "vmdk", where: sparseVmdk}, "gzip", false, []*cdi.Transfer{file, block}, "only uncompressed"},
 		{"vhdx", sniffed{compression: unpack.Raw, container: "vhdx", where: "vhdx", sized: true}, copier.SrcFormatRaw, true, []*cdi.Transfer{file, block}, "not vhdx"},
+		{"qcow2 over a backing file", sniffed{compression: unpack.Raw, container: "qcow2", sized: true, backing: "base.qcow2"}, copier.FormatQcow2, true, []*cdi.Transfer{file, block}, "is invalid because it has backing file base.qcow2"},
 		{"gzip vhdx", sniffed{compression: unpack.Gzip, container: "vhdx"}, "gzip", false, []*cdi.Transfer{file, block}, "vhdx"},
 	} {
 		if got := c.s.srcFormat(); got != c.format && c.refuseOn == nil {
@@ -48,11 +50,40 @@ func TestSniffedDecisions(t *testing.T) {
 			}
 			err := c.s.refusal(tr)
 			switch {
-			case refused && (err == nil || !cdi.IsUnserved(err) || !strings.Contains(err.Error(), c.says)):
+			case refused && c.s.backing != "" && (err == nil || cdi.IsUnserved(err) || !strings.Contains(err.Error(), c.says)):
+				t.Errorf("%s onto block %v: %v, want CDI's refusal saying %q", c.name, tr.Block, err, c.says)
+			case refused && c.s.backing == "" && (err == nil || !cdi.IsUnserved(err) || !strings.Contains(err.Error(), c.says)):
 				t.Errorf("%s onto block %v: %v, want an unserved refusal saying %q", c.name, tr.Block, err, c.says)
 			case !refused && err != nil:
 				t.Errorf("%s onto block %v: refused: %v", c.name, tr.Block, err)
 			}
+		}
+	}
+}
+
+// TestQcow2Backing: the backing file a qcow2 header names, found where
+// its offset and length say, quoted when it is not plain text.
+func TestQcow2Backing(t *testing.T) {
+	header := func(off uint64, name string) []byte {
+		h := make([]byte, 512)
+		copy(h, "QFI\xfb\x00\x00\x00\x03")
+		binary.BigEndian.PutUint64(h[8:], off)
+		binary.BigEndian.PutUint32(h[16:], uint32(len(name)))
+		copy(h[off:], name)
+		return h
+	}
+	for _, c := range []struct {
+		head []byte
+		want string
+	}{
+		{header(0, ""), ""},
+		{header(104, "base.qcow2"), "base.qcow2"},
+		{header(104, "a\nb"), `"a\nb"`},
+		{header(104, "x")[:104], "(1 bytes at offset 104 of the image)"},
+		{header(104, "x")[:12], ""}, // shorter than a header
+	} {
+		if got := qcow2Backing(c.head); got != c.want {
+			t.Errorf("backing %q, want %q", got, c.want)
 		}
 	}
 }

@@ -193,6 +193,11 @@ func TestCDIImportRefusals(t *testing.T) {
 			t.Fatalf("qemu-img: %v: %s", err, out)
 		}
 	}
+	// An overlay naming disk.qcow2 beside it: CDI refuses it, and copier
+	// would follow the name at the URL.
+	if out, err := exec.Command("qemu-img", "create", "-f", "qcow2", "-b", "disk.qcow2", "-F", "qcow2", filepath.Join(dir, "top.qcow2")).CombinedOutput(); err != nil {
+		t.Fatalf("qemu-img: %v: %s", err, out)
+	}
 	if out, err := exec.Command("xz", "-k", "-T2", filepath.Join(dir, "disk.qcow2")).CombinedOutput(); err != nil {
 		t.Fatalf("xz: %v: %s", err, out)
 	}
@@ -208,6 +213,7 @@ func TestCDIImportRefusals(t *testing.T) {
 	}{
 		{"xz-compressed qcow2", cdiEnv("http", s.URL+"/disk.qcow2.xz"), data, "only uncompressed", 2},
 		{"qcow2 from a server without ranges", cdiEnv("http", whole.URL+"/disk.qcow2"), data, "at any offset", 2},
+		{"qcow2 over a backing file", cdiEnv("http", s.URL+"/top.qcow2"), data, "invalid because it has backing file disk.qcow2", 2},
 		{"vmdk descriptor", cdiEnv("http", s.URL+"/flat.vmdk"), data, "descriptor", 2},
 		{"vhdx", cdiEnv("http", s.URL+"/disk.vhdx"), data, "vhdx", 2},
 		{"archive", cdiEnv("http", s.URL+"/disk.raw", "IMPORTER_CONTENTTYPE=archive"), data, "archive", 2},
