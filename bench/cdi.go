@@ -41,10 +41,6 @@ func init() {
 			Setup:    setupCDI(format),
 			Tools:    []string{"ringcp-cdi", "cdi-qemu-img"},
 			Optional: true,
-			// ringcp cdi-importer refuses a qcow2 image over HTTP until
-			// copier reads qcow2 from an object (branch http-more): then
-			// this goes, and -quick runs it too.
-			NotQuick: format == "qcow2",
 		})
 	}
 	tools = append(tools,

@@ -107,9 +107,10 @@ func (j *importJob) options(web copier.WebOptions) copier.Options {
 func (j *importJob) prepare(o *copier.Options) (*copier.Plan, error) {
 	plan, err := unlessStopped(j.ctx, j.sig, func() (*copier.Plan, error) { return copier.Prepare(*o) })
 	var r *copier.RefusedError
-	if err != nil && j.look.container == "qcow2" && errors.As(err, &r) && r.Kind == copier.KindNotSupported {
+	if err != nil && j.look.container != "" && errors.As(err, &r) && r.Kind == copier.KindNotSupported {
+		// The image's server does not serve ranges.
 		return nil, &cdi.Refusal{Name: "the image", Value: j.look.String(), Unserved: true,
-			Reason: "ringcp reads qcow2 images at any offset, which its " + string(j.t.Source) + " source does not offer yet (" + message(err) + ")"}
+			Reason: "ringcp reads a " + j.look.container + " image at any offset, which this " + string(j.t.Source) + " server does not offer (" + message(err) + ")"}
 	}
 	if err == nil || !o.Resume || !errors.As(err, &r) || r.Kind != copier.KindChanged {
 		return plan, err

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/ringcp/ringcp/cdi"
 	"github.com/ringcp/ringcp/copier"
@@ -34,6 +36,10 @@ type sniffed struct {
 	// copy (raw with a size, xz read at offsets, a qcow2 image).
 	objectSize int64
 	sized      bool
+	// backing is the backing file a qcow2 image names, "" for none:
+	// CDI refuses such an image (its qemu-img info check), and so does
+	// the import, though copier would follow a name beside its URL.
+	backing string
 }
 
 func (s sniffed) String() string {
@@ -56,21 +62,31 @@ func (s sniffed) srcFormat() string {
 	switch {
 	case s.container == "qcow2":
 		return copier.FormatQcow2
+	case s.container == "vmdk":
+		return copier.FormatVmdk
 	case s.compression != unpack.Raw:
 		return s.compression.String()
 	}
 	return copier.SrcFormatRaw
 }
 
-// resumable: only raw bytes of a known size are resumed; a compressed
-// stream is decoded from its start again.
+// resumable: an image read at offsets (raw bytes of a known size, a
+// qcow2 or sparse vmdk image, whose resume state names the image: copier
+// follows no backing file of an image at a URL under Options.Resume) is
+// resumed; a compressed stream is decoded from its start again.
 func (s sniffed) resumable() bool {
-	return s.compression == unpack.Raw && s.container != "qcow2" && s.sized
+	return s.compression == unpack.Raw && s.sized
 }
 
+// sparseVmdk is guard's word for the vmdk kinds copier reads
+// (monolithicSparse, streamOptimized); a descriptor file or an ESX
+// COWD extent is another.
+const sparseVmdk = "sparse extent header KDMV"
+
 // refusal is the import's refusal of what ringcp cannot import as CDI's
-// importer would: a container other than qcow2, a compressed container,
-// a SRC whose size is not known onto a block volume.
+// importer would: a container other than qcow2 and sparse vmdk, a
+// compressed container, a SRC whose size is not known onto a block
+// volume.
 func (s sniffed) refusal(t *cdi.Transfer) error {
 	unserved := func(reason string) error {
 		return &cdi.Refusal{Name: "the image", Value: s.String(), Unserved: true, Reason: reason}
@@ -79,8 +95,14 @@ func (s sniffed) refusal(t *cdi.Transfer) error {
 	case s.container == "luks", s.container == "":
 	case s.compression != unpack.Raw:
 		return unserved(fmt.Sprintf("ringcp reads a %s image (%s) only uncompressed, at any offset", s.container, s.where))
-	case s.container != "qcow2":
-		return unserved(fmt.Sprintf("ringcp converts qcow2 images to raw, not %s (%s)", s.container, s.where))
+	case s.container == "vmdk" && s.where != sparseVmdk:
+		return unserved(fmt.Sprintf("ringcp converts sparse vmdk images (monolithicSparse, streamOptimized) to raw, not a vmdk %s", s.where))
+	case s.container != "qcow2" && s.container != "vmdk":
+		return unserved(fmt.Sprintf("ringcp converts qcow2 and sparse vmdk images to raw, not %s (%s)", s.container, s.where))
+	}
+	if s.backing != "" {
+		// CDI's words (its image validation).
+		return &cdi.Refusal{Name: "Image", Reason: redactedSrc(t.SrcURL) + " is invalid because it has backing file " + s.backing}
 	}
 	if !s.sized && t.Block {
 		return unserved("its disk's size is not known before its end, and the bytes of the block volume past it must not be changed; " +
@@ -118,6 +140,9 @@ func sniff(ctx context.Context, t *cdi.Transfer, w copier.WebOptions) (sniffed, 
 	if s.compression == unpack.Raw {
 		s.container, s.where = guard.ImageFormatOf(head, foot)
 		s.sized = obj.Size() >= 0
+		if s.container == "qcow2" {
+			s.backing = qcow2Backing(head)
+		}
 		return s, nil
 	}
 	inner, err := readInner(obj)
@@ -130,6 +155,27 @@ func sniff(ctx context.Context, t *cdi.Transfer, w copier.WebOptions) (sniffed, 
 		s.sized = err == nil
 	}
 	return s, nil
+}
+
+// qcow2Backing is the backing file name a qcow2 header names (its
+// offset and length at bytes 8 and 16), "" for none; a name past the
+// bytes read is said by where it is.
+func qcow2Backing(head []byte) string {
+	if len(head) < 20 {
+		return ""
+	}
+	off, n := binary.BigEndian.Uint64(head[8:16]), uint64(binary.BigEndian.Uint32(head[16:20]))
+	switch {
+	case off == 0:
+		return ""
+	case n == 0 || off+n > uint64(len(head)):
+		return fmt.Sprintf("(%d bytes at offset %d of the image)", n, off)
+	}
+	name := string(head[off : off+n])
+	if strconv.Quote(name) != `"`+name+`"` {
+		return strconv.Quote(name)
+	}
+	return name
 }
 
 // openObject opens the image with the options the copy will have.

@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"encoding/binary"
 	"strings"
 	"testing"
 
 	"github.com/ringcp/ringcp/cdi"
 	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/guard"
 	"github.com/ringcp/ringcp/unpack"
 )
 
@@ -24,11 +26,15 @@ func TestSniffedDecisions(t *testing.T) {
 		{"raw", sniffed{compression: unpack.Raw, objectSize: 10, sized: true}, copier.SrcFormatRaw, true, nil, ""},
 		{"raw of no size", sniffed{compression: unpack.Raw, objectSize: -1}, copier.SrcFormatRaw, false, []*cdi.Transfer{block}, "size"},
 		{"luks", sniffed{compression: unpack.Raw, container: "luks", sized: true}, copier.SrcFormatRaw, true, nil, ""},
-		{"qcow2", sniffed{compression: unpack.Raw, container: "qcow2", sized: true}, copier.FormatQcow2, false, nil, ""},
+		{"qcow2", sniffed{compression: unpack.Raw, container: "qcow2", sized: true}, copier.FormatQcow2, true, nil, ""},
 		{"xz", sniffed{compression: unpack.Xz, sized: true}, "xz", false, nil, ""},
 		{"gzip", sniffed{compression: unpack.Gzip}, "gzip", false, []*cdi.Transfer{block}, "size"},
 		{"xz qcow2", sniffed{compression: unpack.Xz, container: "qcow2", sized: true}, copier.FormatQcow2, false, []*cdi.Transfer{file, block}, "only uncompressed"},
-		{"vmdk", sniffed{compression: unpack.Raw, container: "vmdk", sized: true}, copier.SrcFormatRaw, true, []*cdi.Transfer{file, block}, "not vmdk"},
+		{"sparse vmdk", sniffed{compression: unpack.Raw, container: "vmdk", where: sparseVmdk, sized: true}, copier.FormatVmdk, true, nil, ""},
+		{"vmdk descriptor", sniffed{compression: unpack.Raw, container: "vmdk", where: "descriptor file", sized: true}, copier.FormatVmdk, true, []*cdi.Transfer{file, block}, "not a vmdk descriptor file"},
+		{"gzip vmdk", sniffed{compression: unpack.Gzip, container: "vmdk", where: sparseVmdk}, "gzip", false, []*cdi.Transfer{file, block}, "only uncompressed"},
+		{"vhdx", sniffed{compression: unpack.Raw, container: "vhdx", where: "vhdx", sized: true}, copier.SrcFormatRaw, true, []*cdi.Transfer{file, block}, "not vhdx"},
+		{"qcow2 over a backing file", sniffed{compression: unpack.Raw, container: "qcow2", sized: true, backing: "base.qcow2"}, copier.FormatQcow2, true, []*cdi.Transfer{file, block}, "is invalid because it has backing file base.qcow2"},
 		{"gzip vhdx", sniffed{compression: unpack.Gzip, container: "vhdx"}, "gzip", false, []*cdi.Transfer{file, block}, "vhdx"},
 	} {
 		if got := c.s.srcFormat(); got != c.format && c.refuseOn == nil {
@@ -44,12 +50,50 @@ func TestSniffedDecisions(t *testing.T) {
 			}
 			err := c.s.refusal(tr)
 			switch {
-			case refused && (err == nil || !cdi.IsUnserved(err) || !strings.Contains(err.Error(), c.says)):
+			case refused && c.s.backing != "" && (err == nil || cdi.IsUnserved(err) || !strings.Contains(err.Error(), c.says)):
+				t.Errorf("%s onto block %v: %v, want CDI's refusal saying %q", c.name, tr.Block, err, c.says)
+			case refused && c.s.backing == "" && (err == nil || !cdi.IsUnserved(err) || !strings.Contains(err.Error(), c.says)):
 				t.Errorf("%s onto block %v: %v, want an unserved refusal saying %q", c.name, tr.Block, err, c.says)
 			case !refused && err != nil:
 				t.Errorf("%s onto block %v: refused: %v", c.name, tr.Block, err)
 			}
 		}
+	}
+}
+
+// TestQcow2Backing: the backing file a qcow2 header names, found where
+// its offset and length say, quoted when it is not plain text.
+func TestQcow2Backing(t *testing.T) {
+	header := func(off uint64, name string) []byte {
+		h := make([]byte, 512)
+		copy(h, "QFI\xfb\x00\x00\x00\x03")
+		binary.BigEndian.PutUint64(h[8:], off)
+		binary.BigEndian.PutUint32(h[16:], uint32(len(name)))
+		copy(h[off:], name)
+		return h
+	}
+	for _, c := range []struct {
+		head []byte
+		want string
+	}{
+		{header(0, ""), ""},
+		{header(104, "base.qcow2"), "base.qcow2"},
+		{header(104, "a\nb"), `"a\nb"`},
+		{header(104, "x")[:104], "(1 bytes at offset 104 of the image)"},
+		{header(104, "x")[:12], ""}, // shorter than a header
+	} {
+		if got := qcow2Backing(c.head); got != c.want {
+			t.Errorf("backing %q, want %q", got, c.want)
+		}
+	}
+}
+
+// TestSparseVmdkWord: the sniff tells a sparse vmdk by guard's words for
+// its magic; words changed in guard must not refuse every vmdk.
+func TestSparseVmdkWord(t *testing.T) {
+	head := append([]byte("KDMV"), make([]byte, 508)...)
+	if format, where := guard.ImageFormatOf(head, nil); format != "vmdk" || where != sparseVmdk {
+		t.Fatalf("guard calls a KDMV header %q (%q), the sniff waits for %q", format, where, sparseVmdk)
 	}
 }
 

@@ -63,18 +63,33 @@ func decompressor(f unpack.Format) string {
 
 // refuseStreamImage refuses a SRC read only in order (a server without
 // ranges, standard input, a pipe) whose first bytes are a qcow2 image's
-// (magic and version 2 or 3), unless Options.SrcFormat says raw: its
-// file's bytes would land on DST where a disk was wanted.
+// (magic and version 2 or 3) or a sparse vmdk's (KDMV), unless
+// Options.SrcFormat says raw: its file's bytes would land on DST where a
+// disk was wanted.
 func refuseStreamImage(p *Plan, ep *endpoint, raw rawSource) error {
 	o := &p.opts
-	h := raw.head
-	if raw.at != nil || (o.SrcFormat != "" && o.SrcFormat != FormatAuto) || len(h) < 8 ||
-		!bytes.Equal(h[:4], []byte("QFI\xfb")) || h[4] != 0 || h[5] != 0 || h[6] != 0 || (h[7] != 2 && h[7] != 3) {
+	if raw.at != nil || (o.SrcFormat != "" && o.SrcFormat != FormatAuto) {
+		return nil
+	}
+	format := streamImageFormat(raw.head)
+	if format == "" {
 		return nil
 	}
 	first := "write it to a file first, then copy the file"
 	if raw.transport == "http" || raw.transport == "s3" {
-		first = fmt.Sprintf("its server does not serve ranges: download it first (curl -fL -o image.qcow2 '%s'), then ringcp image.qcow2 DST", raw.name)
+		first = fmt.Sprintf("its server does not serve ranges: download it first (curl -fL -o image.%s '%s'), then ringcp image.%s DST", format, raw.name, format)
 	}
-	return refuse(KindImageFormat, ep.path, "is a qcow2 image read only in order, and ringcp reads a qcow2 image at any offset: "+first+"; Options.SrcFormat raw copies its file's bytes as they are").on("Src")
+	return refuse(KindImageFormat, ep.path, fmt.Sprintf("is a %s image read only in order, and ringcp reads a %s image at any offset: %s; Options.SrcFormat raw copies its file's bytes as they are", format, format, first)).on("Src")
+}
+
+// streamImageFormat is the image format whose file starts with h (qcow2,
+// vmdk), "" for another.
+func streamImageFormat(h []byte) string {
+	switch {
+	case len(h) >= 8 && bytes.Equal(h[:4], []byte("QFI\xfb")) && h[4] == 0 && h[5] == 0 && h[6] == 0 && (h[7] == 2 || h[7] == 3):
+		return "qcow2"
+	case len(h) >= 4 && bytes.Equal(h[:4], []byte("KDMV")):
+		return "vmdk"
+	}
+	return ""
 }

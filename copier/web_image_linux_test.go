@@ -177,8 +177,8 @@ func TestS3Qcow2(t *testing.T) {
 // TestWebQcow2Refusals: what is refused before DST is touched (an
 // existing DST keeps its bytes): a missing image, a backing file by an
 // absolute name, a compressed image (with the line to run), an image
-// read only in order (a server without ranges, standard input), a
-// digest that cannot be checked on an image.
+// read only in order (a server without ranges, standard input; a
+// sparse vmdk too), a digest that cannot be checked on an image.
 func TestWebQcow2Refusals(t *testing.T) {
 	qemutest.Need(t, "qemu-img", "qemu-io")
 	need(t, "xz")
@@ -191,6 +191,12 @@ func TestWebQcow2Refusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	pack(t, "xz", []string{"-c"}, b, filepath.Join(root, "img.qcow2.xz"))
+	vmdk := filepath.Join(root, "img.vmdk")
+	qemu(t, "qemu-img", "convert", "-f", "qcow2", "-O", "vmdk", img, vmdk)
+	vb, err := os.ReadFile(vmdk)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := webtest.Nginx(t, root, webtest.Config{})
 	whole := webtest.Nginx(t, root, webtest.Config{NoRanges: true})
 	dst := filepath.Join(t.TempDir(), "dst")
@@ -208,6 +214,9 @@ func TestWebQcow2Refusals(t *testing.T) {
 		{"xz file", copier.Options{Src: filepath.Join(root, "img.qcow2.xz")}, copier.KindImageFormat, "xz -dc '"},
 		{"no ranges", copier.Options{Src: whole.URL + "/img.qcow2"}, copier.KindImageFormat, "curl -fL -o image.qcow2 '" + whole.URL + "/img.qcow2'"},
 		{"stdin", copier.Options{Src: "-", Stream: copier.StreamOptions{Stdin: bytes.NewReader(b)}}, copier.KindImageFormat, "write it to a file first"},
+		// A sparse vmdk likewise (its container's bytes were copied, exit 0).
+		{"vmdk no ranges", copier.Options{Src: whole.URL + "/img.vmdk"}, copier.KindImageFormat, "curl -fL -o image.vmdk '" + whole.URL + "/img.vmdk'"},
+		{"vmdk stdin", copier.Options{Src: "-", Stream: copier.StreamOptions{Stdin: bytes.NewReader(vb)}}, copier.KindImageFormat, "is a vmdk image read only in order"},
 		{"expect checksum", copier.Options{Src: s.URL + "/img.qcow2", ExpectChecksum: "sha256:" + strings.Repeat("0", 64)}, copier.KindNotSupported, "ExpectChecksum"},
 	}
 	for _, c := range cases {

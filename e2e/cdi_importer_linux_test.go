@@ -182,12 +182,27 @@ func TestCDIImportRefusals(t *testing.T) {
 	dir := t.TempDir()
 	raw := filepath.Join(dir, "disk.raw")
 	diskImage(t, raw, 3<<20, 5)
-	for _, f := range []string{"qcow2", "vmdk"} {
-		if out, err := exec.Command("qemu-img", "convert", "-f", "raw", "-O", f, raw, filepath.Join(dir, "disk."+f)).CombinedOutput(); err != nil {
+	webtest.Need(t, "xz", "xz-utils")
+	for _, c := range [][]string{
+		{"-O", "qcow2", "disk.qcow2"},
+		{"-O", "vmdk", "-o", "subformat=monolithicFlat", "flat.vmdk"}, // a descriptor and its extent
+		{"-O", "vhdx", "disk.vhdx"},
+	} {
+		args := append(append([]string{"convert", "-f", "raw"}, c[:len(c)-1]...), raw, filepath.Join(dir, c[len(c)-1]))
+		if out, err := exec.Command("qemu-img", args...).CombinedOutput(); err != nil {
 			t.Fatalf("qemu-img: %v: %s", err, out)
 		}
 	}
+	// An overlay naming disk.qcow2 beside it: CDI refuses it, and copier
+	// would follow the name at the URL.
+	if out, err := exec.Command("qemu-img", "create", "-f", "qcow2", "-b", "disk.qcow2", "-F", "qcow2", filepath.Join(dir, "top.qcow2")).CombinedOutput(); err != nil {
+		t.Fatalf("qemu-img: %v: %s", err, out)
+	}
+	if out, err := exec.Command("xz", "-k", "-T2", filepath.Join(dir, "disk.qcow2")).CombinedOutput(); err != nil {
+		t.Fatalf("xz: %v: %s", err, out)
+	}
 	s := webtest.Nginx(t, dir, webtest.Config{})
+	whole := webtest.Nginx(t, dir, webtest.Config{NoRanges: true})
 	data := fsVolume(t, 32<<20)
 	for _, c := range []struct {
 		name string
@@ -196,8 +211,11 @@ func TestCDIImportRefusals(t *testing.T) {
 		says string
 		code int
 	}{
-		{"qcow2 over http", cdiEnv("http", s.URL+"/disk.qcow2"), data, "qcow2", 2},
-		{"vmdk", cdiEnv("http", s.URL+"/disk.vmdk"), data, "vmdk", 2},
+		{"xz-compressed qcow2", cdiEnv("http", s.URL+"/disk.qcow2.xz"), data, "only uncompressed", 2},
+		{"qcow2 from a server without ranges", cdiEnv("http", whole.URL+"/disk.qcow2"), data, "at any offset", 2},
+		{"qcow2 over a backing file", cdiEnv("http", s.URL+"/top.qcow2"), data, "invalid because it has backing file disk.qcow2", 2},
+		{"vmdk descriptor", cdiEnv("http", s.URL+"/flat.vmdk"), data, "descriptor", 2},
+		{"vhdx", cdiEnv("http", s.URL+"/disk.vhdx"), data, "vhdx", 2},
 		{"archive", cdiEnv("http", s.URL+"/disk.raw", "IMPORTER_CONTENTTYPE=archive"), data, "archive", 2},
 		{"registry", cdiEnv("registry", "docker://x/y"), data, "registry", 2},
 		{"sha1", cdiEnv("http", s.URL+"/disk.raw", "IMPORTER_CHECKSUM=sha1:"+strings.Repeat("a", 40)), data, "sha1", 2},
