@@ -25,8 +25,8 @@ func remoteSync(cfg config, stdout, stderr io.Writer) error {
 	push := syncproto.IsRemote(o.Dst)
 	r, err := remoteArgs(cfg, push, stdout, stderr)
 	if err != nil {
-		if cfg.json && !(!push && isStream(o.Dst, stdout)) { // one object, unless it would land in DST
-			return writeRemoteJSON(stdout, cfg, syncproto.Result{}, err)
+		if cfg.json { // on stderr when DST is this host's stdout
+			return writeRemoteJSON(jsonStream(o.Dst, stdout, stderr), cfg, syncproto.Result{}, err)
 		}
 		return err
 	}
