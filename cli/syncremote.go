@@ -186,7 +186,7 @@ type remoteJSON struct {
 
 func writeRemoteJSON(stdout io.Writer, cfg config, res syncproto.Result, err error) error {
 	st := res.Stats
-	j := remoteJSON{Src: cfg.opts.Src, Dst: cfg.opts.Dst, Peer: res.Peer, Size: st.Size, OldSize: st.OldSize,
+	j := remoteJSON{Src: shown(cfg.opts.Src), Dst: shown(cfg.opts.Dst), Peer: res.Peer, Size: st.Size, OldSize: st.OldSize,
 		SrcRead: st.SrcRead, DstRead: st.DstRead, Written: st.Written, Zeroed: st.Zeroed, Granules: st.Granules,
 		Changed: st.Changed, Sent: res.Sent, Received: res.Received, Created: res.Created}
 	if res.Digest != 0 {
