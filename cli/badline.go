@@ -57,7 +57,7 @@ func guessOperands(fs *pflag.FlagSet, args []string) (src, dst string) {
 			ops = append(ops, args[i+1:]...)
 			i = len(args)
 		case strings.HasPrefix(a, "--"):
-			if f := fs.Lookup(a[2:]); f != nil && f.NoOptDefVal == "" {
+			if valueFollows(fs, a[2:]) {
 				i++ // its value follows
 			}
 		case strings.HasPrefix(a, "-") && len(a) > 1:
@@ -75,4 +75,17 @@ func guessOperands(fs *pflag.FlagSet, args []string) (src, dst string) {
 		dst = ops[1]
 	}
 	return src, dst
+}
+
+// valueFollows says whether the flag name, of fs or else of the copy's
+// flags, is followed by its value: a copy flag given to verify, which
+// refuses it, still has its value after it, not an operand.
+func valueFollows(fs *pflag.FlagSet, name string) bool {
+	f := fs.Lookup(name)
+	if f == nil {
+		var none config
+		copying, _ := copyFlags(&none)
+		f = copying.Lookup(name)
+	}
+	return f != nil && f.NoOptDefVal == ""
 }

@@ -18,10 +18,7 @@ import (
 // itself, and returns the outcome for main.go to turn into an exit code.
 func copyCommand(cfg config, stdout, stderr io.Writer) error {
 	if err := refuseOwnStream(cfg.opts.Dst, stdout, stderr); err != nil {
-		if isStream(cfg.opts.Dst, stdout) {
-			return err // no JSON: it would land in DST
-		}
-		return jsonIfAsked(cfg, stdout, copier.Report{}, err)
+		return jsonIfAsked(cfg, jsonStream(cfg.opts.Dst, stdout, stderr), copier.Report{}, err)
 	}
 	if cfg.opts.Dst == "-" {
 		// The copy goes to stdout: the --json object goes to stderr, on

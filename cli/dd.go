@@ -73,11 +73,8 @@ func runDD(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "ringcp dd: %s\n", oneLine(ddWords.Replace(err.Error())))
 		err = &reported{err}
 	}
-	switch {
-	case asJSON && o.Dst == "-": // stdout carries the copy: the object goes to stderr
-		return writeObject(stderr, newEnvelope("dd", err), err, copyObject(o, rep, err))
-	case asJSON && !isStream(o.Dst, stdout): // not into DST
-		return writeObject(stdout, newEnvelope("dd", err), err, copyObject(o, rep, err))
+	if asJSON { // on stderr when stdout carries the copy or is DST
+		return writeObject(jsonStream(o.Dst, stdout, stderr), newEnvelope("dd", err), err, copyObject(o, rep, err))
 	}
 	return err
 }

@@ -42,28 +42,49 @@ var ddConvs = []string{"notrunc", "fdatasync", "fsync", "sparse", "excl", "nocre
 // once. Errors name the operand, as GNU dd does.
 func parseDD(args []string) (ddArgs, error) {
 	a := ddArgs{ibs: 512, obs: 512, count: -1}
+	err := a.setAll(args)
+	a.ends(args)
+	return a, err
+}
+
+func (a *ddArgs) setAll(args []string) error {
 	seen := map[string]bool{}
 	for _, arg := range args {
 		name, val, ok := strings.Cut(arg, "=")
 		if !ok {
-			return a, usagef("unrecognized operand %q (dd operands are NAME=VALUE; ringcp dd --help lists them)", arg)
+			return usagef("unrecognized operand %q (dd operands are NAME=VALUE; ringcp dd --help lists them)", arg)
 		}
 		if seen[name] {
-			return a, usagef("%s= given twice", name)
+			return usagef("%s= given twice", name)
 		}
 		seen[name] = true
 		if err := a.set(name, val); err != nil {
-			return a, err
+			return err
 		}
 	}
-	// As dd: no if= reads stdin, no of= writes stdout ("-" for both).
+	return nil
+}
+
+// ends sets SRC and DST from if= and of= wherever they are, so that a
+// line refused at an operand before them still names them: its --json
+// object goes where the copy's would (on stderr when stdout carries the
+// copy, not into the data a pipe's reader takes). As dd: no if= reads
+// stdin, no of= writes stdout ("-" for both).
+func (a *ddArgs) ends(args []string) {
+	for _, arg := range args {
+		switch name, val, _ := strings.Cut(arg, "="); name {
+		case "if":
+			a.src = val
+		case "of":
+			a.dst = val
+		}
+	}
 	if a.src == "" {
 		a.src = "-"
 	}
 	if a.dst == "" {
 		a.dst = "-"
 	}
-	return a, nil
 }
 
 func (a *ddArgs) set(name, val string) error {

@@ -100,7 +100,7 @@ func errorJSON(err error) *jsonError {
 		e.Op, e.Path, e.Offset = syncOp.Op, syncOp.Path, &syncOp.Offset
 	}
 	var fe *flagError
-	if errors.As(err, &fe) && e.Flag == "" {
+	if errors.As(err, &fe) { // said where the flag's value was refused: surer than a message
 		e.Flag = fe.flag
 	}
 	return e
@@ -110,14 +110,20 @@ func errorJSON(err error) *jsonError {
 // for "-q, --queue-depth" flag`, `flag needs an argument: --jobs`.
 var pflagFlag = regexp.MustCompile(`for "(?:-\w, )?(--[\w-]+)" flag|argument: (--[\w-]+)|unknown flag: (--[\w-]+)`)
 
+// ownFlag finds the flag in ringcp's own refusals of a flag's value,
+// which begin with it: `--progress-interval 0s: must be more than 0`.
+var ownFlag = regexp.MustCompile(`^(--[a-z][\w-]*)[ :]`)
+
 // flagInMessage is the flag a usage error names, and the Options field
 // it sets ("" for a command's own flag).
 func flagInMessage(msg string) (flag, field string) {
-	m := pflagFlag.FindStringSubmatch(msg)
-	if m == nil {
+	if m := pflagFlag.FindStringSubmatch(msg); m != nil {
+		flag = m[1] + m[2] + m[3]
+	} else if m := ownFlag.FindStringSubmatch(msg); m != nil {
+		flag = m[1]
+	} else {
 		return "", ""
 	}
-	flag = m[1] + m[2] + m[3]
 	for _, f := range optionFlags {
 		if "--"+f.name == flag {
 			field = f.field

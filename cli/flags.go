@@ -64,10 +64,10 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		return cfg, err
 	}
 	if cfg.json && sharesStdout(cfg.progress) {
-		return cfg, fmt.Errorf("--progress %s --progress-fd %d with --json: the progress and the --json object would share stdout; give another descriptor", cfg.progress.mode, cfg.progress.fd)
+		return cfg, &flagError{flag: "--progress-fd", err: fmt.Errorf("--progress %s --progress-fd %d with --json: the progress and the --json object would share stdout; give another descriptor", cfg.progress.mode, cfg.progress.fd)}
 	}
 	if cfg.opts.Dst == "-" && sharesStdout(cfg.progress) {
-		return cfg, fmt.Errorf("--progress %s --progress-fd %d with DST -: the progress would land in the copy on stdout; give another descriptor", cfg.progress.mode, cfg.progress.fd)
+		return cfg, &flagError{flag: "--progress-fd", err: fmt.Errorf("--progress %s --progress-fd %d with DST -: the progress would land in the copy on stdout; give another descriptor", cfg.progress.mode, cfg.progress.fd)}
 	}
 	// stdout holds the --json object alone, or the copy (DST -): the
 	// qemu records go to stderr then.

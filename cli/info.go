@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/guard"
@@ -79,6 +80,9 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() != 1 {
 		return infoRefused(stdout, stderr, *asJSON, "", usagef("ringcp info: need one IMAGE, got %d operand(s) (see ringcp info --help)", fs.NArg()))
 	}
+	if err := refuseURL(fs.Arg(0)); err != nil {
+		return infoRefused(stdout, stderr, *asJSON, shown(fs.Arg(0)), err)
+	}
 	info, err := describeImage(fs.Arg(0))
 	switch {
 	case err != nil:
@@ -105,6 +109,22 @@ func infoRefused(stdout, stderr io.Writer, asJSON bool, src string, err error) e
 type infoObject struct {
 	Src   string     `json:"src"`
 	Image *imageInfo `json:"image,omitempty"`
+}
+
+// refuseURL refuses an operand that is a URL and no local file: info
+// reads local images and devices. The refusal shows the URL without the
+// credentials it may hold (a password, a presigned signature), which
+// "no such file" echoed.
+func refuseURL(operand string) error {
+	scheme, _, ok := strings.Cut(operand, "://")
+	if !ok || scheme == "" || strings.Contains(scheme, "/") {
+		return nil
+	}
+	if _, err := os.Lstat(operand); err == nil {
+		return nil
+	}
+	return &copier.RefusedError{Kind: copier.KindNotSupported, Path: shown(operand),
+		Reason: "info describes local images and block devices, not URLs"}
 }
 
 // describeImage looks at the image at path, read-only.

@@ -143,9 +143,9 @@ func refusedJobs(stdout, stderr io.Writer, cfg config, list []jobLine, opts []co
 	if sig != 0 {
 		out = &interruptedError{sig: sig, err: out}
 	}
-	if cfg.json && !anyStdout(list, stdout) {
+	if cfg.json {
 		jobs, total := jobsRefused(list, opts, why)
-		return writeJobsJSON(stdout, out, jobs, total)
+		return writeJobsJSON(jobsJSONStream(list, stdout, stderr), out, jobs, total)
 	}
 	return out
 }
@@ -154,12 +154,12 @@ func refusedJobs(stdout, stderr io.Writer, cfg config, list []jobLine, opts []co
 // be checked: a --state that does not fit, a signal while checking. With
 // --json it prints the batch's object, every job not started.
 func jobsStoppedEarly(stdout, stderr io.Writer, cfg config, list []jobLine, err error) error {
-	if !cfg.json || anyStdout(list, stdout) {
+	if !cfg.json {
 		return err
 	}
 	fmt.Fprintf(stderr, "ringcp: %s\n", message(err))
 	jobs, total := jobsRefused(list, nil, nil)
-	return writeJobsJSON(stdout, &reported{err}, jobs, total)
+	return writeJobsJSON(jobsJSONStream(list, stdout, stderr), &reported{err}, jobs, total)
 }
 
 // explainBatch prints what -v explains for each job, and what --force
@@ -180,13 +180,14 @@ func explainBatch(stderr io.Writer, cfg config, list []jobLine, b *copier.Batch)
 	}
 }
 
-// anyStdout says whether a job's DST is ringcp's stdout: then no --json
-// object is printed, which would land in it.
-func anyStdout(list []jobLine, stdout io.Writer) bool {
+// jobsJSONStream is where the batch's --json object goes: stderr when a
+// job's DST is ringcp's stdout (the batch is refused), where the object
+// would land in it; stdout otherwise.
+func jobsJSONStream(list []jobLine, stdout, stderr io.Writer) io.Writer {
 	for _, j := range list {
 		if isStream(j.dst, stdout) {
-			return true
+			return stderr
 		}
 	}
-	return false
+	return stdout
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 
 	"github.com/ringcp/ringcp/copier"
@@ -37,8 +38,19 @@ func writeJSON(stdout io.Writer, o copier.Options, r copier.Report, err error) e
 
 // shown is an operand as the command prints it: a URL without the
 // credentials it may hold (its userinfo's password, a presigned
-// signature), anything else as given.
-func shown(operand string) string { return httpobj.RedactOperand(operand) }
+// signature; the password of any scheme's URL, ssh:// or nbd://),
+// anything else as given.
+func shown(operand string) string {
+	if scheme, _, ok := strings.Cut(operand, "://"); ok && scheme != "" && !strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https") {
+		if u, err := url.Parse(operand); err == nil && u.User != nil {
+			if _, set := u.User.Password(); set {
+				return u.Redacted()
+			}
+		}
+		return operand
+	}
+	return httpobj.RedactOperand(operand)
+}
 
 // rangeDone is how much of the range the copy finished: data written,
 // holes left and zeros made.

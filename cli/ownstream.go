@@ -28,9 +28,18 @@ func refuseOwnStream(dst string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// jsonStream is where the --json object of a copy to dst goes: stdout,
+// unless stdout carries the copy (DST -) or is DST (/dev/stdout, a file
+// stdout is redirected to), when it goes to stderr, on a line of its own.
+// Every outcome prints its object; none lands in DST.
+func jsonStream(dst string, stdout, stderr io.Writer) io.Writer {
+	if dst == "-" || isStream(dst, stdout) {
+		return stderr
+	}
+	return stdout
+}
+
 // isStream says whether path is the file or block device w writes to.
-// Only a DST that is stdout keeps a refusal's --json object from being
-// printed: one on stderr leaves stdout to the report.
 func isStream(path string, w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {

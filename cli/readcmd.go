@@ -97,7 +97,7 @@ func (f *readFlags) parse(args []string, ops int, usage string, stdout io.Writer
 	// stdout holds the result: verify's --json object, checksum's always.
 	f.progress.json = f.json || ops == 1
 	if f.progress.json && sharesStdout(f.progress) {
-		return copier.ReadOptions{}, fmt.Errorf("--progress %s --progress-fd %d: the progress and the result would share stdout; give another descriptor", f.progress.mode, f.progress.fd)
+		return copier.ReadOptions{}, &flagError{flag: "--progress-fd", err: fmt.Errorf("--progress %s --progress-fd %d: the progress and the result would share stdout; give another descriptor", f.progress.mode, f.progress.fd)}
 	}
 	o := f.opts
 	r := copier.ReadOptions{Src: f.fs.Arg(0), SrcOffset: o.SrcOffset, DstOffset: o.DstOffset, Length: o.Length, LengthSet: o.LengthSet,

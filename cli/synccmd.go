@@ -54,7 +54,8 @@ func runSync(args []string, stdout, stderr io.Writer) error {
 	case errors.Is(err, errHelp):
 		return err
 	case err != nil && wantsJSON(args):
-		return writeJSON(stdout, cfg.opts, copier.Report{}, err)
+		cfg.opts.Sync = true // the object says sync, and the operands given
+		return badLineJSON(args, stdout, stderr, cfg, err)
 	case err != nil:
 		return err
 	}

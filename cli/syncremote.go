@@ -30,8 +30,8 @@ func remoteSync(cfg config, stdout, stderr io.Writer) error {
 	push := syncproto.IsRemote(o.Dst)
 	r, err := remoteArgs(cfg, push, stdout, stderr)
 	if err != nil {
-		if cfg.json && !(!push && isStream(o.Dst, stdout)) { // one object, unless it would land in DST
-			return writeRemoteJSON(stdout, cfg, remoteOutcome{}, err)
+		if cfg.json { // on stderr when DST is this host's stdout
+			return writeRemoteJSON(jsonStream(o.Dst, stdout, stderr), cfg, remoteOutcome{}, err)
 		}
 		return err
 	}
@@ -266,7 +266,7 @@ type remoteJSON struct {
 func writeRemoteJSON(stdout io.Writer, cfg config, out remoteOutcome, err error) error {
 	res := out.Result
 	st := res.Stats
-	j := remoteJSON{Src: cfg.opts.Src, Dst: cfg.opts.Dst, Peer: res.Peer, Size: st.Size, OldSize: st.OldSize,
+	j := remoteJSON{Src: shown(cfg.opts.Src), Dst: shown(cfg.opts.Dst), Peer: res.Peer, Size: st.Size, OldSize: st.OldSize,
 		SrcRead: st.SrcRead, DstRead: st.DstRead, Written: st.Written, Zeroed: st.Zeroed, Granules: st.Granules,
 		Changed: st.Changed, Sent: res.Sent, Received: res.Received, Created: res.Created,
 		Engine: out.engine, Direct: out.direct, MaxRate: cfg.opts.MaxRate,

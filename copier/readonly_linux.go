@@ -47,6 +47,11 @@ func (p *Plan) prepareRead(one bool, checkRange func(p *Plan) error) error {
 		return err
 	}
 	p.dst = p.src // a checksum's: one end, inspected once
+	if p.src.openEnded {
+		// A copy reads past a stream's end as zeros and cuts DST there; a
+		// read pass would checksum or compare all of openEndCap.
+		return refuse(KindBadInput, p.src.path, "a stream's size is not known before it ends, and a read pass needs it: give Options.Length").on("Length")
+	}
 	steps := []func() error{func() error { return p.src.checkAlone(p) }}
 	if !one {
 		if p.dst, err = p.inspect(p.opts.Dst, roleDst); err != nil {

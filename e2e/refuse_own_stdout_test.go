@@ -4,7 +4,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/ringcp/ringcp/internal/schematest"
 )
 
 // cliStdoutTo runs the real binary with its stdout appended to path, as
@@ -23,8 +26,8 @@ func cliStdoutTo(t *testing.T, path string, args ...string) result {
 
 // TestOwnStdoutByAnotherName: DST named /dev/stdout, or by a symlink to
 // the file stdout goes to, is that same file: refused with exit 2, one
-// line on stderr, nothing written (not even --json's object, which would
-// land in DST).
+// line on stderr, nothing written; with --json the refusal's object goes
+// to stderr too, as for DST -, not into DST.
 func TestOwnStdoutByAnotherName(t *testing.T) {
 	for _, name := range []string{"/dev/stdout", "alias"} {
 		t.Run(filepath.Base(name), func(t *testing.T) {
@@ -36,9 +39,20 @@ func TestOwnStdoutByAnotherName(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			r := cliStdoutTo(t, fx.Dst, "--json", fx.Src, dst)
+			r := cliStdoutTo(t, fx.Dst, fx.Src, dst)
 			r.want(t, exitRefused, dst+": DST is ringcp's own stdout")
 			singleLine(t, r)
+			fx.Unchanged(t)
+			r = cliStdoutTo(t, fx.Dst, "--json", fx.Src, dst)
+			r.want(t, exitRefused, dst+": DST is ringcp's own stdout")
+			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			if len(lines) != 2 {
+				t.Fatalf("--json: stderr has %d lines, want the object and the refusal:\n%s", len(lines), r.stderr)
+			}
+			got := schematest.Output(t).Check(t, []byte(lines[0]))
+			if e, _ := got["error"].(map[string]any); got["outcome"] != "refused" || e["field"] != "Dst" {
+				t.Errorf("--json: %s", lines[0])
+			}
 			fx.Unchanged(t)
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 )
@@ -61,9 +62,20 @@ func ParseURI(s string) (Address, error) {
 	}
 	a, err := parseURI(a)
 	if err != nil {
-		return a, fmt.Errorf("NBD URI %q: %w", s, err)
+		return a, fmt.Errorf("NBD URI %q: %w", redacted(s), err)
 	}
 	return a, nil
+}
+
+// redacted is s without the password its user info may hold: NBD
+// refuses user info, and its refusal does not print a secret.
+func redacted(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		if _, set := u.User.Password(); set {
+			return u.Redacted()
+		}
+	}
+	return s
 }
 
 func parseURI(a Address) (Address, error) {

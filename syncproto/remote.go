@@ -27,10 +27,14 @@ func IsRemote(s string) bool { return strings.HasPrefix(s, "ssh://") }
 
 // ParseRemote reads an ssh:// URL.
 func ParseRemote(s string) (Remote, error) {
-	bad := func(why string) (Remote, error) {
-		return Remote{}, fmt.Errorf("%q: %s (want ssh://[user@]host[:port]/path)", s, why)
-	}
 	u, err := url.Parse(s)
+	bad := func(why string) (Remote, error) {
+		shown := s
+		if err == nil {
+			shown = u.Redacted() // a password given is refused, and not printed
+		}
+		return Remote{}, fmt.Errorf("%q: %s (want ssh://[user@]host[:port]/path)", shown, why)
+	}
 	switch {
 	case err != nil:
 		return bad(err.Error())
