@@ -15,11 +15,10 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // ProgressMetric is the counter CDI's controller scrapes from an importer
@@ -30,11 +29,17 @@ const ProgressMetric = "kubevirt_cdi_import_progress_total"
 // every path answers with the Prometheus text (the controller asks for
 // /metrics), behind a certificate made at start (the controller accepts
 // any).
+//
+// The text is written here, not by prometheus/client_golang: its
+// protobuf dependency opens the executable in an init function, before
+// main, and under a tight ulimit -n that open made every ringcp command
+// die in the Go runtime with a stack trace instead of ringcp's one-line
+// refusal (e2e TestRunsOutOfDescriptors). One counter needs four lines.
 type Metrics struct {
 	server   *http.Server
 	listener net.Listener
 	served   chan error
-	counter  prometheus.Counter
+	label    string // the ownerUID label's value, escaped
 
 	mu      sync.Mutex
 	percent float64 // what the counter holds
@@ -48,27 +53,21 @@ func StartMetrics(addr, ownerUID string) (*Metrics, error) {
 	if err != nil {
 		return nil, err
 	}
-	vec := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: ProgressMetric,
-		Help: "The import progress in percentage",
-	}, []string{"ownerUID"})
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(vec)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	m := &Metrics{
 		listener: ln, served: make(chan error, 1),
-		counter: vec.WithLabelValues(ownerUID),
-		server: &http.Server{
-			Handler:           promhttp.HandlerFor(reg, promhttp.HandlerOpts{}),
-			ReadHeaderTimeout: 10 * time.Second,
-			// A client's failed handshake (a scanner, plain HTTP) is
-			// its problem, not a line in the importer's log.
-			ErrorLog:  log.New(io.Discard, "", 0),
-			TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
-		},
+		label: labelEscaper.Replace(ownerUID),
+	}
+	m.server = &http.Server{
+		Handler:           m,
+		ReadHeaderTimeout: 10 * time.Second,
+		// A client's failed handshake (a scanner, plain HTTP) is
+		// its problem, not a line in the importer's log.
+		ErrorLog:  log.New(io.Discard, "", 0),
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
 	}
 	go func() { m.served <- m.server.ServeTLS(ln, "", "") }()
 	return m, nil
@@ -98,9 +97,23 @@ func (m *Metrics) SetPercent(p float64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if p > m.percent {
-		m.counter.Add(p - m.percent)
 		m.percent = p
 	}
+}
+
+// labelEscaper escapes a label value as the Prometheus text format asks.
+var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+
+// ServeHTTP answers every request with the counter in the Prometheus
+// text format (version 0.0.4), its value never in exponent form.
+func (m *Metrics) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	m.mu.Lock()
+	p := m.percent
+	m.mu.Unlock()
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	io.WriteString(w, "# HELP "+ProgressMetric+" The import progress in percentage\n"+
+		"# TYPE "+ProgressMetric+" counter\n"+
+		ProgressMetric+`{ownerUID="`+m.label+`"} `+strconv.FormatFloat(p, 'f', -1, 64)+"\n")
 }
 
 // Close stops serving: the requests being answered end first, within

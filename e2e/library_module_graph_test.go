@@ -147,10 +147,9 @@ func goCmd(t *testing.T, dir string, args ...string) string {
 
 // cacheProxy is the module cache's download folder as a GOPROXY: offline,
 // it serves only what is cached, and it answers what GOPROXY=off cannot:
-// which cached module provides a package no requirement names. Since
-// ringcp requires prometheus/client_golang, whose graph holds go-spew and
-// go-difflib, ringcp's go.mod no longer names them, and an importer's
-// tidy looks them up for go-ini's tests (minio-go's credentials).
+// which cached module provides a package no requirement names (an
+// importer's tidy may look up the packages of go-ini's tests, minio-go's
+// credentials, that ringcp's go.mod need not name).
 func cacheProxy(t *testing.T) string {
 	t.Helper()
 	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
