@@ -24,9 +24,6 @@ import (
 // line that converts them.
 type vmdkSrc struct{ *imageSrc }
 
-// FormatVmdk in Options.SrcFormat insists on a sparse vmdk image.
-const FormatVmdk = "vmdk"
-
 // sniffVmdk says whether the end starts with a sparse extent's magic.
 func sniffVmdk(rr randomReader) (bool, error) {
 	r, size, done, err := rr.readerAt()

@@ -90,6 +90,9 @@ const (
 	FormatAuto  = "auto"
 	FormatRaw   = "raw"
 	FormatQcow2 = "qcow2"
+	// FormatVmdk in Options.SrcFormat reads SRC as a sparse vmdk
+	// (monolithicSparse or streamOptimized).
+	FormatVmdk = "vmdk"
 	// SrcFormatRaw in Options.SrcFormat says SRC's bytes are what to copy
 	// even when they start like a disk image container or a compressed
 	// stream; in Options.DstFormat, that raw bytes may overwrite a DST

@@ -63,4 +63,4 @@ func (e *EachPlan) Close() {}
 func (e *EachPlan) Length() int64 { return 0 }
 
 // SetMaxRate does nothing here.
-func (e *EachPlan) SetMaxRate(int64) {}
+func (e *EachPlan) SetMaxRate(bytesPerSecond int64) {}
