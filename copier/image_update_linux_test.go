@@ -123,7 +123,7 @@ func TestQcow2DstExistingChain(t *testing.T) {
 	dst := filepath.Join(dir, "dst.qcow2")
 	qemu(t, "qemu-img", "create", "-q", "-f", "qcow2", "-b", base, "-F", "raw", dst, "4m")
 	qemuIO(t, dst, "write -P 0x12 1m 64k")
-	if _, err := copier.Copy(context.Background(), copier.Options{Src: src, Dst: dst, DstFormat: copier.FormatQcow2, Verify: true}); err != nil {
+	if _, err := copier.Copy(context.Background(), copier.Options{Src: src, Dst: dst, SrcFormat: copier.FormatQcow2, DstFormat: copier.FormatQcow2, Verify: true}); err != nil {
 		t.Fatal(err)
 	}
 	qemu(t, "qemu-img", "check", "-q", dst)

@@ -45,7 +45,7 @@ var kindCases = []kindCase{
 	{"negative offset", plain(copier.Options{SrcOffset: -1}), copier.KindBadInput, "SrcOffset", 0},
 	{"unknown engine", plain(copier.Options{Engine: "spdk"}), copier.KindBadInput, "Engine", 0},
 	{"queue depth", plain(copier.Options{QueueDepth: 1 << 20}), copier.KindBadInput, "QueueDepth", 0},
-	{"stream as DST", plain(copier.Options{Dst: "-"}), copier.KindNotSupported, "Dst", 0},
+	{"stdout as DST at an offset", plain(copier.Options{Dst: "-", DstOffset: 4096}), copier.KindNotSupported, "DstOffset", 0},
 	{"stream of unknown size into a kept DST", plain(copier.Options{Src: "-", DstSize: copier.SizeKeep,
 		Stream: copier.StreamOptions{Stdin: strings.NewReader("data")}}), copier.KindBadInput, "SrcSize", 0},
 	{"offset past end", plain(copier.Options{SrcOffset: 1 << 20}), copier.KindBadInput, "SrcOffset", 0},
@@ -62,7 +62,7 @@ var kindCases = []kindCase{
 	{"directory", func(t *testing.T, dir string) copier.Options {
 		return withFiles(t, dir, copier.Options{Dst: dir})
 	}, copier.KindNotSupported, "Dst", syscall.EISDIR},
-	{"character device", plain(copier.Options{Src: "/dev/zero"}), copier.KindNotSupported, "Src", 0},
+	{"character device", plain(copier.Options{Src: "/dev/tty"}), copier.KindNotSupported, "Src", 0},
 	{"pseudo filesystem", plain(copier.Options{Src: "/proc/cpuinfo"}), copier.KindNotSupported, "Src", 0},
 	{"same file", func(t *testing.T, dir string) copier.Options {
 		o := withFiles(t, dir, copier.Options{})
