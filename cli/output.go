@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 
 	"github.com/ringcp/ringcp/copier"
@@ -40,17 +39,7 @@ func writeJSON(stdout io.Writer, o copier.Options, r copier.Report, err error) e
 // credentials it may hold (its userinfo's password, a presigned
 // signature; the password of any scheme's URL, ssh:// or nbd://),
 // anything else as given.
-func shown(operand string) string {
-	if scheme, _, ok := strings.Cut(operand, "://"); ok && scheme != "" && !strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https") {
-		if u, err := url.Parse(operand); err == nil && u.User != nil {
-			if _, set := u.User.Password(); set {
-				return u.Redacted()
-			}
-		}
-		return operand
-	}
-	return httpobj.RedactOperand(operand)
-}
+func shown(operand string) string { return httpobj.RedactOperand(operand) }
 
 // rangeDone is how much of the range the copy finished: data written,
 // holes left and zeros made.

@@ -56,11 +56,20 @@ func isSecret(name string) bool {
 }
 
 // RedactOperand is a command's operand as it may be printed: an http or
-// https URL with its credentials removed (Redact), anything else (a path,
-// an s3:// or NBD URI) as it is, byte for byte.
+// https URL with its credentials removed (Redact), a URL of another
+// scheme (ssh://, nbd://, s3://) without the password its user info
+// holds, anything else (a path) as it is, byte for byte.
 func RedactOperand(s string) string {
 	scheme, _, ok := strings.Cut(s, "://")
-	if !ok || !strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https") {
+	if !ok || scheme == "" {
+		return s
+	}
+	if !strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https") {
+		if u, err := url.Parse(s); err == nil && u.User != nil {
+			if _, set := u.User.Password(); set {
+				return u.Redacted()
+			}
+		}
 		return s
 	}
 	u, err := url.Parse(s)
