@@ -86,7 +86,7 @@ func refuseStreamImage(p *Plan, ep *endpoint, raw rawSource) error {
 // vmdk), "" for another.
 func streamImageFormat(h []byte) string {
 	switch {
-	case len(h) >= 8 && bytes.Equal(h[:4], []byte("QFI\xfb")) && h[4] == 0 && h[5] == 0 && h[6] == 0 && (h[7] == 2 || h[7] == 3):
+	case isQcow2Head(h):
 		return "qcow2"
 	case len(h) >= 4 && bytes.Equal(h[:4], []byte("KDMV")):
 		return "vmdk"

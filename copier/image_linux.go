@@ -113,8 +113,17 @@ func sniffQcow2(rr randomReader) (bool, error) {
 		}
 		return false, err
 	}
-	v := uint32(head[4])<<24 | uint32(head[5])<<16 | uint32(head[6])<<8 | uint32(head[7])
-	return bytes.Equal(head[:4], []byte("QFI\xfb")) && (v == 2 || v == 3), nil
+	return isQcow2Head(head[:]), nil
+}
+
+// isQcow2Head says whether h starts as a qcow2 image does: its magic and
+// a version ringcp reads (2 or 3, big-endian).
+func isQcow2Head(h []byte) bool {
+	if len(h) < 8 || !bytes.Equal(h[:4], []byte("QFI\xfb")) {
+		return false
+	}
+	v := uint32(h[4])<<24 | uint32(h[5])<<16 | uint32(h[6])<<8 | uint32(h[7])
+	return v == 2 || v == 3
 }
 
 // hostFile is the host file beneath an image as qcow2 reads it: the base
