@@ -18,8 +18,13 @@ import (
 // is such a disk, made up so that any range can be made again for the
 // check: 1 MiB regions, a quarter of them free space (zeros, holes in the
 // raw file), the rest used, in 16 KiB runs of four kinds as files hold
-// them: text, binary records (tables, code), bytes that are already
-// compressed (packages, media) and zero blocks.
+// them: text, machine code, bytes that are already compressed (packages,
+// media) and zero blocks. It is made up, and compressors rank on it as
+// they do on no real disk in particular: here, on 64 KiB clusters,
+// ringcp's deflate (klauspost's level 6) makes clusters up to 13% larger
+// than zlib's level 6 (qemu-img -c) where a cluster mixes machine code
+// with incompressible bytes, 4 to 6% larger over the disk, while on an
+// ext4 image of /usr it makes them 0.7% smaller.
 
 const (
 	imageRegion = 1 << 20  // free or used
@@ -29,9 +34,9 @@ const (
 
 // Shares of a used run's kinds, out of 100.
 const (
-	runText    = 35
-	runRecords = 25
-	runPacked  = 25 // what is left, 15, are zero blocks
+	runText   = 35
+	runCode   = 25
+	runPacked = 25 // what is left, 15, are zero blocks
 )
 
 // runKind is what a used run holds.
@@ -39,23 +44,39 @@ type runKind int
 
 const (
 	kindText runKind = iota
-	kindRecords
+	kindCode
 	kindPacked
 	kindZeros
 )
 
-// imageWords is the text runs' vocabulary: words of configuration files,
-// logs and man pages.
-var imageWords = strings.Fields(`the of and to in is for on that with as by this from at be
-are or an it not all can if will file user system error config data set default value
-path name list return type string int struct function module package include usr lib
-share bin etc var log info warning debug server client request response time date
-version release kernel device disk block size read write open close start stop
-service network address port host option section local remote update install
-remove build test source target linux debian ubuntu python perl shell script
-command output input buffer memory process thread lock queue event message status
-code number line text table index key group mode true false none null true yes no
-enable disable load save copy move format image volume storage cache mount root`)
+// imageSyllables make the text runs' words: a vocabulary of
+// imageVocab words, drawn by Zipf's law as a language's are, so that the
+// text compresses as prose, logs and man pages do.
+var imageSyllables = strings.Fields(`a an ar at be ca co de di e el en er es fi ga
+ha i in is ka la le li lo ma me mi mo na ne ni no o on or pa pe po ra re ri ro sa
+se si so ta te ti to tu u un ur va ve vi wa we xe ya yo za ze`)
+
+const imageVocab = 4096
+
+var imageWords = func() []string {
+	g := rand.New(rand.NewPCG(1, 2))
+	words := make([]string, imageVocab)
+	for i := range words {
+		var b strings.Builder
+		for range 1 + g.IntN(4) {
+			b.WriteString(imageSyllables[g.IntN(len(imageSyllables))])
+		}
+		words[i] = b.String()
+	}
+	return words
+}()
+
+// imageOps are the bytes machine code is made of most, for the binary
+// runs: opcodes and prefixes of x86-64, and the zeros and all-ones of
+// small immediates and displacements.
+var imageOps = []byte{0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0x48, 0x48, 0x48, 0x89, 0x89, 0x8b, 0x8b,
+	0xe8, 0x0f, 0x85, 0x84, 0x74, 0x75, 0xeb, 0xc3, 0x83, 0xc7, 0x45, 0x44, 0x24, 0x4c, 0x8d,
+	0x31, 0xc0, 0x01, 0x08, 0x10, 0x20, 0x41, 0x5d, 0x55, 0x53, 0x5b, 0x90, 0xcc}
 
 // imageContent is the bytes of a size-byte disk; zeros past size (QEMU
 // reads an image's last sector whole).
@@ -74,9 +95,9 @@ func (c imageContent) kind(i int64) runKind {
 	switch d := mix64(c.seed^0xd1b54a32d192ed03^uint64(i)*0xbf58476d1ce4e5b9) % 100; {
 	case d < runText:
 		return kindText
-	case d < runText+runRecords:
-		return kindRecords
-	case d < runText+runRecords+runPacked:
+	case d < runText+runCode:
+		return kindCode
+	case d < runText+runCode+runPacked:
 		return kindPacked
 	}
 	return kindZeros
@@ -112,8 +133,8 @@ func (c imageContent) run(i int64, p []byte) {
 	switch c.kind(i) {
 	case kindText:
 		fillText(&g, p)
-	case kindRecords:
-		fillRecords(&g, uint32(i), p)
+	case kindCode:
+		fillCode(&g, p)
 	case kindPacked:
 		for j := 0; j+8 <= len(p); j += 8 {
 			binary.LittleEndian.PutUint64(p[j:], g.Uint64())
@@ -125,29 +146,55 @@ func (c imageContent) run(i int64, p []byte) {
 
 // fillText writes words and separators, a line every few words.
 func fillText(g *rand.PCG, p []byte) {
+	z := rand.NewZipf(rand.New(g), 1.1, 2, imageVocab-1)
 	n := 0
 	for n < len(p) {
-		r := g.Uint64()
-		n += copy(p[n:], imageWords[r%uint64(len(imageWords))])
+		n += copy(p[n:], imageWords[z.Uint64()])
 		if n < len(p) {
-			p[n] = ' '
-			if (r>>32)%8 == 0 {
-				p[n] = '\n'
-			}
+			p[n] = separator(g.Uint64() % 16)
 			n++
 		}
 	}
 }
 
-// fillRecords writes 16-byte records: a counter, a small number, and
-// one of a few tags.
-func fillRecords(g *rand.PCG, base uint32, p []byte) {
-	tags := [...]string{"INODE\x00\x00\x01", "EXTENT\x00\x02", "DIRENT\x00\x03", "XATTR\x00\x00\x04"}
-	for j := 0; j+16 <= len(p); j += 16 {
+// separator is what follows a word, from a draw of 0 to 15: mostly a
+// space, now and then a line's end or punctuation.
+func separator(d uint64) byte {
+	switch d {
+	case 0:
+		return '\n'
+	case 1:
+		return ','
+	case 2:
+		return '.'
+	}
+	return ' '
+}
+
+// fillCode writes bytes as machine code has them: mostly common
+// opcodes, some arbitrary (addresses, immediates), and a quarter of the
+// time a piece of what came shortly before again (a repeated sequence).
+func fillCode(g *rand.PCG, p []byte) {
+	n := 0
+	for n < len(p) {
 		r := g.Uint64()
-		binary.LittleEndian.PutUint32(p[j:], base<<10+uint32(j/16))
-		binary.LittleEndian.PutUint32(p[j+4:], uint32(r%256))
-		copy(p[j+8:j+16], tags[(r>>8)%uint64(len(tags))])
+		if r%4 == 0 && n > 64 {
+			dist := 1 + int(r>>8)%min(n, 2048)
+			l := min(4+int(r>>20)%20, len(p)-n)
+			for k := range l {
+				p[n+k] = p[n-dist+k]
+			}
+			n += l
+			continue
+		}
+		for k := 0; k < 6 && n < len(p); k, r = k+1, r>>8 {
+			if b := byte(r >> 16); b < 200 {
+				p[n] = imageOps[int(b)%len(imageOps)]
+			} else {
+				p[n] = byte(r >> 24)
+			}
+			n++
+		}
 	}
 }
 
@@ -165,9 +212,9 @@ func makeImageSource(e *Env, cfg *Config) (*Source, error) {
 		return nil, err
 	}
 	about := fmt.Sprintf("SRC is a %s disk laid out as a used filesystem: 1 MiB regions, 1 in %d free (a hole), "+
-		"the others in 16 KiB runs of text (%d%%), binary records (%d%%), incompressible bytes (%d%%) and "+
+		"the others in 16 KiB runs of text (%d%%), machine code (%d%%), incompressible bytes (%d%%) and "+
 		"zero blocks (%d%%); it allocates %s (st_blocks).", sizeLabel(c.size), imageFree,
-		runText, runRecords, runPacked, 100-runText-runRecords-runPacked, units.Format(alloc))
+		runText, runCode, runPacked, 100-runText-runCode-runPacked, units.Format(alloc))
 	return &Source{Path: path, Size: c.size, Content: c, About: about, Alloc: alloc}, nil
 }
 

@@ -58,7 +58,16 @@ func qcow2TargetRow(name, peer string, runs []*Run, quick bool) string {
 		verdict = "–"
 	}
 	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s |", name, peer, fmtRatio(speed), fmtRatio(cpu),
-		fmtRatio(image), target, verdict)
+		fmtImageRatio(image), target, verdict)
+}
+
+// fmtImageRatio shows three decimals: the target is 1.000, and 0.4%
+// over it would read 1.00 with two.
+func fmtImageRatio(x float64) string {
+	if math.IsNaN(x) {
+		return "–"
+	}
+	return fmt.Sprintf("%.3f", x)
 }
 
 // ratioOr is a over b, NaN (shown "–") unless both were measured.

@@ -148,7 +148,7 @@ func TestQcow2Targets(t *testing.T) {
 	b.writeQcow2Targets(&md)
 	out := md.String()
 	for _, want := range []string{
-		"| to-qcow2-zstd | qemu-img | 1.80 | 2.00 | 0.95 | speed ≥ 1.50, image ≤ 1.00 | yes |",
+		"| to-qcow2-zstd | qemu-img | 1.80 | 2.00 | 0.950 | speed ≥ 1.50, image ≤ 1.00 | yes |",
 		"| qcow2-native-dev | qemu-img | 1.20 | 0.50 | – | speed ≥ 1.00 at CPU < 1.00 | yes |",
 		"| qcow2-native-dev | qemu-nbd+nbdcopy | 0.90 | 0.50 | – | speed ≥ 1.00 at CPU < 1.00 | **no** |",
 	} {

@@ -117,7 +117,7 @@ func writeImageSizes(w io.Writer, runs []*Run) {
 			continue
 		}
 		fmt.Fprintf(&rows, "| %s | %.1f | %.1f | %s |\n", s.Tool, mib(size), mib(imageAlloc(runs, s.Tool)),
-			fmtRatio(ratioOr(size, peer)))
+			fmtImageRatio(ratioOr(size, peer)))
 	}
 	if rows.Len() == 0 {
 		return
