@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -69,6 +70,29 @@ var imageWords = func() []string {
 		words[i] = b.String()
 	}
 	return words
+}()
+
+// imageZipf maps a 16-bit draw to a word of imageWords by Zipf's law
+// (P(k) proportional to (k+2)^-1.1, rand.NewZipf's with s 1.1, v 2): a
+// table, as a Zipf draw's exp and log would make the disk slower to make
+// and check than the copies are (40 MB/s).
+var imageZipf = func() *[1 << 16]uint16 {
+	cum := make([]float64, imageVocab)
+	total := 0.0
+	for k := range cum {
+		total += math.Pow(float64(k+2), -1.1)
+		cum[k] = total
+	}
+	var t [1 << 16]uint16
+	k := 0
+	for i := range t {
+		u := (float64(i) + 0.5) / float64(len(t)) * total
+		for cum[k] < u {
+			k++
+		}
+		t[i] = uint16(k)
+	}
+	return &t
 }()
 
 // imageOps are the bytes machine code is made of most, for the binary
@@ -146,12 +170,18 @@ func (c imageContent) run(i int64, p []byte) {
 
 // fillText writes words and separators, a line every few words.
 func fillText(g *rand.PCG, p []byte) {
-	z := rand.NewZipf(rand.New(g), 1.1, 2, imageVocab-1)
 	n := 0
 	for n < len(p) {
-		n += copy(p[n:], imageWords[z.Uint64()])
+		r := g.Uint64()
+		// Byte by byte: words are a few bytes, shorter than a copy's
+		// call costs.
+		w := imageWords[imageZipf[uint16(r)]]
+		for j := 0; j < len(w) && n < len(p); j++ {
+			p[n] = w[j]
+			n++
+		}
 		if n < len(p) {
-			p[n] = separator(g.Uint64() % 16)
+			p[n] = separator(r >> 60)
 			n++
 		}
 	}
