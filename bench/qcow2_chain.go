@@ -112,7 +112,7 @@ func makeChain(e *Env, src *Source, img string) (Content, string, error) {
 		return nil, "", err
 	}
 	about := fmt.Sprintf("%s; %s: the guest wrote %s in %d extents and zeroed %s of the base's data in %d runs.",
-		strings.TrimSuffix(baseAbout, "."), overAbout, units.Format(sumLen(c.writes)), len(c.writes),
+		strings.TrimSuffix(baseAbout, "."), strings.TrimSuffix(overAbout, "."), units.Format(sumLen(c.writes)), len(c.writes),
 		units.Format(sumLen(c.zeros)), len(c.zeros))
 	return c, about, nil
 }
