@@ -271,6 +271,9 @@ func (b *bench) runWorkload(ctx context.Context, w *Workload) error {
 		return fmt.Errorf("workload %s: %w", w.Name, err)
 	}
 	defer p.Close()
+	if p.About != "" {
+		b.about[w.Name] = strings.TrimSpace(b.about[w.Name] + " " + p.About)
+	}
 	ts := b.toolsFor(w)
 	var shape fioShape
 	if i := slices.IndexFunc(ts, func(t *Tool) bool { return t.Ceiling }); i >= 0 {

@@ -53,6 +53,30 @@ func (l *loopSet) detachAll() {
 	l.devs = nil
 }
 
+// newDeviceDst is DST as a loop device over a preallocated image, name
+// in the run's folder, of SRC's size rounded up to 4 KiB (the copy's
+// bytes are checked; the tail past them is not), zeroed before each run.
+func newDeviceDst(e *Env, src *Source, name string) (*Pair, error) {
+	if !e.Root {
+		return nil, fmt.Errorf("%w: loop devices need root", errSkip)
+	}
+	size := (src.Size + 4095) &^ 4095
+	img := filepath.Join(e.Dir, name)
+	if err := preallocate(img, size); err != nil {
+		return nil, err
+	}
+	var l loopSet
+	e.onClose(l.detachAll)
+	dev, err := l.attach(e, img, false)
+	if err != nil {
+		os.Remove(img)
+		return nil, err
+	}
+	return &Pair{Dst: dev, Size: src.Size, DstDev: true, Content: src.Content,
+		Reset: func() error { return wipeDevice(dev, img, size) },
+		Close: func() { l.detachAll(); os.Remove(img) }}, nil
+}
+
 // preallocate makes path a size-byte file whose blocks exist, like the
 // storage behind a disk, so that writes to DST do not also allocate.
 func preallocate(path string, size int64) error {

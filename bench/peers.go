@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 )
@@ -152,7 +153,10 @@ func qemuImgPlan(j Job) Plan {
 		src, format = j.SrcImage, j.SrcFormat
 	}
 	argv := []string{"qemu-img", "convert", "-t", "none", "-T", "none", "-m", "16", "-W",
-		"-f", format, "-O", "raw"}
+		"-f", format, "-O", cmp.Or(j.DstFormat, "raw")}
+	if j.DstCompress != "" {
+		argv = append(argv, "-c", "-o", "compression_type="+j.DstCompress)
+	}
 	if j.DstDev {
 		argv = append(argv, "-n")
 	}
@@ -162,7 +166,7 @@ func qemuImgPlan(j Job) Plan {
 // withTruncate appends `truncate -s SIZE DST` for a file DST that a
 // sector-granular tool padded.
 func withTruncate(p Plan, j Job) Plan {
-	if j.DstDev || j.Size%512 == 0 {
+	if j.DstDev || j.DstFormat != "" || j.Size%512 == 0 {
 		return p
 	}
 	return append(p, [][]string{{"truncate", "-s", strconv.FormatInt(j.Size, 10), j.Dst}})

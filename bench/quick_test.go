@@ -48,7 +48,7 @@ func TestQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute) // the busy workload runs 17 copies beside fio; the web workloads about 50 more
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute) // the busy workload runs 17 copies beside fio; the web workloads about 50 more; the qcow2 ones 26 (about 4 minutes on the loaded machine)
 	defer cancel()
 	var out, log bytes.Buffer
 	res, err := runBench(ctx, cfg, &out, &log)

@@ -79,6 +79,7 @@ func (b *bench) writeMarkdown(w io.Writer) {
 	}
 	b.writeNBDTargets(w)
 	b.writeWebTargets(w)
+	b.writeQcow2Targets(w)
 	if len(b.sweep) > 0 {
 		writeSweepTable(w, b.sweep)
 	}

@@ -53,6 +53,9 @@ type details struct {
 	// DstWritten is what DST's device was sent to write by the run
 	// (Pair.Written: the sync workloads); 0 when not measured.
 	DstWritten int64 `json:"dst_written,omitempty"`
+	// DstSize is the length of the image a tool wrote (Pair.ImageDst;
+	// DstAlloc is then its allocation).
+	DstSize int64 `json:"dst_size,omitempty"`
 }
 
 // Verdict is the run's one-word outcome.
@@ -115,6 +118,11 @@ func (b *bench) runOne(ctx context.Context, w *Workload, t *Tool, j Job, round, 
 	}
 	if err == nil && !t.Ceiling && !t.NoCopy {
 		err = forCopies(j, t, func(p *Pair) error { return p.check() })
+	}
+	if j.ImageDst && err == nil {
+		if r.DstSize, r.DstAlloc, err = imageSize(j.Dst); err != nil {
+			err = fmt.Errorf("image size: %w", err)
+		}
 	}
 	if j.SrcAlloc > 0 && !t.Ceiling {
 		if alloc, aerr := allocBytes(j.Dst); aerr == nil {

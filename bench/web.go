@@ -156,29 +156,12 @@ func (c webCase) setup(e *Env, src *Source) (*Pair, error) {
 	return p, nil
 }
 
-// dst is a new file, or a loop device over an image rounded up to 4 KiB
-// (the copy's bytes are checked; the tail past them is not).
+// dst is a new file, or a loop device (newDeviceDst).
 func (c webCase) dst(e *Env, src *Source) (*Pair, error) {
 	if !c.dev {
 		return setupFile(e, src)
 	}
-	if !e.Root {
-		return nil, fmt.Errorf("%w: loop devices need root", errSkip)
-	}
-	size := (src.Size + 4095) &^ 4095
-	img := filepath.Join(e.Dir, "dst-web.img")
-	if err := preallocate(img, size); err != nil {
-		return nil, err
-	}
-	var l loopSet
-	e.onClose(l.detachAll)
-	dev, err := l.attach(e, img, false)
-	if err != nil {
-		return nil, err
-	}
-	return &Pair{Dst: dev, Size: src.Size, DstDev: true, Content: src.Content,
-		Reset: func() error { return wipeDevice(dev, img, size) },
-		Close: func() { l.detachAll(); os.Remove(img) }}, nil
+	return newDeviceDst(e, src, "dst-web.img")
 }
 
 // publish puts the workload's file in the served folder (made once per

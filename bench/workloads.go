@@ -98,6 +98,14 @@ type Pair struct {
 	// Written, when set, is what DST's device was sent to write since
 	// Reset (the sync workloads', from its loop device's stat).
 	Written func() (int64, error)
+	// About, when set, is said of the workload after its source's About
+	// (the image made of the source: its size, how it was made).
+	About string
+	// DstFormat "qcow2" makes DST a new image the tool writes (qemu-img
+	// convert -O qcow2), DstCompress "zstd" or "zlib" a compressed one
+	// (-c); ImageDst records each run's image size (details.DstSize).
+	DstFormat, DstCompress string
+	ImageDst               bool
 	// Remote is DST as host:path on the sync-ssh workload's other host,
 	// SSH the command line that reaches it, Ringcp the ringcp binary
 	// there (sync.go, syncssh.go).
