@@ -211,6 +211,7 @@ func pushRun(ctx context.Context, cfg config, r syncproto.Remote, ssh syncproto.
 		file.Close()
 		return remoteOutcome{}, err
 	}
+	src.begin()
 	conn, err := syncproto.Dial(ctx, r, ssh)
 	if err != nil {
 		src.Close()
