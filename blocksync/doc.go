@@ -4,7 +4,7 @@
 //
 // # Contract
 //
-// SRC and DST are cut into granules (64 KiB by default, at most 64 KiB,
+// SRC and DST are cut into granules (4 KiB by default, at most 64 KiB,
 // so that a changed 4 KiB costs at most one granule to write); the last
 // one may be shorter. A granule is left alone when DST's bytes equal
 // SRC's; otherwise it is written from SRC, or, when SRC's granule is all

@@ -243,6 +243,11 @@ func (e *File) Name() string { return e.path }
 // Size is the end's size when it was opened (or last truncated).
 func (e *File) Size() int64 { return e.size.Load() }
 
+// Descriptor is the open file the checks were made on, for a reader
+// that must read this very file rather than whatever the name holds by
+// then (copier.EachOptions.SrcFile). It stays e's to close.
+func (e *File) Descriptor() *os.File { return e.f }
+
 // Block says whether the end is a block device.
 func (e *File) Block() bool { return e.block }
 

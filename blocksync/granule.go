@@ -7,12 +7,19 @@ import (
 	"github.com/ringcp/ringcp/internal/zeros"
 )
 
-// Granule sizes. 64 KiB is the default and the most: a changed 4 KiB
-// block then costs at most 64 KiB written, and a qcow2's default cluster
-// (the granule of its dirty bitmaps) is the same size. 512 is the least,
-// a sector.
+// Granule sizes. 4 KiB is the default: the block that filesystems and
+// guests write, so that a changed 4 KiB block costs 4 KiB written, not
+// the 64 KiB granule that holds it (with 1% of the blocks changed at
+// random, a 64 KiB granule wrote 14.8 times the changed bytes). Locally
+// both ends are compared in memory, so the granule costs nothing but the
+// number of writes; across hosts the digest stream grows as the granule
+// shrinks (32 bytes per granule: 0.8% of SRC at 4 KiB, 0.05% at 64 KiB),
+// which is less than the bytes a larger granule sends once more than
+// about one block in two thousand changed at random. 64 KiB is the most
+// (a qcow2's default cluster, the granule of its dirty bitmaps), 512 the
+// least, a sector.
 const (
-	DefaultGranule = 64 << 10
+	DefaultGranule = 4 << 10
 	MaxGranule     = 64 << 10
 	MinGranule     = 512
 )

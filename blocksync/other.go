@@ -4,6 +4,7 @@ package blocksync
 
 import (
 	"errors"
+	"os"
 	"runtime"
 	"syscall"
 )
@@ -38,6 +39,7 @@ func OpenTarget(path string, opt TargetOptions) (*File, error) {
 
 func (e *File) Name() string                             { return "" }
 func (e *File) Size() int64                              { return 0 }
+func (e *File) Descriptor() *os.File                     { return nil }
 func (e *File) Block() bool                              { return false }
 func (e *File) Resizable() bool                          { return false }
 func (e *File) Identity() Identity                       { return Identity{} }

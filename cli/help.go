@@ -66,7 +66,7 @@ Examples:
   ringcp 'nbd+unix:///?socket=/tmp/disk.sock' /dev/vg0/disk  # after: qemu-nbd -r -f qcow2 --socket /tmp/disk.sock disk.qcow2
   ringcp --verify --resume disk.img /dev/sdc --state /var/lib/ringcp/sdc.state
   ringcp --max-rate 100M --ioprio idle --yield /dev/vg0/lv0 /dev/vg1/lv0   # on a busy host
-  ringcp sync disk.img /dev/sdc                  # write only the 64 KiB granules that differ
+  ringcp sync disk.img /dev/sdc                  # write only the 4 KiB granules that differ
   ringcp sync disk.img ssh://backup/srv/disk.img # ringcp sync --serve runs there, over ssh
   ringcp --dirty-bitmap b0 'nbd+unix:///disk?socket=/run/vm.sock' backup.raw  # incremental
 

@@ -157,7 +157,7 @@ var optionFlags = []optionFlag{
 		usage: "with an NBD SRC: copy only what its dirty bitmap NAME marks dirty (qemu-nbd -B NAME, qemu-storage-daemon's bitmaps); a server without it is refused",
 		bind:  func(o *copier.Options) pflag.Value { return nameValue{&o.DirtyBitmap} }},
 	{field: "SyncGranule", name: "granule", placeholder: "SIZE",
-		usage: "ringcp sync: the unit compared and written, a power of two from 4K to 64K (default 64K)",
+		usage: "ringcp sync: the unit compared and written, a power of two from 4K to 64K (default 4K)",
 		bind:  func(o *copier.Options) pflag.Value { return sizeValue[int]{&o.SyncGranule, true} }},
 	{field: "Force", name: "force",
 		usage: "write a DST that is in use (held by LVM/md, opened exclusively, behind a loop device) or a disk image, copy a SRC mounted read-write, create a file in /dev, try a copy that seems not to fit; never a mounted DST",

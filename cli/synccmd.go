@@ -25,7 +25,7 @@ const syncUsage = `usage: ringcp sync [flags] SRC DST
        ringcp sync [flags] SRC ssh://[user@]host[:port]/path
        ringcp sync [flags] ssh://[user@]host[:port]/path DST
 
-Make DST equal to SRC, writing only the granules (64 KiB, --granule) that
+Make DST equal to SRC, writing only the granules (4 KiB, --granule) that
 differ. Both ends are read; granules that are zeros in SRC are punched or
 zeroed in DST; a file DST gets SRC's size, a device DST must hold SRC.
 A sync is in place: one that fails or is stopped leaves DST a mix of old

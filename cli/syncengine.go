@@ -72,7 +72,9 @@ type gathered struct {
 func newEngineSource(ctx context.Context, f *blocksync.File, o copier.EachOptions) (*engineSource, error) {
 	s := &engineSource{File: f, ended: make(chan struct{}), wins: map[int64]*gathered{}}
 	s.cond = sync.NewCond(&s.mu)
-	o.Src, o.Length, o.LengthSet, o.Each = f.Name(), f.Size(), true, s.each
+	// The engine reads the file blocksync opened and checked, not
+	// whatever the name holds by the time it opens it.
+	o.Src, o.SrcFile, o.Length, o.LengthSet, o.Each = f.Name(), f.Descriptor(), f.Size(), true, s.each
 	plan, err := copier.PrepareEach(o)
 	if err != nil {
 		return nil, err
@@ -81,6 +83,12 @@ func newEngineSource(ctx context.Context, f *blocksync.File, o copier.EachOption
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	return s, nil
 }
+
+// begin starts the engine's read, once, if no ReadAt did yet: a push
+// calls it before ssh connects, so that SRC's first windows (eachAhead
+// of them at most) are read while the other host logs in, starts ringcp
+// and opens DST, rather than after.
+func (s *engineSource) begin() { s.start.Do(func() { go s.run() }) }
 
 // run is the engine's read, once.
 func (s *engineSource) run() {
@@ -166,7 +174,7 @@ func (s *engineSource) ready() int {
 // engine's bytes. A byte is handed out once; it is read past SRC's end
 // as a file is (io.EOF).
 func (s *engineSource) ReadAt(p []byte, off int64) (int, error) {
-	s.start.Do(func() { go s.run() })
+	s.begin()
 	size := s.Size()
 	if off >= size {
 		return 0, io.EOF

@@ -136,6 +136,14 @@ func remoteFlagsOK(cfg config, push bool) error {
 		// This host's DST is read and written by syncproto's own
 		// goroutines, not the engine: refused rather than ignored.
 		return usagef("--yield and --ioprio are not supported yet for a sync from an ssh:// SRC (they are to an ssh:// DST)")
+	case !push && (o.BlockSize != 0 || o.QueueDepth != 0 || (o.Engine != "" && o.Engine != copier.EngineAuto) || (o.Direct != "" && o.Direct != copier.DirectAuto)):
+		return usagef("-b, -q, --engine and --direct are not supported for a sync from an ssh:// SRC: this host's DST is read and written by the sync itself, not the engine (they are to an ssh:// DST, whose SRC the engine reads here)")
+	case o.TargetIsZero:
+		return usagef("--target-is-zero does not go with a sync: it reads DST")
+	case o.ExpectChecksum != "" || o.SrcSize != 0:
+		return usagef("--expect-checksum and --size are for a stream SRC; a sync with an ssh:// end reads a file or block device and checks it end to end")
+	case o.Sparse != "" && o.Sparse != copier.SparseAuto:
+		return usagef("--sparse is not supported for a sync with an ssh:// end: granules that are zeros in SRC are always punched or zeroed in DST")
 	}
 	return nil
 }
@@ -203,6 +211,7 @@ func pushRun(ctx context.Context, cfg config, r syncproto.Remote, ssh syncproto.
 		file.Close()
 		return remoteOutcome{}, err
 	}
+	src.begin()
 	conn, err := syncproto.Dial(ctx, r, ssh)
 	if err != nil {
 		src.Close()

@@ -10,9 +10,10 @@ type changedPlan struct {
 	granule    int
 }
 
-// DefaultSyncGranule is blocksync's default: a qcow2 cluster, and the
-// granule of its dirty bitmaps.
-const DefaultSyncGranule = 64 << 10
+// DefaultSyncGranule is blocksync's default: the 4 KiB block guests and
+// filesystems write, so that a sync writes the blocks that changed and
+// not the larger granules around them (see blocksync.DefaultGranule).
+const DefaultSyncGranule = 4 << 10
 
 // SyncReport is what a sync or a restricted copy did beyond a copy's
 // Report.

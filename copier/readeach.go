@@ -1,5 +1,7 @@
 package copier
 
+import "os"
+
 // PrepareEach and EachPlan.Run are the read that a sync across hosts
 // makes of the end on this host (cli's ssh sync): the end is read
 // through the engine as a copy reads SRC (deep O_DIRECT reads, the backend, block size and
@@ -18,6 +20,13 @@ type EachOptions struct {
 	MaxRate int64
 	IOPrio  string
 	Yield   bool
+	// SrcFile, when not nil, is Src as the caller opened and checked it
+	// (a sync's SRC, which blocksync opened and locked): the read is
+	// refused (KindChanged) unless Src still names that file or device,
+	// and every descriptor the read opens is checked to be it, so that a
+	// file swapped in at the name is never read in its place. It stays
+	// the caller's to close, after Run.
+	SrcFile *os.File
 	// Each gets every chunk of the range once: rel from the range's
 	// start, in any order, from one goroutine at a time (the engine's:
 	// a slow Each holds every read back). data is valid only during the

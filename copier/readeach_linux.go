@@ -2,6 +2,9 @@ package copier
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
 	"time"
 
 	"github.com/ringcp/ringcp/engine"
@@ -14,6 +17,10 @@ func PrepareEach(o EachOptions) (*EachPlan, error) {
 	o.Dst, o.DstOffset = "", 0
 	p, err := prepareEach(o)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.pinSrc(o.SrcFile); err != nil {
+		p.Close()
 		return nil, err
 	}
 	return &EachPlan{p: p, each: o.Each, read: o.ReadOptions}, nil
@@ -82,4 +89,27 @@ func prepareEach(o EachOptions) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// pinSrc refuses a read whose SRC is not the file the caller opened and
+// checked (EachOptions.SrcFile). Every descriptor the read opens later
+// is checked to be the object inspected (fileEnd.checkSame); this checks
+// that object is the caller's, which closes the gap between the
+// caller's open and the inspection's, both by name.
+func (p *Plan) pinSrc(f *os.File) error {
+	if f == nil {
+		return nil
+	}
+	fe, ok := p.src.end.(*fileEnd)
+	if !ok {
+		return refuse(KindBadInput, p.src.path, fmt.Sprintf("EachOptions.SrcFile is for a file or block device, not a %s", p.src.what)).on("SrcFile")
+	}
+	if err := fe.checkSame(f); err != nil {
+		var r *RefusedError
+		if errors.As(err, &r) {
+			return r.on("Src")
+		}
+		return refuseErr(KindCheckFailed, p.src.path, "cannot tell whether SRC is the file that was checked", err).on("Src")
+	}
+	return nil
 }

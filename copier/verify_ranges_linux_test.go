@@ -102,7 +102,7 @@ func TestVerifyRangesFindsCorruption(t *testing.T) {
 func TestSyncVerifyFindsCorruption(t *testing.T) {
 	needRootFUSE(t)
 	const size = 3<<20 + 4097
-	const changed = 1<<20 + 64<<10 // the granule that differs
+	const changed = 1<<20 + 64<<10 // the granule that differs (of 64 KiB: the corruptions lie inside it)
 	for _, c := range []struct {
 		direct copier.DirectMode
 		at     int64
@@ -120,7 +120,7 @@ func TestSyncVerifyFindsCorruption(t *testing.T) {
 			writeFile(t, filepath.Join(back, "src"), src)
 			writeFile(t, filepath.Join(back, "dst"), old)
 			fs := faultfs.MountWith(t, back, faultfs.Options{Faults: []faultfs.Fault{{Op: faultfs.OpCorrupt, Offset: c.at, Name: "dst"}}})
-			rep, err := copier.Copy(context.Background(), copier.Options{Src: fs.Path("src"), Dst: fs.Path("dst"), Direct: c.direct, Verify: true, Sync: true})
+			rep, err := copier.Copy(context.Background(), copier.Options{Src: fs.Path("src"), Dst: fs.Path("dst"), Direct: c.direct, Verify: true, Sync: true, SyncGranule: 64 << 10})
 			if !c.bad {
 				if err != nil || rep.Verify == nil || rep.Verify.BadBlocks != 0 || rep.Changed == nil || rep.Changed.GranulesChanged != 1 {
 					t.Fatalf("err %v, verify %+v, changed %+v: want a clean sync of one granule", err, rep.Verify, rep.Changed)

@@ -57,7 +57,7 @@ func TestSyncCommand(t *testing.T) {
 					src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
 					synctest.WriteFile(t, src, c.Src)
 					synctest.WriteDst(t, dst, c)
-					r := cli(t, "sync", "--engine", eng, "--verify", "--json", src, dst)
+					r := cli(t, "sync", "--engine", eng, "--granule", "64K", "--verify", "--json", src, dst)
 					r.want(t, 0)
 					synctest.Same(t, dst, c.Src)
 					j := decodeSync(t, r)
@@ -79,8 +79,8 @@ func TestSyncCommandSummary(t *testing.T) {
 	synctest.WriteFile(t, src, b)
 	b[300_000]++
 	synctest.WriteFile(t, dst, b)
-	cli(t, "sync", src, dst).want(t, 0, "ringcp: synced ", "1 of 17 granules differed")
-	cli(t, "sync", "--granule", "4k", src, dst).want(t, 0, "0 of 257 granules differed")
+	cli(t, "sync", src, dst).want(t, 0, "ringcp: synced ", "1 of 257 granules differed") // 4 KiB by default
+	cli(t, "sync", "--granule", "64k", src, dst).want(t, 0, "0 of 17 granules differed")
 }
 
 // TestSyncCommandLoop: a sync onto a loop device sends it the changed
@@ -100,7 +100,7 @@ func TestSyncCommandLoop(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "src")
 	synctest.WriteFile(t, path, src)
 	before := iocount.Device(t, dev)
-	cli(t, "sync", path, dev).want(t, 0)
+	cli(t, "sync", "--granule", "64K", path, dev).want(t, 0)
 	got := iocount.Device(t, dev).Since(before)
 	synctest.Same(t, dev, append(append([]byte(nil), src...), old[len(src):]...))
 	// The first granule, the last (partial, its tail written buffered
@@ -197,7 +197,7 @@ func TestSyncOverSSH(t *testing.T) {
 					if dir2 == "pull" {
 						a, b = remote(src), dst
 					}
-					r := ringcp(t, "sync", "--ssh", sshFlag, "--remote-ringcp", bin, "--json", a, b)
+					r := ringcp(t, "sync", "--ssh", sshFlag, "--remote-ringcp", bin, "--granule", "64K", "--json", a, b)
 					if r.code != 0 {
 						t.Fatalf("exit %d:\n%s", r.code, r.stderr)
 					}

@@ -22,15 +22,17 @@ func Push(ctx context.Context, conn io.ReadWriteCloser, src blocksync.Source, pa
 		return Result{}, err
 	}
 	defer c.close()
-	w, err := c.handshake(ctx, roleTarget, path, src)
+	// SRC's size goes right behind the hello, so that the peer starts
+	// reading DST as soon as it has answered, a round trip sooner than
+	// were the start frame sent after the welcome. It is safe before the
+	// welcome is checked: the peer only reads DST until data frames come,
+	// and none comes before the checks passed.
+	w, err := c.handshake(ctx, roleTarget, path, src, encodeCount(src.Size()))
 	if err != nil {
 		c.close() // first: a peer that is not reading holds the writer's lock
 		return c.s.result(blocksync.Stats{}), err
 	}
 	c.s.setSize(src.Size())
-	if err := c.s.fw.write(tStart, encodeCount(src.Size())); err != nil {
-		return c.s.result(blocksync.Stats{}), err
-	}
 	st, err := runSource(ctx, c.s, src)
 	r := c.s.result(st)
 	r.Created = w.created
@@ -47,7 +49,7 @@ func Pull(ctx context.Context, conn io.ReadWriteCloser, path string, dst blocksy
 		return Result{}, err
 	}
 	defer c.close()
-	if _, err := c.handshake(ctx, roleSource, path, dst); err != nil {
+	if _, err := c.handshake(ctx, roleSource, path, dst, nil); err != nil {
 		// First: the serving source writes its start at once, and the
 		// error frame waits behind it on a transport without a buffer,
 		// holding the writer's lock that result takes.
@@ -92,9 +94,10 @@ func (c *client) close() {
 	c.s.stop()
 }
 
-// handshake says hello, reads the welcome, and refuses a peer whose end
-// is local's own bytes (ssh to this very host).
-func (c *client) handshake(ctx context.Context, r role, path string, local blocksync.Source) (welcome, error) {
+// handshake says hello (and sends start's payload, when not nil, right
+// behind it), reads the welcome, and refuses a peer whose end is local's
+// own bytes (ssh to this very host).
+func (c *client) handshake(ctx context.Context, r role, path string, local blocksync.Source, start []byte) (welcome, error) {
 	s := c.s
 	h := hello{version: Version, role: r, create: s.opt.Create, force: s.opt.Force, verify: s.opt.Verify, granule: uint32(s.opt.Granule), path: path,
 		rawSrc: s.opt.RawSrc, rawDst: s.opt.RawDst}
@@ -107,7 +110,11 @@ func (c *client) handshake(ctx context.Context, r role, path string, local block
 			h.speeds[a] = blocksync.Speed(a)
 		}
 	}
-	if err := s.fw.write(tHello, h.encode()); err != nil {
+	frames := []outFrame{{tHello, [][]byte{h.encode()}}}
+	if start != nil {
+		frames = append(frames, outFrame{tStart, [][]byte{start}})
+	}
+	if err := s.fw.writeFrames(frames...); err != nil {
 		return welcome{}, err
 	}
 	p, err := s.expect(ctx, tWelcome)

@@ -139,36 +139,66 @@ func newFrameWriter(w io.Writer) *frameWriter {
 // write sends a frame of type t whose payload is the concatenation of
 // parts, and flushes it.
 func (fw *frameWriter) write(t frameType, parts ...[]byte) error {
-	n := 0
-	for _, p := range parts {
-		n += len(p)
+	return fw.writeFrames(outFrame{t, parts})
+}
+
+// outFrame is a frame to write: its type, and its payload in parts.
+type outFrame struct {
+	t     frameType
+	parts [][]byte
+}
+
+// writeFrames sends frames in order and flushes them once, in one write
+// when they fit the buffer: over a transport without a buffer of its own
+// (a pipe), the peer's first read then takes them all, so a peer that
+// answers the first (with an error) before it reads the second does not
+// leave this writer blocked on it.
+func (fw *frameWriter) writeFrames(frames ...outFrame) error {
+	total := 0
+	for _, f := range frames {
+		n := 0
+		for _, p := range f.parts {
+			n += len(p)
+		}
+		if n > maxPayload[f.t] {
+			return fmt.Errorf("syncproto: a %v frame of %d bytes, more than its %d", f.t, n, maxPayload[f.t])
+		}
+		total += headerLen + n + trailerLen
 	}
-	if n > maxPayload[t] {
-		return fmt.Errorf("syncproto: a %v frame of %d bytes, more than its %d", t, n, maxPayload[t])
-	}
-	var h [headerLen]byte
-	h[0] = byte(t)
-	binary.BigEndian.PutUint32(h[4:], uint32(n))
-	crc := crc32.Update(0, castagnoli, h[:])
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
 	if fw.err != nil {
 		return fw.err
 	}
+	for _, f := range frames {
+		fw.put(f)
+	}
+	if err := fw.w.Flush(); err != nil {
+		fw.err = err
+		return err
+	}
+	fw.written += int64(total)
+	return nil
+}
+
+// put buffers one frame, whose size was checked; fw.mu is held.
+func (fw *frameWriter) put(f outFrame) {
+	n := 0
+	for _, p := range f.parts {
+		n += len(p)
+	}
+	var h [headerLen]byte
+	h[0] = byte(f.t)
+	binary.BigEndian.PutUint32(h[4:], uint32(n))
+	crc := crc32.Update(0, castagnoli, h[:])
 	fw.w.Write(h[:])
-	for _, p := range parts {
+	for _, p := range f.parts {
 		crc = crc32.Update(crc, castagnoli, p)
 		fw.w.Write(p)
 	}
 	var tr [trailerLen]byte
 	binary.BigEndian.PutUint32(tr[:], crc)
 	fw.w.Write(tr[:])
-	if err := fw.w.Flush(); err != nil {
-		fw.err = err
-		return err
-	}
-	fw.written += int64(headerLen + n + trailerLen)
-	return nil
 }
 
 // sent is how many bytes went out.

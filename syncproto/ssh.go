@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -76,8 +77,8 @@ func shellQuote(s string) string {
 type Conn struct {
 	name   string
 	cmd    *exec.Cmd
-	w      io.WriteCloser
-	r      io.ReadCloser
+	w      *os.File // ssh's stdin
+	r      *os.File // ssh's stdout
 	stderr *tail
 	exited chan struct{} // closed once ssh exited
 	err    error         // Wait's, once exited is closed
@@ -93,16 +94,31 @@ func Dial(ctx context.Context, r Remote, s SSH) (*Conn, error) {
 	cmd.SysProcAttr = sshAttr()
 	c := &Conn{name: r.Name(), cmd: cmd, stderr: &tail{}, exited: make(chan struct{})}
 	cmd.Stderr = c.stderr
-	var err error
-	if c.w, err = cmd.StdinPipe(); err != nil {
+	// Pipes of our own, not StdinPipe and StdoutPipe: Wait closes those
+	// as soon as ssh exits, and a Read that came after it (ssh refused
+	// the login and exited before the handshake read its stdout) failed
+	// with "read |0: file already closed" instead of reading EOF and
+	// saying why ssh ended. Ours stay open until Close.
+	stdin, w, err := os.Pipe()
+	if err != nil {
 		return nil, err
 	}
-	if c.r, err = cmd.StdoutPipe(); err != nil {
+	rd, stdout, err := os.Pipe()
+	if err != nil {
+		stdin.Close()
+		w.Close()
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdin, cmd.Stdout = stdin, stdout
+	err = cmd.Start()
+	stdin.Close() // ssh's ends: its copies are its own now
+	stdout.Close()
+	if err != nil {
+		w.Close()
+		rd.Close()
 		return nil, fmt.Errorf("start %s: %w", args[0], err)
 	}
+	c.w, c.r = w, rd
 	go func() {
 		c.err = cmd.Wait()
 		close(c.exited)
@@ -153,6 +169,9 @@ func (c *Conn) Close() error {
 				<-c.exited
 			}
 		}
+		// Last, so that a read still waiting ends even when a process
+		// ssh started (a ProxyCommand) still holds its stdout.
+		c.r.Close()
 	})
 	return nil
 }

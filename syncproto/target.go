@@ -24,7 +24,8 @@ import (
 // folds SRC's digests the same way. Equal Wholes mean equal content.
 
 // maxAhead is how many granules' digests the target may send beyond the
-// last acknowledged one: 4 GiB of 64 KiB granules, 2 MiB of digests.
+// last acknowledged one: 256 MiB of DST in 4 KiB granules, 4 GiB in 64
+// KiB ones, 2 MiB of digests either way.
 const maxAhead = 1 << 16
 
 type target struct {
