@@ -10,6 +10,7 @@ import (
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/expectsum"
 	"github.com/ringcp/ringcp/guard"
+	"github.com/ringcp/ringcp/httpobj"
 	"github.com/ringcp/ringcp/unpack"
 )
 
@@ -203,13 +204,9 @@ func withUser(raw, user, password string) string {
 	return u.String()
 }
 
-// redactedSrc is the image's URL without a password.
-func redactedSrc(raw string) string {
-	if u, err := url.Parse(raw); err == nil {
-		return u.Redacted()
-	}
-	return "the image"
-}
+// redactedSrc is the image's URL as the log and the termination message
+// may show it: no password, no signature or token of a presigned URL.
+func redactedSrc(raw string) string { return httpobj.RedactOperand(raw) }
 
 // setS3Keys gives the S3 kind the import's keys, and only them: the
 // environment is the kind's first source of credentials, and a shared
