@@ -182,7 +182,8 @@ func (im *importer) run() cdi.Outcome {
 
 // refuseUnchecked refuses a checksum ringcp cannot check: CDI takes
 // sha1, ringcp's --expect-checksum does not. An import whose checksum is
-// not checked must not claim it was.
+// not checked must not claim it was. (A qcow2 or vmdk image's checksum
+// is refused once the image is known: sniffed.refusal.)
 func refuseUnchecked(cfg *cdi.Config) error {
 	if cfg.Checksum != nil && cfg.Checksum.Algo == "sha1" {
 		return &cdi.Refusal{Name: cdi.EnvChecksum, Value: cfg.Checksum.String(), Unserved: true,

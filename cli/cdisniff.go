@@ -100,6 +100,13 @@ func (s sniffed) refusal(t *cdi.Transfer) error {
 	case s.container != "qcow2" && s.container != "vmdk":
 		return unserved(fmt.Sprintf("ringcp converts qcow2 and sparse vmdk images to raw, not %s (%s)", s.container, s.where))
 	}
+	if t.Checksum != "" && s.container != "" && s.container != "luks" {
+		// Its clusters are read at their offsets, never the file
+		// whole in order: its digest is not known at the end. CDI
+		// downloads it to scratch space whole, and checks it there.
+		return &cdi.Refusal{Name: cdi.EnvChecksum, Value: t.Checksum, Unserved: true,
+			Reason: fmt.Sprintf("ringcp checks the digest of raw and compressed images, not of a %s image, whose clusters it reads at their offsets", s.container)}
+	}
 	if s.backing != "" {
 		// CDI's words (its image validation).
 		return &cdi.Refusal{Name: "Image", Reason: redactedSrc(t.SrcURL) + " is invalid because it has backing file " + s.backing}
