@@ -46,6 +46,13 @@ func (j *importJob) copy() cdi.Outcome {
 	if j.held, err = readyVolume(j.vol, j.t); err != nil {
 		return cdi.Outcome{Err: err}
 	}
+	if j.look.virtual >= 0 {
+		// CDI's size check, in CDI's words, before copier's own (which
+		// CDI's controller would not read as a volume too small).
+		if _, err := j.targetSize(j.look.virtual); err != nil {
+			return cdi.Outcome{Err: err}
+		}
+	}
 	o := j.options(web)
 	plan, err := j.prepare(&o)
 	if err != nil {
@@ -66,7 +73,8 @@ func (j *importJob) copy() cdi.Outcome {
 		// Sized where it ended: too large for the volume, it failed
 		// with ENOSPC; CDI's size rule still grows it.
 		if target, err = j.targetSize(rep.Length); err != nil {
-			return cdi.Outcome{Err: err, Details: j.details(rep, target)}
+			// Not a refusal (exit 2) any more: the volume was written.
+			return cdi.Outcome{Err: errors.New(err.Error()), Details: j.details(rep, target)}
 		}
 	}
 	if err := j.checkWritten(rep); err != nil {
