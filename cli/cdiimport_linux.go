@@ -54,6 +54,15 @@ func (j *importJob) copy() cdi.Outcome {
 		}
 	}
 	o := j.options(web)
+	if !o.Resume && j.t.StatePath != "" {
+		// An earlier run's resume state and partial file (its image was
+		// resumable, this one is not: compressed now, or a checksum
+		// asked) are of no use: left, they would take the space the
+		// image needs, which readyVolume counted as free again.
+		if err := dropResume(j.vol, j.t); err != nil {
+			return cdi.Outcome{Err: err}
+		}
+	}
 	plan, err := j.prepare(&o)
 	if err != nil {
 		return cdi.Outcome{Err: err}
@@ -65,7 +74,7 @@ func (j *importJob) copy() cdi.Outcome {
 			return cdi.Outcome{Err: err}
 		}
 	}
-	rep, err := plan.Run(j.ctx)
+	rep, err := j.run(plan, &o)
 	if err != nil {
 		return cdi.Outcome{Err: j.copyFailed(rep, err), Details: j.details(rep, target)}
 	}
@@ -103,7 +112,12 @@ func (j *importJob) options(web copier.WebOptions) copier.Options {
 	// the earlier part again, so an import with one starts over.
 	o.Resume = j.t.Resume && j.look.resumable() && j.t.Checksum == ""
 	if o.Resume {
-		o.StatePath = j.t.StatePath
+		// The server's ETag or Last-Modified is no proof: nginx's is
+		// the file's mtime and size, the same for another image
+		// published with both (a reproducible build's). What an
+		// earlier run copied is compared with the image before the
+		// rest is copied after it; CDI never resumes, so never mixes.
+		o.StatePath, o.ResumeProve = j.t.StatePath, true
 	}
 	o.OnProgress = j.progress
 	return o
@@ -129,6 +143,28 @@ func (j *importJob) prepare(o *copier.Options) (*copier.Plan, error) {
 		return nil, err
 	}
 	return unlessStopped(j.ctx, j.sig, func() (*copier.Plan, error) { return copier.Prepare(*o) })
+}
+
+// run runs the plan. A resumed copy whose earlier part is not the image
+// now (the object replaced under the same ETag, the volume written
+// since) is refused before it writes; the import then starts over, as
+// prepare does for a state of another import: a restart must not fail
+// for ever on it.
+func (j *importJob) run(plan *copier.Plan, o *copier.Options) (copier.Report, error) {
+	rep, err := plan.Run(j.ctx)
+	var r *copier.RefusedError
+	if err == nil || !o.Resume || !errors.As(err, &r) || r.Kind != copier.KindChanged || j.ctx.Err() != nil {
+		return rep, err
+	}
+	j.logf("what an earlier run copied is not of this image (%s): starting over", message(err))
+	if err := dropResume(j.vol, j.t); err != nil {
+		return rep, err
+	}
+	again, err := unlessStopped(j.ctx, j.sig, func() (*copier.Plan, error) { return copier.Prepare(*o) })
+	if err != nil {
+		return rep, err
+	}
+	return again.Run(j.ctx)
 }
 
 // targetSize is CDI's size decision for an image of virtual bytes,

@@ -195,6 +195,9 @@ func (j *importJob) blank() cdi.Outcome {
 	if _, err := readyVolume(j.vol, j.t); err != nil {
 		return cdi.Outcome{Err: err}
 	}
+	if err := dropResume(j.vol, j.t); err != nil { // an earlier import's, of no use to a blank disk
+		return cdi.Outcome{Err: err}
+	}
 	if j.vol.Mode == cdi.Filesystem {
 		err := sizeImage(j.vol.Path, size, j.t.Preallocate, j.t.FileMode, true)
 		return cdi.Outcome{Err: err, PreallocationApplied: j.t.Preallocate, Details: details}
