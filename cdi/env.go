@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/ringcp/ringcp/httpobj"
 )
 
 // The environment CDI's controller gives the importer container
@@ -284,14 +286,17 @@ func urlErrText(err error) string {
 	return err.Error()
 }
 
-// redactURL hides a password written in a URL.
+// redactURL is an endpoint as a refusal may show it: no user info, and
+// no value of a query parameter that may be a credential (a presigned
+// URL's signature, a token), whatever its scheme; an unparsable one by
+// its scheme alone.
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
-		if i := strings.Index(raw, "@"); i >= 0 {
-			return "…" + raw[i:]
+		if scheme, _, ok := strings.Cut(raw, "://"); ok && !strings.ContainsAny(scheme, "@/?#") {
+			return scheme + "://(unparsable URL)"
 		}
-		return raw
+		return "(unparsable URL)"
 	}
-	return u.Redacted()
+	return httpobj.Redact(u)
 }

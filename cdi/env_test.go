@@ -175,4 +175,20 @@ func TestRefusalWords(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("a password in a refusal: %v", err)
 	}
+	// A presigned URL's signature and a token are credentials too,
+	// whatever the scheme, and in a URL that does not parse.
+	for _, env := range []string{
+		"IMPORTER_ENDPOINT=ftp://host/x?X-Amz-Signature=hunter2&token=hunter2",
+		"IMPORTER_ENDPOINT=http://host/x%zz?X-Amz-Signature=hunter2",
+		"IMPORTER_ENDPOINT=host/x?sig=hunter2",
+	} {
+		_, err = Parse(podEnv(env))
+		if err == nil || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%s: a credential in a refusal: %v", env, err)
+		}
+	}
+	_, err = Parse(podEnv("IMPORTER_SOURCE=s3", "IMPORTER_ENDPOINT=https://s3.example/bucket-only?X-Amz-Signature=hunter2"))
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("a credential in an S3 refusal: %v", err)
+	}
 }

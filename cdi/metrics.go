@@ -76,9 +76,10 @@ func StartMetrics(addr, ownerUID string) (*Metrics, error) {
 // Addr is the address listened on (its port chosen when addr's was 0).
 func (m *Metrics) Addr() string { return m.listener.Addr().String() }
 
-// SetProgress shows done of total bytes as a percentage.
+// SetProgress shows done of total bytes as a percentage. A nil m (no
+// endpoint could be started) shows nothing, as do its other methods.
 func (m *Metrics) SetProgress(done, total int64) {
-	if total <= 0 {
+	if m == nil || total <= 0 {
 		return
 	}
 	m.SetPercent(100 * float64(done) / float64(total))
@@ -90,7 +91,7 @@ func (m *Metrics) SetProgress(done, total int64) {
 // and which keeps the value out of the exponent form (1e-05) whose "1"
 // the controller's expression would read as 1%.
 func (m *Metrics) SetPercent(p float64) {
-	if math.IsNaN(p) {
+	if m == nil || math.IsNaN(p) {
 		return
 	}
 	p = math.Floor(min(max(p, 0), 100)*100) / 100
@@ -119,6 +120,9 @@ func (m *Metrics) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 // Close stops serving: the requests being answered end first, within
 // ctx.
 func (m *Metrics) Close(ctx context.Context) error {
+	if m == nil {
+		return nil
+	}
 	err := m.server.Shutdown(ctx)
 	if served := <-m.served; !errors.Is(served, http.ErrServerClosed) && err == nil {
 		err = served

@@ -150,7 +150,7 @@ var awsHost = regexp.MustCompile(`s3\.(.+)\.amazonaws\.com`)
 func (c *Config) mapS3(t *Transfer) error {
 	bucket, key, err := s3BucketKey(c.Endpoint)
 	if err != nil {
-		return refuse(EnvEndpoint, c.Endpoint.Redacted(), err.Error())
+		return refuse(EnvEndpoint, redactURL(c.Endpoint.String()), err.Error())
 	}
 	t.SrcURL = "s3://" + bucket + "/" + key
 	region := strings.Split(c.Endpoint.Host, ".")[0]

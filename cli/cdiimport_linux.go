@@ -10,6 +10,7 @@ import (
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/expectsum"
 	"github.com/ringcp/ringcp/guard"
+	"github.com/ringcp/ringcp/httpobj"
 	"github.com/ringcp/ringcp/unpack"
 )
 
@@ -45,7 +46,23 @@ func (j *importJob) copy() cdi.Outcome {
 	if j.held, err = readyVolume(j.vol, j.t); err != nil {
 		return cdi.Outcome{Err: err}
 	}
+	if j.look.virtual >= 0 {
+		// CDI's size check, in CDI's words, before copier's own (which
+		// CDI's controller would not read as a volume too small).
+		if _, err := j.targetSize(j.look.virtual); err != nil {
+			return cdi.Outcome{Err: err}
+		}
+	}
 	o := j.options(web)
+	if !o.Resume && j.t.StatePath != "" {
+		// An earlier run's resume state and partial file (its image was
+		// resumable, this one is not: compressed now, or a checksum
+		// asked) are of no use: left, they would take the space the
+		// image needs, which readyVolume counted as free again.
+		if err := dropResume(j.vol, j.t); err != nil {
+			return cdi.Outcome{Err: err}
+		}
+	}
 	plan, err := j.prepare(&o)
 	if err != nil {
 		return cdi.Outcome{Err: err}
@@ -57,7 +74,7 @@ func (j *importJob) copy() cdi.Outcome {
 			return cdi.Outcome{Err: err}
 		}
 	}
-	rep, err := plan.Run(j.ctx)
+	rep, err := j.run(plan, &o)
 	if err != nil {
 		return cdi.Outcome{Err: j.copyFailed(rep, err), Details: j.details(rep, target)}
 	}
@@ -65,7 +82,8 @@ func (j *importJob) copy() cdi.Outcome {
 		// Sized where it ended: too large for the volume, it failed
 		// with ENOSPC; CDI's size rule still grows it.
 		if target, err = j.targetSize(rep.Length); err != nil {
-			return cdi.Outcome{Err: err, Details: j.details(rep, target)}
+			// Not a refusal (exit 2) any more: the volume was written.
+			return cdi.Outcome{Err: errors.New(err.Error()), Details: j.details(rep, target)}
 		}
 	}
 	if err := j.checkWritten(rep); err != nil {
@@ -94,7 +112,12 @@ func (j *importJob) options(web copier.WebOptions) copier.Options {
 	// the earlier part again, so an import with one starts over.
 	o.Resume = j.t.Resume && j.look.resumable() && j.t.Checksum == ""
 	if o.Resume {
-		o.StatePath = j.t.StatePath
+		// The server's ETag or Last-Modified is no proof: nginx's is
+		// the file's mtime and size, the same for another image
+		// published with both (a reproducible build's). What an
+		// earlier run copied is compared with the image before the
+		// rest is copied after it; CDI never resumes, so never mixes.
+		o.StatePath, o.ResumeProve = j.t.StatePath, true
 	}
 	o.OnProgress = j.progress
 	return o
@@ -120,6 +143,28 @@ func (j *importJob) prepare(o *copier.Options) (*copier.Plan, error) {
 		return nil, err
 	}
 	return unlessStopped(j.ctx, j.sig, func() (*copier.Plan, error) { return copier.Prepare(*o) })
+}
+
+// run runs the plan. A resumed copy whose earlier part is not the image
+// now (the object replaced under the same ETag, the volume written
+// since) is refused before it writes; the import then starts over, as
+// prepare does for a state of another import: a restart must not fail
+// for ever on it.
+func (j *importJob) run(plan *copier.Plan, o *copier.Options) (copier.Report, error) {
+	rep, err := plan.Run(j.ctx)
+	var r *copier.RefusedError
+	if err == nil || !o.Resume || !errors.As(err, &r) || r.Kind != copier.KindChanged || j.ctx.Err() != nil {
+		return rep, err
+	}
+	j.logf("what an earlier run copied is not of this image (%s): starting over", message(err))
+	if err := dropResume(j.vol, j.t); err != nil {
+		return rep, err
+	}
+	again, err := unlessStopped(j.ctx, j.sig, func() (*copier.Plan, error) { return copier.Prepare(*o) })
+	if err != nil {
+		return rep, err
+	}
+	return again.Run(j.ctx)
 }
 
 // targetSize is CDI's size decision for an image of virtual bytes,
@@ -203,13 +248,9 @@ func withUser(raw, user, password string) string {
 	return u.String()
 }
 
-// redactedSrc is the image's URL without a password.
-func redactedSrc(raw string) string {
-	if u, err := url.Parse(raw); err == nil {
-		return u.Redacted()
-	}
-	return "the image"
-}
+// redactedSrc is the image's URL as the log and the termination message
+// may show it: no password, no signature or token of a presigned URL.
+func redactedSrc(raw string) string { return httpobj.RedactOperand(raw) }
 
 // setS3Keys gives the S3 kind the import's keys, and only them: the
 // environment is the kind's first source of credentials, and a shared

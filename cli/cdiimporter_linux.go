@@ -144,7 +144,10 @@ func (im *importer) run() cdi.Outcome {
 	}
 	metrics, err := cdi.StartMetrics(im.paths.MetricsAddr, cfg.OwnerUID)
 	if err != nil {
-		return cdi.Outcome{Err: fmt.Errorf("the progress endpoint on %s: %w", im.paths.MetricsAddr, err)}
+		// CDI's importer serves its progress from a goroutine that
+		// gives up quietly and imports all the same: an import must
+		// not fail, and be retried for ever, for its progress display.
+		im.logf("no progress endpoint on %s (%v): importing without one", im.paths.MetricsAddr, err)
 	}
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -179,7 +182,8 @@ func (im *importer) run() cdi.Outcome {
 
 // refuseUnchecked refuses a checksum ringcp cannot check: CDI takes
 // sha1, ringcp's --expect-checksum does not. An import whose checksum is
-// not checked must not claim it was.
+// not checked must not claim it was. (A qcow2 or vmdk image's checksum
+// is refused once the image is known: sniffed.refusal.)
 func refuseUnchecked(cfg *cdi.Config) error {
 	if cfg.Checksum != nil && cfg.Checksum.Algo == "sha1" {
 		return &cdi.Refusal{Name: cdi.EnvChecksum, Value: cfg.Checksum.String(), Unserved: true,

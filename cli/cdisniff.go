@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 
 	"github.com/ringcp/ringcp/cdi"
@@ -36,6 +37,13 @@ type sniffed struct {
 	// copy (raw with a size, xz read at offsets, a qcow2 image).
 	objectSize int64
 	sized      bool
+	// virtual is the disk's size as the image says it before the copy
+	// (raw bytes of a known size, a qcow2 or sparse vmdk header, an xz
+	// index), -1 when it does not.
+	virtual int64
+	// pinned: the server names the object's version (an ETag or a
+	// Last-Modified), which a resume state needs to know it again.
+	pinned bool
 	// backing is the backing file a qcow2 image names, "" for none:
 	// CDI refuses such an image (its qemu-img info check), and so does
 	// the import, though copier would follow a name beside its URL.
@@ -73,9 +81,12 @@ func (s sniffed) srcFormat() string {
 // resumable: an image read at offsets (raw bytes of a known size, a
 // qcow2 or sparse vmdk image, whose resume state names the image: copier
 // follows no backing file of an image at a URL under Options.Resume) is
-// resumed; a compressed stream is decoded from its start again.
+// resumed when its server names its version; a compressed stream is
+// decoded from its start again, and an object of a server that sends
+// neither ETag nor Last-Modified (which CDI's importer imports) is
+// imported from its start each time.
 func (s sniffed) resumable() bool {
-	return s.compression == unpack.Raw && s.sized
+	return s.compression == unpack.Raw && s.sized && s.pinned
 }
 
 // sparseVmdk is guard's word for the vmdk kinds copier reads
@@ -99,6 +110,13 @@ func (s sniffed) refusal(t *cdi.Transfer) error {
 		return unserved(fmt.Sprintf("ringcp converts sparse vmdk images (monolithicSparse, streamOptimized) to raw, not a vmdk %s", s.where))
 	case s.container != "qcow2" && s.container != "vmdk":
 		return unserved(fmt.Sprintf("ringcp converts qcow2 and sparse vmdk images to raw, not %s (%s)", s.container, s.where))
+	}
+	if t.Checksum != "" && s.container != "" && s.container != "luks" {
+		// Its clusters are read at their offsets, never the file
+		// whole in order: its digest is not known at the end. CDI
+		// downloads it to scratch space whole, and checks it there.
+		return &cdi.Refusal{Name: cdi.EnvChecksum, Value: t.Checksum, Unserved: true,
+			Reason: fmt.Sprintf("ringcp checks the digest of raw and compressed images, not of a %s image, whose clusters it reads at their offsets", s.container)}
 	}
 	if s.backing != "" {
 		// CDI's words (its image validation).
@@ -124,7 +142,7 @@ func sniff(ctx context.Context, t *cdi.Transfer, w copier.WebOptions) (sniffed, 
 		return sniffed{}, &cdi.Refusal{Name: cdi.EnvEndpoint, Reason: "cannot be opened: " + err.Error()}
 	}
 	defer obj.Close()
-	s := sniffed{objectSize: obj.Size()}
+	s := sniffed{objectSize: obj.Size(), pinned: obj.Pinned(), virtual: -1}
 	var head, foot []byte
 	if obj.Ranges() && obj.Size() >= 0 {
 		head, foot, err = readEnds(obj)
@@ -143,6 +161,9 @@ func sniff(ctx context.Context, t *cdi.Transfer, w copier.WebOptions) (sniffed, 
 		if s.container == "qcow2" {
 			s.backing = qcow2Backing(head)
 		}
+		if s.sized {
+			s.virtual = virtualSize(s.container, head, obj.Size())
+		}
 		return s, nil
 	}
 	inner, err := readInner(obj)
@@ -151,10 +172,30 @@ func sniff(ctx context.Context, t *cdi.Transfer, w copier.WebOptions) (sniffed, 
 	}
 	s.container, s.where = guard.ImageFormatOf(inner, nil)
 	if s.compression == unpack.Xz && obj.Ranges() && obj.Size() > 0 {
-		_, err := unpack.XzSize(obj, obj.Size())
-		s.sized = err == nil
+		size, err := unpack.XzSize(obj, obj.Size())
+		if s.sized = err == nil; s.sized && s.container == "" {
+			s.virtual = size
+		}
 	}
 	return s, nil
+}
+
+// virtualSize is the disk's size as an image's first bytes say it: a raw
+// image's own size, a qcow2 header's size, a sparse vmdk header's
+// capacity; -1 for another container. A size past 2^63-1 is 2^63-1
+// (too large for any volume).
+func virtualSize(container string, head []byte, objectSize int64) int64 {
+	clamp := func(n uint64) int64 { return int64(min(n, math.MaxInt64)) }
+	switch {
+	case container == "" || container == "luks":
+		return objectSize
+	case container == "qcow2" && len(head) >= 32:
+		return clamp(binary.BigEndian.Uint64(head[24:32]))
+	case container == "vmdk" && len(head) >= 20 && string(head[:4]) == "KDMV":
+		sectors := binary.LittleEndian.Uint64(head[12:20])
+		return clamp(min(sectors, math.MaxInt64/512) * 512)
+	}
+	return -1
 }
 
 // qcow2Backing is the backing file name a qcow2 header names (its

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/binary"
+	"math"
 	"strings"
 	"testing"
 
@@ -23,14 +24,15 @@ func TestSniffedDecisions(t *testing.T) {
 		refuseOn  []*cdi.Transfer
 		says      string
 	}{
-		{"raw", sniffed{compression: unpack.Raw, objectSize: 10, sized: true}, copier.SrcFormatRaw, true, nil, ""},
+		{"raw", sniffed{compression: unpack.Raw, objectSize: 10, sized: true, pinned: true}, copier.SrcFormatRaw, true, nil, ""},
+		{"raw of an unpinned object", sniffed{compression: unpack.Raw, objectSize: 10, sized: true}, copier.SrcFormatRaw, false, nil, ""},
 		{"raw of no size", sniffed{compression: unpack.Raw, objectSize: -1}, copier.SrcFormatRaw, false, []*cdi.Transfer{block}, "size"},
-		{"luks", sniffed{compression: unpack.Raw, container: "luks", sized: true}, copier.SrcFormatRaw, true, nil, ""},
-		{"qcow2", sniffed{compression: unpack.Raw, container: "qcow2", sized: true}, copier.FormatQcow2, true, nil, ""},
+		{"luks", sniffed{compression: unpack.Raw, container: "luks", sized: true, pinned: true}, copier.SrcFormatRaw, true, nil, ""},
+		{"qcow2", sniffed{compression: unpack.Raw, container: "qcow2", sized: true, pinned: true}, copier.FormatQcow2, true, nil, ""},
 		{"xz", sniffed{compression: unpack.Xz, sized: true}, "xz", false, nil, ""},
 		{"gzip", sniffed{compression: unpack.Gzip}, "gzip", false, []*cdi.Transfer{block}, "size"},
 		{"xz qcow2", sniffed{compression: unpack.Xz, container: "qcow2", sized: true}, copier.FormatQcow2, false, []*cdi.Transfer{file, block}, "only uncompressed"},
-		{"sparse vmdk", sniffed{compression: unpack.Raw, container: "vmdk", where: sparseVmdk, sized: true}, copier.FormatVmdk, true, nil, ""},
+		{"sparse vmdk", sniffed{compression: unpack.Raw, container: "vmdk", where: sparseVmdk, sized: true, pinned: true}, copier.FormatVmdk, true, nil, ""},
 		{"vmdk descriptor", sniffed{compression: unpack.Raw, container: "vmdk", where: "descriptor file", sized: true}, copier.FormatVmdk, true, []*cdi.Transfer{file, block}, "not a vmdk descriptor file"},
 		{"gzip vmdk", sniffed{compression: unpack.Gzip, container: "vmdk", where: sparseVmdk}, "gzip", false, []*cdi.Transfer{file, block}, "only uncompressed"},
 		{"vhdx", sniffed{compression: unpack.Raw, container: "vhdx", where: "vhdx", sized: true}, copier.SrcFormatRaw, true, []*cdi.Transfer{file, block}, "not vhdx"},
@@ -57,6 +59,48 @@ func TestSniffedDecisions(t *testing.T) {
 			case !refused && err != nil:
 				t.Errorf("%s onto block %v: refused: %v", c.name, tr.Block, err)
 			}
+		}
+	}
+}
+
+// TestChecksumOfContainers: a checksum of a qcow2 or vmdk image is
+// refused (its file is never read whole), of raw bytes (luks included)
+// it is not.
+func TestChecksumOfContainers(t *testing.T) {
+	sum := &cdi.Transfer{Checksum: "sha256:" + strings.Repeat("a", 64)}
+	for _, c := range []struct {
+		container string
+		refused   bool
+	}{{"", false}, {"luks", false}, {"qcow2", true}, {"vmdk", true}} {
+		s := sniffed{compression: unpack.Raw, container: c.container, where: sparseVmdk, sized: true}
+		err := s.refusal(sum)
+		if refused := err != nil && cdi.IsUnserved(err) && strings.Contains(err.Error(), cdi.EnvChecksum); refused != c.refused {
+			t.Errorf("%q: %v", c.container, err)
+		}
+	}
+}
+
+// TestVirtualSize: the disk's size before the copy, as the image's
+// first bytes say it.
+func TestVirtualSize(t *testing.T) {
+	qcow := make([]byte, 72)
+	copy(qcow, "QFI\xfb")
+	binary.BigEndian.PutUint64(qcow[24:], 5<<30)
+	huge := append([]byte(nil), qcow...)
+	binary.BigEndian.PutUint64(huge[24:], 1<<63+5)
+	vmdk := make([]byte, 512)
+	copy(vmdk, "KDMV")
+	binary.LittleEndian.PutUint64(vmdk[12:], 2048)
+	for _, c := range []struct {
+		container string
+		head      []byte
+		want      int64
+	}{
+		{"", nil, 77}, {"luks", nil, 77}, {"qcow2", qcow, 5 << 30}, {"qcow2", huge, math.MaxInt64},
+		{"vmdk", vmdk, 1 << 20}, {"vhdx", qcow, -1}, {"qcow2", qcow[:20], -1},
+	} {
+		if got := virtualSize(c.container, c.head, 77); got != c.want {
+			t.Errorf("%s (%d bytes): %d, want %d", c.container, len(c.head), got, c.want)
 		}
 	}
 }

@@ -195,6 +195,9 @@ func (j *importJob) blank() cdi.Outcome {
 	if _, err := readyVolume(j.vol, j.t); err != nil {
 		return cdi.Outcome{Err: err}
 	}
+	if err := dropResume(j.vol, j.t); err != nil { // an earlier import's, of no use to a blank disk
+		return cdi.Outcome{Err: err}
+	}
 	if j.vol.Mode == cdi.Filesystem {
 		err := sizeImage(j.vol.Path, size, j.t.Preallocate, j.t.FileMode, true)
 		return cdi.Outcome{Err: err, PreallocationApplied: j.t.Preallocate, Details: details}
@@ -202,20 +205,30 @@ func (j *importJob) blank() cdi.Outcome {
 	if !j.t.Preallocate {
 		return cdi.Outcome{Details: details}
 	}
-	err := zeroDevice(j.vol.Path, size&^511) // fallocate on a device takes whole sectors
+	err := zeroDevice(j.vol.Path, size)
 	return cdi.Outcome{Err: err, PreallocationApplied: true, Details: details}
 }
 
-// zeroDevice writes zeros over a block device's first size bytes, by the
-// cheapest call the device has (the kernel falls back to writing them).
+// zeroDevice writes zeros over a block device's first size bytes, as
+// CDI's dd does, to the byte: the whole sectors by the cheapest call the
+// device has (the kernel falls back to writing them), a tail short of a
+// sector written.
 func zeroDevice(path string, size int64) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|unix.O_EXCL, 0)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if err := unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_ZERO_RANGE|unix.FALLOC_FL_KEEP_SIZE, 0, size); err != nil {
-		return fmt.Errorf("write zeros over %s: %w", path, err)
+	whole := size &^ 511 // fallocate on a device takes whole sectors
+	if whole > 0 {
+		if err := unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_ZERO_RANGE|unix.FALLOC_FL_KEEP_SIZE, 0, whole); err != nil {
+			return fmt.Errorf("write zeros over %s: %w", path, err)
+		}
+	}
+	if tail := size - whole; tail > 0 {
+		if _, err := f.WriteAt(make([]byte, tail), whole); err != nil {
+			return fmt.Errorf("write zeros over %s at %d: %w", path, whole, err)
+		}
 	}
 	return f.Sync()
 }

@@ -183,6 +183,7 @@ var unboundFields = map[string]string{
 	"Stream.Threads":   "all cores",
 	"ExtentsSet":       "set by --extents",
 	"Sync":             "set by ringcp sync",
+	"ResumeProve":      "set by ringcp cdi-importer, whose resumed imports compare what was copied with the image",
 }
 
 // batchFlags name the BatchOptions fields that copier's errors may name.

@@ -177,6 +177,14 @@ type Options struct {
 	// StatePath is the resume state file; "" puts it next to DST
 	// (DST.ringcp-state). A block device or NBD export DST needs one.
 	StatePath string
+	// ResumeProve compares the part of the copy an earlier run made with
+	// SRC before a resumed copy writes, even where DST's marks show
+	// nothing wrote it since: SRC's identity is then not taken on its
+	// word. A web SRC's is its server's validator, and a server whose
+	// ETag is its file's mtime and size (nginx, Apache) names another
+	// file of the same size and mtime the same. A difference refuses the
+	// copy (KindChanged), before anything is written.
+	ResumeProve bool
 	// SyncEvery is how often a resumable copy makes what it wrote
 	// durable and records it; 0 is DefaultSyncEvery.
 	SyncEvery time.Duration

@@ -65,6 +65,9 @@ func (p *Plan) proveDone(ctx context.Context, a *acquired, rep *Report) error {
 	if why == "" {
 		why = srcUnmarked(r.state.Src)
 	}
+	if why == "" && p.opts.ResumeProve {
+		why = "Options.ResumeProve: SRC's identity is not taken on its word"
+	}
 	if why == "" {
 		return nil
 	}
