@@ -80,6 +80,11 @@ func (j *importJob) archive() cdi.Outcome {
 	j.logf("extracting the archive %s (%s) into %s", redactedSrc(j.t.SrcURL), describeObject(obj), j.vol.Dir)
 	st, err := extractArchive(j.ctx, r, j.vol.Dir, j.logf)
 	details.Bytes, details.Size = st.Bytes, st.Bytes
+	if err != nil && j.ctx.Err() != nil {
+		err = fmt.Errorf("%s: the extraction stopped after %s of files; what was extracted stays, and the next run extracts the archive again",
+			stoppedBy(j.sig.caught(), "interrupted"), byteCount(st.Bytes))
+		return cdi.Outcome{Err: err, Details: details}
+	}
 	if err != nil {
 		return cdi.Outcome{Err: fmt.Errorf("unable to untar files from endpoint: %w", err), Details: details}
 	}

@@ -5,9 +5,12 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -209,5 +212,42 @@ func TestCDIImportArchiveRefusals(t *testing.T) {
 				mustNotExist(t, filepath.Join(data, n))
 			}
 		})
+	}
+}
+
+// TestCDIImportArchiveStop: SIGTERM while the archive's server stalls
+// mid-body (no ranges, its one answer open) stops the extraction within
+// seconds, exit 143, with a message that does not claim it completed.
+func TestCDIImportArchiveStop(t *testing.T) {
+	body := hostileTar(t, tar.Header{Name: "a", Typeflag: tar.TypeReg})
+	release := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)+1<<20))
+		w.Write(body[:1024])
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer ts.Close()
+	defer close(release)
+	pod := podtest.New(t)
+	pod.Data = fsVolume(t, 32<<20)
+	r := startImporter(t, pod, cdiEnv("http", ts.URL+"/a.tar", "IMPORTER_CONTENTTYPE=archive"))
+	for !strings.Contains(r.out.String(), "extracting the archive") {
+		select {
+		case <-r.exited:
+			t.Fatalf("exited before it extracted:\n%s", r.out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // the extraction waits for the body now
+	r.cmd.Process.Signal(syscall.SIGTERM)
+	if code := r.wait(t, stopLimit); code != 128+int(syscall.SIGTERM) {
+		t.Fatalf("exit %d after SIGTERM", code)
+	}
+	if msg := r.termination(t); !strings.Contains(msg, "interrupted by SIGTERM") || strings.Contains(msg, "Import Complete") {
+		t.Fatalf("termination message after SIGTERM: %q", msg)
 	}
 }
