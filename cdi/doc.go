@@ -49,9 +49,11 @@
 //
 // IMPORTER_SOURCE http and s3 (an image copied straight onto the volume,
 // never staged in /scratch) and none (a blank disk), content type
-// kubevirt. Registry, imageio, vddk, gcs and glance sources, archive
-// content and registry node pulls are refused with a termination message
-// that says so. CDI's importer image is also the image of its
+// kubevirt; content type archive from http and s3 (a tar, maybe
+// compressed, extracted into the filesystem volume; refused on a block
+// volume, where CDI's importer fails too, and for a blank disk, in CDI's
+// words). Registry, imageio, vddk, gcs and glance sources and registry
+// node pulls are refused with a termination message that says so. CDI's importer image is also the image of its
 // DataImportCron poller, PVC-clone size detection and registry node pull
 // init containers, which run CDI's own binaries: see the README's In Kubernetes.
 package cdi

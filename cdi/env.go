@@ -167,7 +167,7 @@ func (c *Config) parseContentType(env map[string]string) error {
 	case ContentKubeVirt, "": // "": the controller's default, and CDI's importer treats it so
 		c.ContentType = ContentKubeVirt
 	case ContentArchive:
-		return unserved(EnvContentType, env[EnvContentType], "ringcp imports disk images (kubevirt), not tar archives of files")
+		c.ContentType = ContentArchive
 	default:
 		return refuse(EnvContentType, env[EnvContentType], "is neither kubevirt nor archive")
 	}

@@ -63,6 +63,7 @@ func TestParseValues(t *testing.T) {
 	}{
 		{"s3", []string{"IMPORTER_SOURCE=s3", "IMPORTER_ENDPOINT=http://minio:9000/disks/a/b.img"}, func(c *Config) bool { return c.Source == SourceS3 }},
 		{"blank", []string{"IMPORTER_SOURCE=none", "IMPORTER_ENDPOINT="}, func(c *Config) bool { return c.Source == SourceNone && c.Endpoint == nil }},
+		{"archive", []string{"IMPORTER_CONTENTTYPE=archive"}, func(c *Config) bool { return c.ContentType == ContentArchive }},
 		{"content unset is kubevirt", []string{"IMPORTER_CONTENTTYPE=<unset>"}, func(c *Config) bool { return c.ContentType == ContentKubeVirt }},
 		{"size unset", []string{"IMPORTER_IMAGE_SIZE="}, func(c *Config) bool { return !c.ImageSizeSet && c.ImageSize == 0 }},
 		{"size decimal", []string{"IMPORTER_IMAGE_SIZE=5G"}, func(c *Config) bool { return c.ImageSize == 5e9 }},
@@ -116,7 +117,6 @@ func TestParseRefuses(t *testing.T) {
 		{[]string{"IMPORTER_SOURCE=gcs"}, EnvSource, true},
 		{[]string{"IMPORTER_SOURCE=glance"}, EnvSource, true},
 		{[]string{"IMPORTER_PULL_METHOD=node"}, EnvPullMethod, true},
-		{[]string{"IMPORTER_CONTENTTYPE=archive"}, EnvContentType, true},
 		{[]string{"IMPORTER_CONTENTTYPE=KubeVirt"}, EnvContentType, false},
 		{[]string{"IMPORTER_ENDPOINT="}, EnvEndpoint, false},
 		{[]string{"IMPORTER_ENDPOINT=ftp://host/x"}, EnvEndpoint, false},

@@ -30,7 +30,9 @@ func (r *Refusal) Error() string {
 		b.WriteString(": " + r.Reason + "; CDI's own importer image does")
 		return b.String()
 	}
-	b.WriteString(" " + r.Reason)
+	if r.Reason != "" {
+		b.WriteString(" " + r.Reason)
+	}
 	return b.String()
 }
 

@@ -27,6 +27,7 @@ const cdiUsage = `Usage: ringcp cdi-importer [flags]
 Imports the disk image KubeVirt CDI's importer environment describes
 (IMPORTER_SOURCE http, s3 or none; IMPORTER_ENDPOINT...) onto the volume
 CDI mounted (/data/disk.img, or the block device /dev/cdi-block-volume),
+or extracts a tar archive into /data (IMPORTER_CONTENTTYPE=archive),
 serves the progress on https://:8443/metrics for CDI's controller, and
 writes the result to /dev/termination-log. CDI's controller runs it as its
 importer image's entrypoint with the one argument -v=N.
@@ -125,7 +126,7 @@ func (im *importer) logf(format string, args ...any) {
 
 // run is the import, step by step: the environment, the volume, the
 // progress endpoint, the ready file, the transfer, the copy (or a blank
-// disk), the done file.
+// disk, or an archive extracted: cdiarchive_linux.go), the done file.
 func (im *importer) run() cdi.Outcome {
 	cfg, err := cdi.Parse(os.Environ())
 	if err != nil {
@@ -140,6 +141,9 @@ func (im *importer) run() cdi.Outcome {
 	}
 	vol, err := probeVolume(im.paths)
 	if err != nil {
+		return cdi.Outcome{Err: err}
+	}
+	if err := refuseArchive(cfg, vol); err != nil {
 		return cdi.Outcome{Err: err}
 	}
 	metrics, err := cdi.StartMetrics(im.paths.MetricsAddr, cfg.OwnerUID)
@@ -166,9 +170,12 @@ func (im *importer) run() cdi.Outcome {
 	}
 	job := &importJob{importer: im, cfg: cfg, vol: vol, t: t, metrics: metrics}
 	var out cdi.Outcome
-	if cfg.Source == cdi.SourceNone {
+	switch {
+	case cfg.Source == cdi.SourceNone:
 		out = job.blank()
-	} else {
+	case cfg.ContentType == cdi.ContentArchive:
+		out = job.archive()
+	default:
 		out = job.copy()
 	}
 	if out.Err == nil {

@@ -40,10 +40,11 @@ type rawSource struct {
 // srcKind is what the kind knows of its SRC for a resume state and the
 // messages.
 type srcKind struct {
-	what      string // "HTTP object", "stream"...
-	ident     identity
-	resumable bool
-	release   func() error
+	what        string // "HTTP object", "stream"...
+	ident       identity
+	resumable   bool
+	unresumable string // why not, when "read once" is not why
+	release     func() error
 }
 
 // buildSrc makes the endpoint of a SRC that moves its own bytes from its
@@ -59,7 +60,7 @@ func buildSrc(p *Plan, ep *endpoint, raw rawSource, k srcKind) (*endpoint, error
 	case ok && f != unpack.Auto && f != format:
 		return ep, refuse(KindBadInput, ep.path, fmt.Sprintf("Options.SrcFormat says %s, SRC's first bytes say %s", f, format)).on("SrcFormat")
 	}
-	s := &srcEnd{ep: ep, ident: k.ident, resumable: k.resumable, release: k.release}
+	s := &srcEnd{ep: ep, ident: k.ident, resumable: k.resumable, unresumable: k.unresumable, release: k.release}
 	ep.end = s
 	ep.endFacts = srcFacts(k.what)
 	if err := refuseStreamImage(p, ep, raw); err != nil {
@@ -71,7 +72,10 @@ func buildSrc(p *Plan, ep *endpoint, raw rawSource, k srcKind) (*endpoint, error
 			return ep, err
 		}
 		ep.what = format.String() + "-compressed " + k.what
-		size, why = unpackedSize(raw, format)
+		var err error
+		if size, why, err = unpackedSize(raw, format); err != nil {
+			return ep, refuseErr(KindImageFormat, ep.path, "cannot size SRC", err).on("Src")
+		}
 	}
 	s.seq = format != unpack.Raw || raw.at == nil
 	s.describe = describeSrc(raw, format, size, why)
@@ -112,15 +116,21 @@ func srcOptimal(seq bool) int {
 
 // unpackedSize is what a compressed SRC decompresses to, when it says:
 // an xz file read at offsets tells in its index; -1 otherwise, with why.
-func unpackedSize(raw rawSource, f unpack.Format) (int64, string) {
+// An index larger than ringcp reads is refused (err): it would not be
+// read while decoding either.
+func unpackedSize(raw rawSource, f unpack.Format) (int64, string, error) {
 	if f != unpack.Xz || raw.at == nil || raw.size < 0 {
-		return -1, f.String() + " does not say its size before its end"
+		return -1, f.String() + " does not say its size before its end", nil
 	}
 	n, err := unpack.XzSize(raw.at, raw.size)
-	if err != nil {
-		return -1, fmt.Sprintf("its xz index could not be read (%v)", err)
+	var big *unpack.IndexTooLargeError
+	switch {
+	case errors.As(err, &big):
+		return -1, "", err
+	case err != nil:
+		return -1, fmt.Sprintf("its xz index could not be read (%v)", err), nil
 	}
-	return n, ""
+	return n, "", nil
 }
 
 func describeSrc(raw rawSource, f unpack.Format, size int64, why string) string {

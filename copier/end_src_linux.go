@@ -24,8 +24,10 @@ type srcEnd struct {
 	// reads again from the start and skips what was copied.
 	seq bool
 	// resumable: a resume state can tell this SRC again (a URL's ETag);
-	// false for standard input and pipes.
-	resumable bool
+	// false for standard input and pipes. unresumable, when set, says
+	// why not where "read once" does not (a URL without validators).
+	resumable   bool
+	unresumable string
 	// describe is a line for -v about what was found.
 	describe string
 	// take gives a run the end to read: the one inspect opened (a stream
@@ -89,6 +91,9 @@ func (s *srcEnd) checkAlone(p *Plan) error {
 func (s *srcEnd) check(p *Plan) error {
 	o := &p.opts
 	if o.Resume && !s.resumable {
+		if s.unresumable != "" {
+			return refuse(KindNotSupported, s.ep.path, fmt.Sprintf("Options.Resume cannot resume from SRC (%s): %s", s.ep.what, s.unresumable)).on("Resume")
+		}
 		return refuseResume(s.ep)
 	}
 	if r := p.resume; r != nil && r.from > 0 && s.seq {

@@ -120,11 +120,11 @@ func (p *Plan) finishSrc(a *acquired, rep *Report) error {
 
 // explainSrc adds to a copy's error the cause its SRC gave, when the
 // engine's errno is all the error says.
-func explainSrc(a *acquired, err error) error {
+func explainSrc(a *acquired, err error, stop *srcStopper) error {
 	if err == nil || a.src == nil || a.src.cause == nil {
 		return err
 	}
-	if c := a.src.cause(); c != nil && !errors.Is(err, c) {
+	if c := a.src.cause(); c != nil && !errors.Is(err, c) && !stop.abandonedCause(c) {
 		return &srcError{err: err, cause: c}
 	}
 	return err

@@ -55,6 +55,12 @@ func inspectWeb(p *Plan, uri string, r role) (*endpoint, error) {
 	}
 	k := srcKind{what: what, resumable: obj.Pinned() && obj.Size() >= 0, release: obj.Close,
 		ident: identity{Path: obj.Name(), Kind: what, Size: obj.Size(), ETag: validator}}
+	switch {
+	case obj.Size() < 0:
+		k.unresumable = "its server does not say its size"
+	case !obj.Pinned():
+		k.unresumable = "its server gives no ETag nor Last-Modified, so nothing tells whether another run would read the same object (one changed in place, same size, would give a DST of two versions)"
+	}
 	ep, err = buildSrc(p, ep, raw, k)
 	if c, ok := raw.at.(*objectCache); ok && err == nil {
 		offerRandom(p, ep, uri, isS3, c, obj.Connections())
@@ -97,7 +103,7 @@ func webSource(obj *httpobj.Object, isS3 bool) (rawSource, error) {
 	} else if obj.LastModified() != "" {
 		detail = append(detail, "Last-Modified "+obj.LastModified())
 	} else {
-		detail = append(detail, "no ETag nor Last-Modified: a change of the object is seen only when its size changes")
+		detail = append(detail, "not pinned: no ETag nor Last-Modified, so a change of the object is seen only when its size changes, and --resume is refused")
 	}
 	if loc := obj.Location(); loc != obj.Name() {
 		detail = append(detail, "redirected to "+loc)

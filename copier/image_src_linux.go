@@ -238,7 +238,8 @@ func (s *imageSrc) open(p *Plan, rep *Report) (*held, error) {
 	s.opened = h
 	x := &imageReader{im: im, name: s.ep.path, about: s.about}
 	// The base's first cause (what a server said) goes with the copy's error.
-	return &held{io: x, align: 1, cause: h.cause, release: s.readDirect(h, im)}, nil
+	// A stop, or the copy's failure, interrupts the base's reads in flight.
+	return &held{io: x, align: 1, cause: h.cause, interrupt: h.interrupt, release: s.readDirect(h, im)}, nil
 }
 
 // lock takes the base end's locks on the host file.

@@ -50,13 +50,14 @@ func (p *Plan) newReport() Report {
 func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report, error) {
 	start, cpu0 := time.Now(), cpuTime()
 	srcStop := stopSrcWith(ctx, a.src)
+	a.srcStop = srcStop
 	defer srcStop.end()
 	if s, ok := a.dst.(stopper); ok {
 		defer context.AfterFunc(ctx, s.stop)()
 	}
 	y := p.startYield()
 	st, err := p.move(ctx, a, &rep)
-	err = srcStop.explain(ctx, st, explainSrc(a, err))
+	err = srcStop.explain(ctx, st, explainSrc(a, err, srcStop))
 	if rep.Yield = y.stop(); rep.Yield != nil {
 		rep.note("%s", rep.Yield)
 	}
@@ -178,7 +179,8 @@ type acquired struct {
 	shared     *engine.Budget
 	sharedRate *rate.Limiter
 	copy       *engine.Copy
-	trust      *trustRun // verification, checksum, resume state (trustrun_linux.go)
+	srcStop    *srcStopper // while the copy runs: interrupts SRC's reads
+	trust      *trustRun   // verification, checksum, resume state (trustrun_linux.go)
 	// undrained: the engine's backend failed with requests in flight that
 	// it could not reap (engine.ErrUndrained). The kernel may still read
 	// into the buffers and write through the descriptors, so both are
@@ -305,6 +307,10 @@ func (p *Plan) job(a *acquired) engine.Job {
 		Sync: !p.opts.NoSync, Progress: p.opts.Progress, Sparse: p.sparse,
 		Rate: p.gov.lim,
 	}
+	// The copy's first failure interrupts SRC's reads in flight:
+	// srcStop is Run's (set before the engine runs; nil in a pass that
+	// has none).
+	job.OnFail = func(err error) { a.srcStop.abandon(err) }
 	a.src.into(&job, engine.FileSrc)
 	a.dst.held().into(&job, engine.FileDst)
 	job.IOPrio, _ = engine.ParseIOPrio(p.IOPrio)

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ringcp/ringcp/engine"
+	"github.com/ringcp/ringcp/stream"
 )
 
 // When Run's context ends, the engine stops submitting and waits for the
@@ -16,10 +17,20 @@ import (
 // (held.interrupt) so that the copy stops at once, and the failures that
 // causes are the stop they are, not a failure of SRC.
 
-// srcStopper interrupts a SRC's reads once a context ends.
+//
+// The same goes for a copy that failed: once one range of an object
+// failed for good (a 404, a changed object, retries spent), the others
+// in flight, which may be stalling or waiting out a backoff, cannot make
+// the copy succeed. The engine calls abandon at its first failure
+// (engine.Job.OnFail), after that failure became the copy's error.
+
+// srcStopper interrupts a SRC's reads once a context ends, or once the
+// copy failed.
 type srcStopper struct {
-	stop func() bool
-	done atomic.Bool // the SRC was interrupted
+	stop      func() bool
+	interrupt func()      // the SRC's, or nil
+	done      atomic.Bool // the SRC was interrupted by the context
+	abandoned atomic.Bool // the SRC was interrupted after the copy failed
 }
 
 // stopSrcWith interrupts src's reads when ctx ends, until end.
@@ -28,6 +39,7 @@ func stopSrcWith(ctx context.Context, src *held) *srcStopper {
 	if src == nil || src.interrupt == nil {
 		return s
 	}
+	s.interrupt = src.interrupt
 	s.stop = context.AfterFunc(ctx, func() {
 		s.done.Store(true)
 		src.interrupt()
@@ -36,6 +48,28 @@ func stopSrcWith(ctx context.Context, src *held) *srcStopper {
 }
 
 func (s *srcStopper) end() { s.stop() }
+
+// abandon interrupts the SRC's reads in flight: the copy failed (the
+// engine's OnFail). What the interrupted reads then fail with is no
+// cause of the copy's failure (abandonedCause).
+func (s *srcStopper) abandon(error) {
+	if s == nil || s.interrupt == nil || s.abandoned.Swap(true) {
+		return
+	}
+	s.interrupt()
+}
+
+// abandonedCause tells whether c, the first error the SRC met, is only
+// the interruption of its reads after the copy had failed elsewhere (DST
+// full, say): the copy's error then stands without it.
+func (s *srcStopper) abandonedCause(c error) bool {
+	if s == nil || !s.abandoned.Load() || s.done.Load() {
+		// Stopped by the context, the interruption is the cause that
+		// makes the copy's error the stop it is (explain).
+		return false
+	}
+	return errors.Is(c, context.Canceled) || errors.Is(c, os.ErrDeadlineExceeded) || errors.Is(c, stream.ErrClosed)
+}
 
 // explain makes err, the copy's error when it is the SRC's reads that
 // were interrupted, the stop it is: a *CanceledError with what the engine

@@ -216,7 +216,6 @@ func TestCDIImportRefusals(t *testing.T) {
 		{"qcow2 over a backing file", cdiEnv("http", s.URL+"/top.qcow2"), data, "invalid because it has backing file disk.qcow2", 2},
 		{"vmdk descriptor", cdiEnv("http", s.URL+"/flat.vmdk"), data, "descriptor", 2},
 		{"vhdx", cdiEnv("http", s.URL+"/disk.vhdx"), data, "vhdx", 2},
-		{"archive", cdiEnv("http", s.URL+"/disk.raw", "IMPORTER_CONTENTTYPE=archive"), data, "archive", 2},
 		{"registry", cdiEnv("registry", "docker://x/y"), data, "registry", 2},
 		{"sha1", cdiEnv("http", s.URL+"/disk.raw", "IMPORTER_CHECKSUM=sha1:"+strings.Repeat("a", 40)), data, "sha1", 2},
 		// No volume at /data: the directory is the container's own

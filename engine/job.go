@@ -99,6 +99,13 @@ type Job struct {
 	Blocking bool
 	// Progress, when not nil, is updated as the copy advances.
 	Progress *Progress
+	// OnFail, when not nil, is called once, on the engine's thread, when
+	// the copy first fails (not when its context ends), after the
+	// failure was recorded: the copy's error is already decided. The
+	// engine then waits for the requests in flight; an end that may hold
+	// them for long (a server that stalls, every range retrying with
+	// backoff) is interrupted there, so that a failed copy ends at once.
+	OnFail func(err error)
 }
 
 // Sparse says how holes and zeros are handled. The zero value copies every

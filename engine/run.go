@@ -461,6 +461,9 @@ func (r *run) fail(err error) {
 	if r.failed == nil {
 		r.failed = err
 		r.noteStop()
+		if f := r.job.OnFail; f != nil {
+			f(err)
+		}
 	}
 }
 

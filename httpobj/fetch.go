@@ -64,6 +64,11 @@ func (o *Object) checkPartial(resp *http.Response, off, n int64) *failure {
 		return &failure{kind: ErrBadRange, status: resp.StatusCode, detail: fmt.Sprintf("Content-Range %q", cr)}
 	case total >= 0 && total != o.size:
 		return &failure{kind: ErrChanged, status: resp.StatusCode, detail: fmt.Sprintf("size %d, was %d", total, o.size)}
+	case total < 0 && !o.pinned():
+		// The size is all that tells an object without validators
+		// from another: an answer must say it.
+		return &failure{kind: ErrChanged, status: resp.StatusCode,
+			detail: fmt.Sprintf("Content-Range %q does not say the size, the one thing that pins an object without ETag or Last-Modified", cr)}
 	case first != off || last != off+n-1:
 		return &failure{kind: ErrBadRange, status: resp.StatusCode,
 			detail: fmt.Sprintf("Content-Range %q for bytes %d-%d", cr, off, off+n-1)}

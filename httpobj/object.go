@@ -53,9 +53,16 @@ func (o *Object) LastModified() string { return o.lastModified }
 // them the object is read once, in order, through Stream.
 func (o *Object) Ranges() bool { return o.ranges }
 
-// Pinned tells whether requests carry a validator (ETag or Last-Modified)
-// so that the server refuses to mix in another object. Without one, only
-// the size is compared.
+// Pinned tells whether the object has a validator (ETag or
+// Last-Modified): requests carry it (a strong ETag, Last-Modified) so
+// that the server refuses to mix in another object, and answers are
+// compared with it (a weak ETag, which requests cannot carry, must be in
+// every answer). Without one, only the size is compared: a change that
+// keeps the size is not seen.
+//
+// Content-MD5 and S3's x-amz-checksum-* are no substitute: an answer to a
+// range carries the range's digest (Content-MD5), or none (S3 gives the
+// whole object's checksums to whole or part requests, never to ranges).
 func (o *Object) Pinned() bool { return o.pinned() }
 
 // Proto is the protocol Open's answer came over: "HTTP/1.1", "HTTP/2.0".

@@ -87,15 +87,31 @@ func (o *Object) pin(req *http.Request) {
 // object is refused by the server itself.
 func (o *Object) pinned() bool { return o.etag != "" || o.lastModified != "" }
 
-// checkPinned compares an answer's validators with Open's.
+// checkPinned compares an answer's validators with Open's. An object
+// whose only validator is a weak ETag (comparedOnly) is pinned by that
+// comparison alone: an answer that does not show it cannot be told to be
+// of the same object.
 func (o *Object) checkPinned(resp *http.Response) *failure {
-	if etag := resp.Header.Get("ETag"); o.etag != "" && etag != "" && opaque(etag) != opaque(o.etag) {
+	etag := resp.Header.Get("ETag")
+	if o.etag != "" && etag != "" && opaque(etag) != opaque(o.etag) {
 		return &failure{kind: ErrChanged, status: resp.StatusCode, detail: fmt.Sprintf("ETag %s, was %s", etag, o.etag)}
 	}
 	if lm := resp.Header.Get("Last-Modified"); o.lastModified != "" && lm != "" && lm != o.lastModified {
 		return &failure{kind: ErrChanged, status: resp.StatusCode, detail: fmt.Sprintf("Last-Modified %s, was %s", lm, o.lastModified)}
 	}
+	if etag == "" && o.comparedOnly() {
+		return &failure{kind: ErrChanged, status: resp.StatusCode,
+			detail: fmt.Sprintf("no ETag in the answer: the object is pinned by its weak ETag %s alone, which no request can carry, so each answer must show it", o.etag)}
+	}
 	return nil
+}
+
+// comparedOnly tells whether the object's one validator is a weak ETag:
+// If-Match and If-Range take strong ones only (RFC 9110 13.1.1, 13.1.5),
+// so no request is conditional, and only the answers' ETags, compared
+// weakly, pin the object.
+func (o *Object) comparedOnly() bool {
+	return strings.HasPrefix(o.etag, "W/") && o.lastModified == ""
 }
 
 // opaque is an entity tag without its weak mark (RFC 9110 8.8.3.2's

@@ -16,17 +16,30 @@ type Pipe struct {
 	name string
 	size int64
 	seq  bool
+	// poll, when not nil, reads f: a blocking descriptor that Go's
+	// poller cannot wait on, which Interrupt must still end (Stdin).
+	poll *pollReader
 }
 
 // Stdin is the process's standard input, named "stdin". A pipe is read
 // through a descriptor of its own (pollable: see Interrupt) where the
-// system allows it.
+// system allows it; elsewhere (a socket, another user's pipe) each read
+// waits in poll(2) first, which Interrupt ends too.
 func Stdin() (*Pipe, error) {
 	p, err := newPipe(os.Stdin, "stdin")
-	if err == nil && p.seq {
-		p.f = pollable(p.f)
+	if err != nil || !p.seq {
+		return p, err
 	}
-	return p, err
+	p.f = pollable(p.f)
+	if p.f.SetReadDeadline(time.Time{}) != nil {
+		// Not in Go's poller: a read deadline would not end a read.
+		// Without an eventfd (none left), reads are plain and a stop
+		// waits for the writer, as before.
+		if pr, perr := newPollReader(p.f); perr == nil {
+			p.poll = pr
+		}
+	}
+	return p, nil
 }
 
 // OpenPipe opens path (a FIFO, /dev/stdin...) read-only; a FIFO's open
@@ -76,15 +89,30 @@ func (p *Pipe) Sequential() bool { return p.seq }
 func (p *Pipe) File() *os.File { return p.f }
 
 // Read reads the next bytes; io.EOF when the writer closed its end.
-func (p *Pipe) Read(b []byte) (int, error) { return p.f.Read(b) }
+func (p *Pipe) Read(b []byte) (int, error) {
+	if p.poll != nil {
+		return p.poll.Read(b)
+	}
+	return p.f.Read(b)
+}
 
 // Interrupt makes a Read that waits, and every later one, fail at once
 // (os.ErrDeadlineExceeded): a copy that stops does not wait for a writer
-// that neither writes nor closes. It does nothing where the descriptor
-// cannot wait in Go's poller (Stdin's fallback).
-func (p *Pipe) Interrupt() { p.f.SetReadDeadline(time.Unix(1, 0)) }
+// that neither writes nor closes.
+func (p *Pipe) Interrupt() {
+	if p.poll != nil {
+		p.poll.interrupt()
+		return
+	}
+	p.f.SetReadDeadline(time.Unix(1, 0))
+}
 
 // Close closes the descriptor (standard input too).
-func (p *Pipe) Close() error { return p.f.Close() }
+func (p *Pipe) Close() error {
+	if p.poll != nil {
+		p.poll.close()
+	}
+	return p.f.Close()
+}
 
 var _ io.ReadCloser = (*Pipe)(nil)

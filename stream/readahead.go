@@ -19,6 +19,14 @@ type ReadAhead struct {
 	stop  chan struct{}
 	wg    sync.WaitGroup
 
+	// failed is closed when a range failed, with its error in failure:
+	// the stream can no longer end well, so the reader learns of it at
+	// once rather than after the ranges before it, which may be stalling
+	// (see Read).
+	failed   chan struct{}
+	failure  error
+	failOnce sync.Once
+
 	idx  int64  // the next chunk to read
 	cur  []byte // what is left of the chunk being read
 	held *slot  // the slot cur is in
@@ -43,12 +51,13 @@ type result struct {
 var ErrClosed = errors.New("read-ahead closed")
 
 // NewReadAhead reads size bytes of src from offset 0. A failed range ends
-// the stream with its error, at its place in the order.
+// the stream with its error as soon as it failed: the bytes of the ranges
+// before it that were still coming are not given.
 func NewReadAhead(src io.ReaderAt, size int64, chunk, depth int) *ReadAhead {
 	depth = max(depth, 1)
 	// A small source needs no large buffers.
 	chunk = int(max(min(int64(chunk), size), 1))
-	ra := &ReadAhead{src: src, size: size, chunk: int64(chunk), stop: make(chan struct{})}
+	ra := &ReadAhead{src: src, size: size, chunk: int64(chunk), stop: make(chan struct{}), failed: make(chan struct{})}
 	for i := 0; i < depth; i++ {
 		ra.slots = append(ra.slots, &slot{buf: make([]byte, chunk), ready: make(chan result, 1), free: make(chan struct{}, 1)})
 	}
@@ -83,6 +92,10 @@ func (ra *ReadAhead) fill(s *slot, first int64) {
 		}
 		s.ready <- result{k, err}
 		if err != nil {
+			ra.failOnce.Do(func() {
+				ra.failure = err
+				close(ra.failed)
+			})
 			return
 		}
 	}
@@ -106,6 +119,11 @@ func (ra *ReadAhead) Read(p []byte) (int, error) {
 		var r result
 		select {
 		case r = <-s.ready:
+		case <-ra.failed:
+			// A range further on failed while this one is still
+			// coming (a server may stall it for minutes): the
+			// stream fails now, and its closer cuts this one short.
+			r.err = ra.failure
 		case <-ra.stop:
 			return 0, ErrClosed
 		}

@@ -74,9 +74,47 @@ func TestReadAhead(t *testing.T) {
 	ra := NewReadAhead(&slowReaderAt{data: want, failAt: 50_000}, 100_000, 1000, 8)
 	defer ra.Close()
 	got, err := io.ReadAll(ra)
-	if !errors.Is(err, errRange) || !bytes.Equal(got, want[:50_000]) {
-		t.Fatalf("%d bytes then %v; want the 50000 before the failed range, then its error", len(got), err)
+	if !errors.Is(err, errRange) || len(got) > 50_000 || !bytes.Equal(got, want[:len(got)]) {
+		t.Fatalf("%d bytes then %v; want at most the 50000 before the failed range, then its error", len(got), err)
 	}
+}
+
+// stallingAt holds every range but the failing one until released, as a
+// server that stalls mid-body; the range at failAt fails at once.
+type stallingAt struct {
+	failAt  int64
+	release chan struct{}
+}
+
+func (s *stallingAt) ReadAt(p []byte, off int64) (int, error) {
+	if off == s.failAt {
+		return 0, errRange
+	}
+	<-s.release
+	return 0, io.ErrUnexpectedEOF
+}
+
+// TestReadAheadFailsPastAStall: a range that fails while the ranges
+// before it stall fails the stream at once; it did not wait for them
+// (a server stalling them kept a failed copy going for minutes).
+func TestReadAheadFailsPastAStall(t *testing.T) {
+	src := &stallingAt{failAt: 3000, release: make(chan struct{})}
+	ra := NewReadAhead(src, 100_000, 1000, 4)
+	done := make(chan error, 1)
+	go func() {
+		_, err := io.ReadAll(ra)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, errRange) {
+			t.Fatalf("the stream failed with %v, want the failed range's error", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the stream waited for the stalled ranges before the failed one")
+	}
+	close(src.release)
+	ra.Close()
 }
 
 // TestReadAheadClose: Close in the middle returns, and reads after it fail.

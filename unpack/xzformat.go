@@ -139,62 +139,69 @@ type xzRecord struct {
 func padding4(n int64) int64 { return (4 - n%4) % 4 }
 
 // readXzIndex reads an index (its indicator byte already read) and
-// compares its records with the blocks decoded; it returns its size.
+// compares its records with the blocks decoded, one by one as they are
+// read (an index listing more records than the stream has blocks fails at
+// the first extra one, not after holding them all); it returns its size.
 func readXzIndex(r io.Reader, blocks []xzRecord) (int64, error) {
-	records, size, err := parseXzIndex(r)
+	count, size, err := parseXzIndex(r, func(i uint64, rec xzRecord) error {
+		if i >= uint64(len(blocks)) {
+			return corrupt("xz index lists more blocks than the stream's %d", len(blocks))
+		}
+		if rec != blocks[i] {
+			return corrupt("xz index record %d %+v differs from its block %+v", i, rec, blocks[i])
+		}
+		return nil
+	})
 	if err != nil {
 		return 0, err
 	}
-	if len(records) != len(blocks) {
-		return 0, corrupt("xz index lists %d blocks, the stream has %d", len(records), len(blocks))
-	}
-	for i, rec := range records {
-		if rec != blocks[i] {
-			return 0, corrupt("xz index record %d %+v differs from its block %+v", i, rec, blocks[i])
-		}
+	if count != uint64(len(blocks)) {
+		return 0, corrupt("xz index lists %d blocks, the stream has %d", count, len(blocks))
 	}
 	return size, nil
 }
 
 // parseXzIndex reads an index's records (its indicator byte already
-// read), its padding and its CRC32; it returns its size, indicator
-// included.
-func parseXzIndex(r io.Reader) ([]xzRecord, int64, error) {
+// read), handing each to visit as it comes, then its padding and its
+// CRC32; it returns how many records it holds and its size, indicator
+// included. Nothing is kept per record: what an index makes the reader
+// hold is what the caller keeps.
+func parseXzIndex(r io.Reader, visit func(i uint64, rec xzRecord) error) (count uint64, size int64, err error) {
 	h := crc32.NewIEEE()
 	h.Write([]byte{0})
 	br := &byteCounter{r: io.TeeReader(r, h), n: 1}
-	count, err := readVLI(br)
-	if err != nil {
-		return nil, 0, err
+	if count, err = readVLI(br); err != nil {
+		return 0, 0, err
 	}
-	var records []xzRecord
 	for i := uint64(0); i < count; i++ {
 		unpadded, err := readVLI(br)
 		if err != nil {
-			return nil, 0, err
+			return 0, 0, err
 		}
 		uncompressed, err := readVLI(br)
 		if err != nil {
-			return nil, 0, err
+			return 0, 0, err
 		}
 		if unpadded == 0 || unpadded > 1<<62 || uncompressed > 1<<62 {
-			return nil, 0, corrupt("xz index record %d", i)
+			return 0, 0, corrupt("xz index record %d", i)
 		}
-		records = append(records, xzRecord{int64(unpadded), int64(uncompressed)})
+		if err := visit(i, xzRecord{int64(unpadded), int64(uncompressed)}); err != nil {
+			return 0, 0, err
+		}
 	}
 	for pad := padding4(br.n); pad > 0; pad-- {
 		if b, err := br.ReadByte(); err != nil || b != 0 {
-			return nil, 0, corrupt("xz index padding")
+			return 0, 0, corrupt("xz index padding")
 		}
 	}
 	var sum [4]byte
 	if _, err := io.ReadFull(r, sum[:]); err != nil {
-		return nil, 0, unexpected(err)
+		return 0, 0, unexpected(err)
 	}
 	if binary.LittleEndian.Uint32(sum[:]) != h.Sum32() {
-		return nil, 0, corrupt("xz index CRC32")
+		return 0, 0, corrupt("xz index CRC32")
 	}
-	return records, br.n + 4, nil
+	return count, br.n + 4, nil
 }
 
 // byteCounter reads single bytes from r, counting them.

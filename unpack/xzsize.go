@@ -3,9 +3,40 @@ package unpack
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"io"
 )
+
+// xzIndexCap is the most XzSize reads of one stream's index, whatever
+// the file's size: the footer may say up to 16 GiB, and the index is read
+// whole. 64 MiB lists some 10 million blocks: a 1 TiB image cut into
+// blocks of 100 KiB, when xz -T makes blocks of 3 times the dictionary
+// (3 MiB at -1, 24 MiB at -6).
+const xzIndexCap = 64 << 20
+
+// xzIndexFloor is what any stream's index may take beside its records:
+// the indicator, the count, padding and the CRC32.
+const xzIndexFloor = 64 << 10
+
+// xzIndexMost is the largest index a stream ending at end may have: a
+// record (two integers) is never larger than half the block it describes
+// (at least 12 bytes: a header, data, padding), so no index takes more
+// than half the bytes before it, and the fixed part; at most xzIndexCap.
+func xzIndexMost(end int64) int64 {
+	return min(xzIndexCap, end/2+xzIndexFloor)
+}
+
+// IndexTooLargeError is an xz index larger than XzSize reads: a hostile
+// or damaged footer (whose claim would have the reader hold it all), or
+// an image of more blocks than ringcp sizes ahead.
+type IndexTooLargeError struct {
+	Size, Most, At int64
+}
+
+func (e *IndexTooLargeError) Error() string {
+	return fmt.Sprintf("xz index of %d bytes at offset %d: more than the %d bytes ringcp reads of one (a damaged or hostile file, or one of millions of blocks: recompress it with fewer, larger blocks)", e.Size, e.At, e.Most)
+}
 
 // XzSize reads how many bytes an xz file decompresses to from the index
 // at the end of each of its streams, with a few reads at offsets (a
@@ -97,6 +128,9 @@ func xzStreamBack(r io.ReaderAt, end int64) (start, uncompressed int64, err erro
 	if indexStart < xzHeaderSize {
 		return 0, 0, corrupt("xz index larger than its stream")
 	}
+	if most := xzIndexMost(end); indexSize > most {
+		return 0, 0, &IndexTooLargeError{Size: indexSize, Most: most, At: indexStart}
+	}
 	index := make([]byte, indexSize)
 	if _, err := r.ReadAt(index, indexStart); err != nil {
 		return 0, 0, unexpected(err)
@@ -104,17 +138,20 @@ func xzStreamBack(r io.ReaderAt, end int64) (start, uncompressed int64, err erro
 	if index[0] != 0 {
 		return 0, 0, corrupt("no xz index indicator")
 	}
-	records, n, err := parseXzIndex(bytes.NewReader(index[1:]))
+	var blocks int64
+	_, n, err := parseXzIndex(bytes.NewReader(index[1:]), func(_ uint64, rec xzRecord) error {
+		blocks += rec.unpadded + padding4(rec.unpadded)
+		uncompressed += rec.uncompressed
+		if blocks > indexStart || uncompressed > 1<<62 {
+			return corrupt("xz index lists more than its stream holds")
+		}
+		return nil
+	})
 	if err != nil {
 		return 0, 0, err
 	}
 	if n != indexSize {
 		return 0, 0, corrupt("xz index is %d bytes, the footer says %d", n, indexSize)
-	}
-	var blocks int64
-	for _, rec := range records {
-		blocks += rec.unpadded + padding4(rec.unpadded)
-		uncompressed += rec.uncompressed
 	}
 	start = indexStart - blocks - xzHeaderSize
 	if start < 0 {
