@@ -7,7 +7,6 @@ require (
 	github.com/klauspost/compress v1.18.4
 	github.com/minio/minio-go/v7 v7.0.97
 	github.com/spf13/pflag v1.1.0
-	github.com/ulikunitz/xz v0.5.15
 	golang.org/x/crypto v0.41.0
 	golang.org/x/sys v0.35.0
 	golang.org/x/time v0.12.0

@@ -120,8 +120,20 @@ func (j *importJob) options(web copier.WebOptions) copier.Options {
 		o.StatePath, o.ResumeProve = j.t.StatePath, true
 	}
 	o.OnProgress = j.progress
+	if o.BlockSize == 0 && o.MaxRate == 0 && !o.Yield {
+		o.BlockSize = importBlock
+	}
 	return o
 }
+
+// importBlock is the import's block size unless --block-size, --max-rate
+// or --yield decide it: a pod's memory limit counts every buffer, and
+// the default 8 MiB blocks, eight of them for an image read in ranges
+// over eight connections, were most of the importer's cgroup peak. With
+// 2 MiB blocks a 1 GiB qcow2 over nginx onto a loop device peaked at
+// 27-28 MiB instead of 76 (page cache included), no slower (1.2-1.6 s
+// against 1.9, on a loaded machine); a .raw.xz at 56 instead of 64.
+const importBlock = 2 << 20
 
 // prepare plans the copy. A resume state that is not of this import
 // (the image changed since, the volume was reused) is dropped and the

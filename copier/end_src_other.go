@@ -11,3 +11,6 @@ type (
 )
 
 func (m *meter) fromSrc(*Status) {}
+
+// seq: no SRC is read in order only here.
+func (ep *endpoint) seq() bool { return false }

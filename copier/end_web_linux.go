@@ -127,7 +127,7 @@ func webSource(obj *httpobj.Object, isS3 bool) (rawSource, error) {
 
 // readAheadChunk is one range a compressed object is read in, ahead of
 // its decompressor.
-const readAheadChunk = 4 << 20
+const readAheadChunk = 1 << 20
 
 // streamWeb reads an object without ranges in order; the first bytes
 // are peeked from the answer to Open's request, which the run goes on

@@ -192,6 +192,7 @@ func (p *Plan) chooseSizes() error {
 	}
 	in.askBlock, in.askDepth, in.roundAsked = o.BlockSize, o.QueueDepth, o.Direct == DirectAuto
 	in.conns = p.src.conns
+	in.seq = p.src.seq()
 	in.cap, in.yield = o.MaxRate, o.Yield
 	in.cells = p.readOnly || o.Verify || o.Checksum != nil
 	in.passOnly = p.readOnly

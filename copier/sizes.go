@@ -49,6 +49,8 @@ type sizing struct {
 	iops     int64
 	// yield (Options.Yield): blocks of at most yieldBlock.
 	yield bool
+	// seq: SRC is read in order only, a stream (sizes_stream.go).
+	seq bool
 	// cells: whole CellSize cells per block, which verification, checksums
 	// and read passes need.
 	cells bool
@@ -103,6 +105,7 @@ func decideSizes(in sizing) sizes {
 	s.block, s.depth = c.BlockSize, c.QueueDepth
 	s.why = append(s.why, c.Why...)
 	s.sayConns(in)
+	s.fitStream(in)
 	s.keepTo(in)
 	bufs := s.depth
 	s.fit(in, asked > 0, in.askDepth > 0)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os/exec"
 	"runtime"
 	"syscall"
@@ -83,4 +84,68 @@ func cpuTime(who int) float64 {
 	var ru syscall.Rusage
 	syscall.Getrusage(who, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// sparseImage is n bytes shaped like the bench's sparse VM image: 1/16
+// random data in runs of 64 KiB to 1 MiB, zeros between them.
+func sparseImage(n int, seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, uint64(n)))
+	b := make([]byte, n)
+	for data := 0; data < n/16; {
+		run := min(64<<10+r.IntN(1<<20), n/16-data)
+		off := r.IntN(n - run)
+		for i := off; i < off+run; i++ {
+			b[i] = byte(r.Uint32())
+		}
+		data += run
+	}
+	return b
+}
+
+// BenchmarkUnpackSparse decompresses a 256 MiB mostly-zero image, the
+// shape of a cloud image, as the cdi-xz bench packs it (xz -T0 -1: many
+// blocks with their sizes) and as a single-threaded xz -6 does (one
+// block decoded in place), on one core and on all, with xz -dc for
+// reference.
+//
+//	go test -run - -bench UnpackSparse -benchtime 2x -count 5 ./unpack/
+func BenchmarkUnpackSparse(b *testing.B) {
+	const size = 256 << 20
+	raw := sparseImage(size, 42)
+	for _, bc := range []struct{ name, cmd string }{
+		{"xz-T0-1", `xz -T0 -1 -c "$IN" > "$OUT"`},
+		{"xz-T1-6", `xz -T1 -6 -c "$IN" > "$OUT"`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			need(b, "xz")
+			packed := compress(b, raw, bc.cmd)
+			for _, threads := range []int{1, runtime.GOMAXPROCS(0)} {
+				b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+					b.SetBytes(size)
+					defer reportCPU(b, syscall.RUSAGE_SELF)()
+					for i := 0; i < b.N; i++ {
+						r, err := NewReader(bytes.NewReader(packed), Options{Threads: threads})
+						if err != nil {
+							b.Fatal(err)
+						}
+						if n, err := io.Copy(io.Discard, r); err != nil || n != size {
+							b.Fatal(n, err)
+						}
+						r.Close()
+					}
+				})
+			}
+			b.Run("tool", func(b *testing.B) {
+				b.SetBytes(size)
+				defer reportCPU(b, syscall.RUSAGE_CHILDREN)()
+				for i := 0; i < b.N; i++ {
+					c := exec.Command("sh", "-c", "xz -dc > /dev/null")
+					c.Stdin = bytes.NewReader(packed)
+					if err := c.Run(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
 }

@@ -37,6 +37,17 @@
 //     of its own that overlaps the reader's work with Threads > 1.
 //   - bzip2: one core (the standard library's), likewise.
 //
+// # LZMA2
+//
+// xz's one filter decoded here is decoded by this package (lzma*.go), not
+// a library: each LZMA2 chunk says its sizes, so it is read whole and
+// decoded at once into a window that holds the dictionary (a block's
+// whole output when its size is known), and a match, a run of zeros
+// included, is a copy or a few doubling copies rather than a byte at a
+// time through a ring. On a mostly-zero image that is about 6x less CPU
+// than github.com/ulikunitz/xz v0.5.15, which it replaced
+// (BenchmarkUnpackSparse).
+//
 // A piece larger than Options.MaxUnit, or whose size is not known
 // before it is decoded, is decoded in place, in order, on one core.
 package unpack

@@ -7,8 +7,6 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
-
-	"github.com/ulikunitz/xz/lzma"
 )
 
 // xzBlockHeader is a block's header: its size, the sizes it announces
@@ -109,20 +107,22 @@ func (h *xzBlockHeader) record(compressed, uncompressed int64, checkSize int) xz
 // header that asks for more is refused rather than obeyed.
 const maxDict = 1536 << 20
 
-// newLZMA2 is a decoder for a block's data. It reads no byte past the
-// data's end-of-stream chunk. The dictionary never needs to be larger than
-// the block's data: a small block of a -9 file does not get 64 MiB.
-func (h *xzBlockHeader) newLZMA2(r io.Reader) (*lzma.Reader2, error) {
+// dictSize is the dictionary the block's data needs. It never needs to
+// be larger than the block's data: a small block of a -9 file does not
+// get 64 MiB.
+func (h *xzBlockHeader) dictSize() (int, error) {
 	dict := h.dictCap
 	if dict > maxDict {
-		return nil, corrupt("xz dictionary of %d bytes, more than the %d xz writes", dict, maxDict)
+		return 0, corrupt("xz dictionary of %d bytes, more than the %d xz writes", dict, maxDict)
 	}
 	if h.uncompressed >= 0 {
 		dict = min(dict, h.uncompressed)
 	}
-	cfg := lzma.Reader2Config{DictCap: int(max(dict, lzma.MinDictCap))}
-	return cfg.NewReader2(r)
+	return int(max(dict, minDict)), nil
 }
+
+// minDict is the smallest dictionary LZMA2 names (4 KiB).
+const minDict = 4096
 
 // checkTail verifies a block's padding and check against sum.
 func checkTail(tail []byte, pad int64, sum hash.Hash) error {
@@ -141,20 +141,14 @@ func checkTail(tail []byte, pad int64, sum hash.Hash) error {
 // data, padding and check, exactly (a worker's job).
 func decodeXzBlock(h *xzBlockHeader, checkID byte, in []byte) ([]byte, error) {
 	newSum, _ := newCheck(checkID)
-	data := bytes.NewReader(in[:h.compressed])
-	lz, err := h.newLZMA2(data)
+	dict, err := h.dictSize()
 	if err != nil {
-		return nil, corrupt("xz block: %v", err)
+		return nil, err
 	}
 	out := getBuf(int(h.uncompressed))
-	n, err := io.ReadFull(lz, out)
-	if err != nil {
-		return nil, corrupt("xz block: %d of %d bytes: %v", n, h.uncompressed, err)
-	}
-	// The data must end here: its end marker, and not a byte more.
-	var extra [1]byte
-	if k, err := lz.Read(extra[:]); k != 0 || err != io.EOF || !lz.EOS() || data.Len() != 0 {
-		return nil, corrupt("xz block longer than its header says")
+	if err := decodeLZMA2Into(in[:h.compressed], dict, out); err != nil {
+		putBuf(out)
+		return nil, err
 	}
 	var sum hash.Hash
 	if newSum != nil {

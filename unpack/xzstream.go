@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"hash"
 	"io"
-
-	"github.com/ulikunitz/xz/lzma"
 )
 
 // xzBlockStream decodes a block in place from the shared input, for a
@@ -16,7 +14,7 @@ type xzBlockStream struct {
 	in      *bufio.Reader
 	h       *xzBlockHeader
 	count   countReader // the compressed bytes the decoder took
-	lz      *lzma.Reader2
+	lz      *lzma2Reader
 	sum     hash.Hash
 	check   int
 	out     int64
@@ -34,11 +32,11 @@ func newXzBlockStream(in *bufio.Reader, h *xzBlockHeader, checkID byte, rec *xzR
 		src = io.LimitReader(in, h.compressed)
 	}
 	s.count.r = src
-	lz, err := h.newLZMA2(&s.count)
+	dict, err := h.dictSize()
 	if err != nil {
-		s.initErr = corrupt("xz block: %v", err)
+		s.initErr = err
 	}
-	s.lz = lz
+	s.lz = newLZMA2Reader(&s.count, dict)
 	return s
 }
 
