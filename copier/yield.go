@@ -50,6 +50,11 @@ const (
 	yieldFloor     = 32                    // the rate never goes below 1/yieldFloor of the copy's own
 	yieldLearn     = 0.2                   // weight of a new tick in the learnt averages
 	yieldRecent    = 3                     // ticks over which the probe is the median
+	// yieldBefore is how long the disks are watched before the copy
+	// starts, yieldOthersBefore the requests a second by others that
+	// count then.
+	yieldBefore       = 30 * time.Millisecond
+	yieldOthersBefore = 100
 )
 
 // yieldSample is what the controller sees in one tick.

@@ -62,7 +62,8 @@ func (p *Plan) startYield() *yielder {
 		stopped: make(chan struct{}), exited: make(chan struct{})}
 	y.watchDisks(p)
 	y.openProbe(p)
-	y.ctl.observe(yieldSample{probe: y.probeNow(2 * yieldProbes), some: -1, full: -1})
+	y.ctl.observe(y.before())
+	y.gov.setSignals(y.ctl.others > 0, false)
 	y.last, y.read, y.done = time.Now(), y.prog.Read.Load(), y.prog.Done.Load()
 	y.psi = readPSI()
 	for _, d := range y.disks {
@@ -70,6 +71,36 @@ func (p *Plan) startYield() *yielder {
 	}
 	go y.run()
 	return y
+}
+
+// before is the disks as others have them before the copy starts: the
+// probe's base, and their requests over yieldBefore at least, so that a
+// copy started beside others starts as their neighbour, not with every
+// slot. Others count as there from yieldOthersBefore requests a second
+// (a journal commit of the copy's own DST is a request or two).
+func (y *yielder) before() yieldSample {
+	start := time.Now()
+	reqs := make([]int64, len(y.disks))
+	for i, d := range y.disks {
+		reqs[i] = readReqs(d.stat)
+	}
+	probe := y.probeNow(2 * yieldProbes)
+	time.Sleep(yieldBefore - time.Since(start))
+	s := yieldSample{dt: time.Since(start), probe: probe, some: -1, full: -1}
+	var others int64
+	for i, d := range y.disks {
+		mine := int64(0)
+		if d.src { // the probe reads of SRC
+			mine = int64(y.probed)
+		}
+		if now := readReqs(d.stat); now >= 0 && reqs[i] >= 0 {
+			others += max(0, now-reqs[i]-mine)
+		}
+	}
+	if rate := float64(others) / s.dt.Seconds(); rate >= yieldOthersBefore {
+		s.others = rate
+	}
+	return s
 }
 
 // watchDisks finds the whole disks under SRC and DST.
@@ -200,14 +231,18 @@ func (y *yielder) sample() yieldSample {
 	read, done := y.prog.Read.Load(), y.prog.Done.Load()
 	s := yieldSample{dt: now.Sub(y.last), moved: read - y.read, probe: probe, some: -1, full: -1}
 	var others int64
+	least := int64(y.gov.leastRequest())
 	for _, d := range y.disks {
 		reqs := readReqs(d.stat)
-		mine := int64(0)
+		mine, req := int64(0), d.req
+		if least > 0 {
+			req = min(req, least)
+		}
 		if d.src {
-			mine += ceilDiv(read-y.read, d.req)
+			mine += ceilDiv(read-y.read, req)
 		}
 		if d.dst {
-			mine += ceilDiv(done-y.done, d.req)
+			mine += ceilDiv(done-y.done, req)
 		}
 		if d.src { // the probe reads of SRC land there too
 			mine += int64(y.probed)
