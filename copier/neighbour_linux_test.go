@@ -64,6 +64,44 @@ func TestNeighbourBesideFio(t *testing.T) {
 	}
 }
 
+// TestNeighbourAlone: a default copy between two loop devices that
+// nothing else uses: the watcher must not take the copy's own requests
+// for others' (it counted them as blocks, or as the disk's largest
+// request, while the disk counts the bios sent, of a MiB at most), so
+// the window keeps every slot the whole copy, as before the good
+// neighbour. Both engines.
+func TestNeighbourAlone(t *testing.T) {
+	blocktest.NeedRoot(t)
+	uringtest.NeedOn(t)
+	blocktest.NeedTool(t, "fio")
+	const size = 768 << 20 // several of the watcher's ticks
+	srcFile := filepath.Join(t.TempDir(), "src")
+	fioFile(t, srcFile, "768M")
+	src := blocktest.Loop(t, srcFile, "--read-only")
+	for _, eng := range engines {
+		t.Run(string(eng), func(t *testing.T) {
+			dst, _ := blocktest.Device(t, size)
+			p, err := copier.Prepare(copier.Options{Src: src, Dst: dst, Engine: eng})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := p.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			samePrefix(t, srcFile, dst, size)
+			n := rep.Neighbour
+			if n == nil {
+				t.Fatal("no queue depth given, and no good neighbour in the report")
+			}
+			t.Logf("%s in %.1f s: %s", p.Backend, rep.Seconds, n)
+			if every := int64(p.QueueDepth * p.BlockSize); n.OthersSeconds > 0 || n.MinBytes != every {
+				t.Errorf("alone: others seen %.2f s, window down to %d bytes: want none, and every slot (%d)", n.OthersSeconds, n.MinBytes, every)
+			}
+		})
+	}
+}
+
 // fioOn runs fio on dev over [off, off+size) in 4 KiB (randread, 4 in
 // flight, until killed) or 1 MiB (write, to the end) requests, O_DIRECT.
 func fioOn(t *testing.T, dev, rw string, off, size int64) *exec.Cmd {

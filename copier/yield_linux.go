@@ -18,10 +18,21 @@ import (
 // psiIO is the kernel's I/O pressure file.
 var psiIO = "/proc/pressure/io"
 
+// ownBio is the most one of the copy's requests counts for on a disk, as
+// readReqs counts them (completed and merged, that is the bios sent): an
+// O_DIRECT request of buffers in 4 KiB pages goes down in bios of 256
+// pages. Counted as blocks (or as the disk's largest request, 4 MiB on
+// this VM's virtio disk), the copy's own bios were taken for others':
+// the good neighbour, alone on a loop device, left every slot for a
+// slow start a quarter of a second into each copy. A copy whose bios are
+// larger counts for more than it sent, which hides a little of others'
+// requests while it runs (not before: yielder.before).
+const ownBio = 1 << 20
+
 // yieldDisk is a disk the copy uses, as the controller watches it.
 type yieldDisk struct {
 	stat string // its /sys/block/DISK/stat
-	req  int64  // the bytes of one of the copy's requests there: the block, or the disk's largest request
+	req  int64  // the bytes one of the copy's requests counts for there (ownBio at most)
 	src  bool   // SRC is on it: the copy's reads count here
 	dst  bool   // DST is on it: its writes count here
 	reqs int64  // requests completed there before merging (readReqs), at the last tick
@@ -119,7 +130,7 @@ func (y *yielder) watchDisks(p *Plan) {
 		}
 		i := slices.IndexFunc(y.disks, func(d *yieldDisk) bool { return d.stat == filepath.Join(dev.Dir, "stat") })
 		if i < 0 {
-			req := int64(p.BlockSize)
+			req := min(int64(p.BlockSize), ownBio)
 			if q, ok := sysblock.QueueOf(disk); ok && q.MaxSectorsKB > 0 {
 				req = min(req, int64(q.MaxSectorsKB)*1024)
 			}
@@ -251,6 +262,9 @@ func (y *yielder) sample() yieldSample {
 			others += max(0, reqs-d.reqs-mine)
 		}
 		d.reqs = reqs
+	}
+	if others < yieldOthersLeast {
+		others = 0 // a stray request or two (a journal commit, udev's probe): nobody to make room for
 	}
 	s.others = float64(others) / max(s.dt.Seconds(), 1e-3)
 	psi := readPSI()
