@@ -14,7 +14,7 @@ import (
 // carries the good neighbour's window and least latency, null without.
 func TestNeighbourOutput(t *testing.T) {
 	held := &copier.NeighbourReport{MinBytes: 1 << 20, MedianBytes: 8 << 20, MaxBytes: 64 << 20, LeastLatency: 0.0004,
-		SoloRate: 1e9, HeldSeconds: 12.34, LowestShare: 0.55, FloorSeconds: 2, Floor: 0.5, Samples: 80, OthersSeconds: 15}
+		SoloRate: 1e9, BestRate: 8e8, Keep: 0.75, HeldSeconds: 12.34, LowestShare: 0.55, FloorSeconds: 2, Floor: 0.5, Samples: 80, OthersSeconds: 15}
 	var w bytes.Buffer
 	printSummary(&w, copier.Report{Bytes: 1 << 30, Seconds: 2, Engine: "io_uring", Neighbour: held}, "copied")
 	if s := w.String(); !strings.Contains(s, "held back 12.3 s by others' I/O, down to 55% of its speed alone (its floor of 50% kept it moving 2.0 s)") {
@@ -32,7 +32,8 @@ func TestNeighbourOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`"min_bytes_in_flight":1048576`, `"median_bytes_in_flight":8388608`, `"max_bytes_in_flight":67108864`,
-		`"least_latency_microseconds":400`, `"held_milliseconds":12340`, `"others_milliseconds":15000`} {
+		`"least_latency_microseconds":400`, `"held_milliseconds":12340`, `"others_milliseconds":15000`,
+		`"best_rate":800000000`, `"keep":0.75`} {
 		if !bytes.Contains(b, []byte(want)) {
 			t.Errorf("JSON lacks %s: %s", want, b)
 		}

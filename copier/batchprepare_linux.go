@@ -71,6 +71,7 @@ func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
 	}
 	if bo.Rate == nil {
 		b.gov = newGovernor(bo.MaxRate, b.BlockSize, b.unit(), b.Slots, false, b.depthChosen())
+		b.gov.yield = b.yielding()
 		b.rate = b.gov.lim
 	}
 	return b, nil
@@ -114,6 +115,17 @@ func (b *Batch) depthChosen() bool {
 		}
 	}
 	return true
+}
+
+// yielding: a job yields (Options.Yield), so the good neighbour of the
+// shared budget keeps --yield's smaller share.
+func (b *Batch) yielding() bool {
+	for _, p := range b.Plans {
+		if p.opts.Yield {
+			return true
+		}
+	}
+	return false
 }
 
 // sizeBudget gives the batch its shared buffers (batchSizes).

@@ -51,10 +51,12 @@ type governor struct {
 	// is attached, nbWindow its last window, signals what the watcher
 	// said of others.
 	adapt    bool
+	yield    bool // --yield: the good neighbour keeps a smaller share
 	nb       *engine.Neighbour
 	nbFirst  *engine.Neighbour // the copy's, for the report (a read pass may have its own)
 	nbWindow engine.Window
 	signals  engine.Signals
+	leastReq int // the least request size set since the watcher asked (neighbour.go)
 }
 
 // newGovernor governs a copy (or a batch) of blocks of block bytes,
@@ -188,6 +190,7 @@ func (g *governor) apply() {
 	}
 	depth, request = g.neighbourCut(depth, request)
 	g.budget.SetWindow(engine.Window{Depth: depth, Request: request})
+	g.noteRequest(request)
 	if changed {
 		g.budget.Wake() // a copy waiting for the old rate looks again now
 	}
@@ -249,13 +252,23 @@ func (p *Plan) SetMaxRate(bytesPerSecond int64) { p.gov.setCap(bytesPerSecond) }
 // MaxRate is the rate cap now, in bytes per second; 0 for none.
 func (p *Plan) MaxRate() int64 { return p.gov.capNow() }
 
+// keepShare is the share of its best the good neighbour keeps beside
+// others.
+func (g *governor) keepShare() float64 {
+	if g.yield {
+		return engine.NeighbourYieldKeep
+	}
+	return engine.NeighbourKeep
+}
+
 // startGovernor makes what applies the rate cap and the yield cut, once
 // the block size is final (chooseTrust may round it up after fitShare):
 // the limiter's burst is one block.
 func (p *Plan) startGovernor() error {
 	p.gov = newGovernor(p.opts.MaxRate, p.BlockSize, p.unit(), p.QueueDepth, p.opts.BlockSize > 0, p.opts.QueueDepth == 0)
+	p.gov.yield = p.opts.Yield
 	if p.gov.adapt && p.QueueDepth > 1 {
-		p.note("good neighbour: the bytes in flight follow the latency measured, from all %d slots down (a given queue depth stays)", p.QueueDepth)
+		p.note("good neighbour: all %d slots while the copy is alone on its disks; beside others, the least window that keeps %.0f%% of the most it moves there (a given queue depth stays)", p.QueueDepth, 100*p.gov.keepShare())
 	}
 	return nil
 }

@@ -11,16 +11,18 @@ import (
 
 // A good neighbour by default (issue 27). When nobody gave the queue
 // depth, the governor hands what the engine measures to engine.Neighbour,
-// a delay-based controller of the bytes in flight: as many as keep the
-// device busy, not queued, so that others' small requests do not wait
-// behind a standing queue of the copy's. It starts with every slot (a
-// copy alone is as fast as before) and comes down while its latency
-// says the slots only wait. The watcher beside the copy (yield_linux.go,
-// the disk's statistics, a probe read, PSI) tells it when others use the
-// disk and when they suffer. The window is the tighter of its own and
-// the rate cap's (share.go) and --yield's cut; --queue-depth keeps the
-// depth fixed. A floor of half its solo speed is never given up: the
-// summary says when others held the copy back.
+// which sizes the bytes in flight: every slot while the copy is alone on
+// its disks (a copy alone is as fast as before); once others use them, a
+// slow start from a MiB up to where a larger window no longer moves
+// more, then the least window that keeps 3/4 of that best (half with
+// --yield), so that others' small requests do not wait behind a standing
+// queue of the copy's. The watcher beside the copy (yield_linux.go: the
+// disk's statistics, a probe read, PSI) tells it when others use the disk
+// and when they suffer, and looks before the copy starts, so that a copy
+// started beside others never sends every slot. The window is the
+// tighter of its own and the rate cap's (share.go) and --yield's cut;
+// --queue-depth keeps the depth fixed. A floor of half its solo speed is
+// never given up: the summary says when others held the copy back.
 
 // attachNeighbour gives the governor its controller for the budget just
 // attached: the one it had, when the budget has as many slots (a read
@@ -36,11 +38,15 @@ func (g *governor) attachNeighbour() {
 	}
 	if g.nb == nil || g.nb.Slots() != g.depth {
 		g.nb = engine.NewNeighbour(g.depth, g.block, unit)
+		if g.yield {
+			g.nb.SetKeep(engine.NeighbourYieldKeep)
+		}
 		if g.nbFirst == nil {
 			g.nbFirst = g.nb
 		}
 	}
-	g.nbWindow = g.nb.Window()
+	g.budget.SetSampleEvery(engine.NeighbourEvery)
+	g.nbWindow = g.nb.Hear(g.signals) // others seen before the copy: no full window first
 }
 
 // observeNeighbour steps the controller. Called with mu held.
@@ -68,12 +74,46 @@ func (g *governor) neighbourCut(depth, request int) (int, int) {
 	return depth, request
 }
 
+// noteRequest keeps the least request size the window had since the
+// watcher last asked (leastRequest). Called with mu held.
+func (g *governor) noteRequest(request int) {
+	if request == 0 {
+		request = g.block
+	}
+	if g.leastReq == 0 || request < g.leastReq {
+		g.leastReq = request
+	}
+}
+
+// leastRequest is the least size of the copy's requests since it was
+// last asked (a batch's, for a job of one), 0 before any window was set:
+// the watcher counts the copy's own requests on the disk with it, and
+// the window's cut requests are more of them than blocks would be.
+func (g *governor) leastRequest() int {
+	g.mu.Lock()
+	shared := g.shared
+	least := g.leastReq
+	if g.budget != nil {
+		g.leastReq = 0
+		g.noteRequest(g.budget.Window().Request) // what it is now counts for the next tick
+	}
+	g.mu.Unlock()
+	if shared != nil {
+		return shared.leastRequest()
+	}
+	return least
+}
+
 // setSignals says whether others use the copy's disks and whether they
 // suffer. A job of a batch hands them to the batch's governor, whose
 // budget the controller sizes.
 func (g *governor) setSignals(others, suffering bool) {
 	g.mu.Lock()
 	g.signals.Others, g.signals.Suffering = others, suffering
+	if g.nb != nil {
+		g.nbWindow = g.nb.Hear(g.signals) // others came or went: at once
+		g.apply()
+	}
 	shared := g.shared
 	g.mu.Unlock()
 	if shared != nil {
@@ -91,7 +131,7 @@ func (g *governor) neighbourReport() *NeighbourReport {
 	}
 	r := g.nbFirst.Report()
 	return &NeighbourReport{MinBytes: r.MinBytes, MedianBytes: r.MedianBytes, MaxBytes: r.MaxBytes,
-		LeastLatency: r.LeastLatency.Seconds(), SoloRate: r.SoloRate, HeldSeconds: r.HeldSeconds,
+		LeastLatency: r.LeastLatency.Seconds(), SoloRate: r.SoloRate, BestRate: r.BestRate, Keep: r.Keep, HeldSeconds: r.HeldSeconds,
 		LowestShare: r.LowestShare, FloorSeconds: r.FloorSeconds, Floor: r.Floor, Samples: r.Samples,
 		OthersSeconds: r.OthersSeconds}
 }
@@ -104,9 +144,13 @@ type NeighbourReport struct {
 	MinBytes, MedianBytes, MaxBytes int64
 	// LeastLatency is the least a request took, in seconds.
 	LeastLatency float64
-	// SoloRate is the copy's best speed while nobody else used its
-	// disks, bytes per second; 0 when never measured.
+	// SoloRate is the copy's speed with every slot while nobody else
+	// used its disks, bytes per second; 0 when never measured.
 	SoloRate float64
+	// BestRate is the most a window moved while others used the disks,
+	// bytes per second (0 when they never did), and Keep the share of it
+	// the window kept: 0.75, or 0.5 with --yield.
+	BestRate, Keep float64
 	// HeldSeconds is the time others used the disks and the copy moved
 	// under 90% of its solo speed; LowestShare the least share of it.
 	HeldSeconds, LowestShare float64
@@ -129,6 +173,9 @@ func (r *NeighbourReport) String() string {
 	}
 	if r.OthersSeconds > 0 {
 		s += fmt.Sprintf(", others used the disks %.1f s", r.OthersSeconds)
+	}
+	if r.BestRate > 0 {
+		s += fmt.Sprintf(" (beside them at most %s/s, the window kept %.0f%% of it)", units.Format(int64(r.BestRate)), 100*r.Keep)
 	}
 	if held := r.Held(); held != "" {
 		s += "; " + held
@@ -158,6 +205,8 @@ func (r NeighbourReport) MarshalJSON() ([]byte, error) {
 		MaxBytes          int64   `json:"max_bytes_in_flight"`
 		LeastLatency      int64   `json:"least_latency_microseconds"`
 		SoloRate          int64   `json:"solo_rate"`
+		BestRate          int64   `json:"best_rate"`
+		Keep              float64 `json:"keep"`
 		HeldMilliseconds  int64   `json:"held_milliseconds"`
 		LowestShare       float64 `json:"lowest_share"`
 		FloorMilliseconds int64   `json:"floor_milliseconds"`
@@ -165,6 +214,7 @@ func (r NeighbourReport) MarshalJSON() ([]byte, error) {
 		Samples           int     `json:"samples"`
 		OthersMillis      int64   `json:"others_milliseconds"`
 	}{r.MinBytes, r.MedianBytes, r.MaxBytes, int64(math.Round(r.LeastLatency * 1e6)), int64(math.Round(r.SoloRate)),
+		int64(math.Round(r.BestRate)), round3(r.Keep),
 		Milliseconds(r.HeldSeconds), round3(r.LowestShare), Milliseconds(r.FloorSeconds), r.Floor, r.Samples,
 		Milliseconds(r.OthersSeconds)})
 }

@@ -39,17 +39,26 @@ import (
 // own, so that a copy always ends.
 
 const (
-	yieldTick      = 250 * time.Millisecond
-	yieldProbes    = 8                     // probe reads per tick; the base takes twice as many
-	yieldOthers    = 20                    // requests per second by others before they count
-	yieldMemory    = 8                     // ticks others count as there after they were last seen
-	yieldSlack     = 50 * time.Microsecond // added to twice the probe's base: jitter on a fast device
-	yieldPSIExcess = 0.20                  // share of a tick stalled beyond the copy's own
-	yieldHold      = 2                     // ticks left alone after a cut
-	yieldSteps     = 16                    // ticks from the floor to full rate, in rate steps
-	yieldFloor     = 32                    // the rate never goes below 1/yieldFloor of the copy's own
-	yieldLearn     = 0.2                   // weight of a new tick in the learnt averages
-	yieldRecent    = 3                     // ticks over which the probe is the median
+	yieldTick   = 250 * time.Millisecond
+	yieldProbes = 8  // probe reads per tick; the base takes twice as many
+	yieldOthers = 20 // requests per second by others before they count
+	// yieldOthersLeast is the fewest requests by others in a tick that
+	// count: a tick that came late is followed by a short one, where a
+	// stray request was a rate of others.
+	yieldOthersLeast = 8
+	yieldMemory      = 8                     // ticks others count as there after they were last seen
+	yieldSlack       = 50 * time.Microsecond // added to twice the probe's base: jitter on a fast device
+	yieldPSIExcess   = 0.20                  // share of a tick stalled beyond the copy's own
+	yieldHold        = 2                     // ticks left alone after a cut
+	yieldSteps       = 16                    // ticks from the floor to full rate, in rate steps
+	yieldFloor       = 32                    // the rate never goes below 1/yieldFloor of the copy's own
+	yieldLearn       = 0.2                   // weight of a new tick in the learnt averages
+	yieldRecent      = 3                     // ticks over which the probe is the median
+	// yieldBefore is how long the disks are watched before the copy
+	// starts, yieldOthersBefore the requests a second by others that
+	// count then.
+	yieldBefore       = 30 * time.Millisecond
+	yieldOthersBefore = 100
 )
 
 // yieldSample is what the controller sees in one tick.

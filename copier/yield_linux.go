@@ -18,10 +18,21 @@ import (
 // psiIO is the kernel's I/O pressure file.
 var psiIO = "/proc/pressure/io"
 
+// ownBio is the most one of the copy's requests counts for on a disk, as
+// readReqs counts them (completed and merged, that is the bios sent): an
+// O_DIRECT request of buffers in 4 KiB pages goes down in bios of 256
+// pages. Counted as blocks (or as the disk's largest request, 4 MiB on
+// this VM's virtio disk), the copy's own bios were taken for others':
+// the good neighbour, alone on a loop device, left every slot for a
+// slow start a quarter of a second into each copy. A copy whose bios are
+// larger counts for more than it sent, which hides a little of others'
+// requests while it runs (not before: yielder.before).
+const ownBio = 1 << 20
+
 // yieldDisk is a disk the copy uses, as the controller watches it.
 type yieldDisk struct {
 	stat string // its /sys/block/DISK/stat
-	req  int64  // the bytes of one of the copy's requests there: the block, or the disk's largest request
+	req  int64  // the bytes one of the copy's requests counts for there (ownBio at most)
 	src  bool   // SRC is on it: the copy's reads count here
 	dst  bool   // DST is on it: its writes count here
 	reqs int64  // requests completed there before merging (readReqs), at the last tick
@@ -62,7 +73,8 @@ func (p *Plan) startYield() *yielder {
 		stopped: make(chan struct{}), exited: make(chan struct{})}
 	y.watchDisks(p)
 	y.openProbe(p)
-	y.ctl.observe(yieldSample{probe: y.probeNow(2 * yieldProbes), some: -1, full: -1})
+	y.ctl.observe(y.before())
+	y.gov.setSignals(y.ctl.others > 0, false)
 	y.last, y.read, y.done = time.Now(), y.prog.Read.Load(), y.prog.Done.Load()
 	y.psi = readPSI()
 	for _, d := range y.disks {
@@ -70,6 +82,36 @@ func (p *Plan) startYield() *yielder {
 	}
 	go y.run()
 	return y
+}
+
+// before is the disks as others have them before the copy starts: the
+// probe's base, and their requests over yieldBefore at least, so that a
+// copy started beside others starts as their neighbour, not with every
+// slot. Others count as there from yieldOthersBefore requests a second
+// (a journal commit of the copy's own DST is a request or two).
+func (y *yielder) before() yieldSample {
+	start := time.Now()
+	reqs := make([]int64, len(y.disks))
+	for i, d := range y.disks {
+		reqs[i] = readReqs(d.stat)
+	}
+	probe := y.probeNow(2 * yieldProbes)
+	time.Sleep(yieldBefore - time.Since(start))
+	s := yieldSample{dt: time.Since(start), probe: probe, some: -1, full: -1}
+	var others int64
+	for i, d := range y.disks {
+		mine := int64(0)
+		if d.src { // the probe reads of SRC
+			mine = int64(y.probed)
+		}
+		if now := readReqs(d.stat); now >= 0 && reqs[i] >= 0 {
+			others += max(0, now-reqs[i]-mine)
+		}
+	}
+	if rate := float64(others) / s.dt.Seconds(); rate >= yieldOthersBefore {
+		s.others = rate
+	}
+	return s
 }
 
 // watchDisks finds the whole disks under SRC and DST.
@@ -88,7 +130,7 @@ func (y *yielder) watchDisks(p *Plan) {
 		}
 		i := slices.IndexFunc(y.disks, func(d *yieldDisk) bool { return d.stat == filepath.Join(dev.Dir, "stat") })
 		if i < 0 {
-			req := int64(p.BlockSize)
+			req := min(int64(p.BlockSize), ownBio)
 			if q, ok := sysblock.QueueOf(disk); ok && q.MaxSectorsKB > 0 {
 				req = min(req, int64(q.MaxSectorsKB)*1024)
 			}
@@ -200,14 +242,18 @@ func (y *yielder) sample() yieldSample {
 	read, done := y.prog.Read.Load(), y.prog.Done.Load()
 	s := yieldSample{dt: now.Sub(y.last), moved: read - y.read, probe: probe, some: -1, full: -1}
 	var others int64
+	least := int64(y.gov.leastRequest())
 	for _, d := range y.disks {
 		reqs := readReqs(d.stat)
-		mine := int64(0)
+		mine, req := int64(0), d.req
+		if least > 0 {
+			req = min(req, least)
+		}
 		if d.src {
-			mine += ceilDiv(read-y.read, d.req)
+			mine += ceilDiv(read-y.read, req)
 		}
 		if d.dst {
-			mine += ceilDiv(done-y.done, d.req)
+			mine += ceilDiv(done-y.done, req)
 		}
 		if d.src { // the probe reads of SRC land there too
 			mine += int64(y.probed)
@@ -216,6 +262,9 @@ func (y *yielder) sample() yieldSample {
 			others += max(0, reqs-d.reqs-mine)
 		}
 		d.reqs = reqs
+	}
+	if others < yieldOthersLeast {
+		others = 0 // a stray request or two (a journal commit, udev's probe): nobody to make room for
 	}
 	s.others = float64(others) / max(s.dt.Seconds(), 1e-3)
 	psi := readPSI()

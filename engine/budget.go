@@ -78,6 +78,13 @@ func (b *Budget) SetController(c Controller) {
 	b.samples.ctrl = c
 }
 
+// SetSampleEvery makes the controller hear a sample about every d
+// (SampleEvery when d is 0): a controller that must settle within a short
+// copy asks for samples more often than SampleEvery.
+func (b *Budget) SetSampleEvery(d time.Duration) {
+	b.samples.every.Store(int64(max(d, 0)))
+}
+
 // Wake makes every copy waiting on the budget look again at once: a copy
 // waiting for a rate cap's permission, for a slot, or for a retry's
 // backoff. Whoever changes a rate cap the copies pace by calls it, so

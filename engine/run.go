@@ -210,7 +210,7 @@ func (r *run) reapOnce(timeout time.Duration) error {
 		r.measure(c, now)
 		r.complete(c)
 	}
-	if now.Sub(r.meter.last) >= reportEvery {
+	if now.Sub(r.meter.last) >= r.member.b.reportEvery() {
 		r.member.report(&r.meter, now)
 	}
 	return nil

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -26,7 +27,8 @@ type Window struct {
 }
 
 // SampleEvery is about how often a budget's controller hears what its
-// copies measured.
+// copies measured, unless it asked for another period
+// (Budget.SetSampleEvery).
 const SampleEvery = 250 * time.Millisecond
 
 // Sample is what the copies of a budget measured of their own requests
@@ -65,6 +67,18 @@ type sampler struct {
 	s       Sample
 	latency time.Duration // summed, for the mean
 	since   time.Time
+	// every is how often a sample is due (SetSampleEvery); 0 for
+	// SampleEvery. The copies read it to report to the budget often
+	// enough (reportEvery), so it is atomic.
+	every atomic.Int64
+}
+
+// period is how often a sample is due.
+func (p *sampler) period() time.Duration {
+	if d := time.Duration(p.every.Load()); d > 0 {
+		return d
+	}
+	return SampleEvery
 }
 
 // add folds in what one copy measured, and returns the controller and
@@ -82,7 +96,7 @@ func (p *sampler) add(m *meter, now time.Time) (Controller, Sample, bool) {
 	}
 	p.s.Bytes += m.bytes
 	p.s.Busy += m.busy
-	if p.ctrl == nil || now.Sub(p.since) < SampleEvery {
+	if p.ctrl == nil || now.Sub(p.since) < p.period() {
 		return nil, Sample{}, false
 	}
 	s := p.s
@@ -106,8 +120,9 @@ type meter struct {
 }
 
 // reportEvery: a run hands its meter to the budget at most this often,
-// so the budget's lock is not taken on every completion.
-const reportEvery = SampleEvery / 4
+// so the budget's lock is not taken on every completion: a quarter of
+// the budget's sample period.
+func (b *Budget) reportEvery() time.Duration { return b.samples.period() / 4 }
 
 // request counts one completion; full: it moved at least half a
 // request, so that its latency may be the least (a file's short tail, a
