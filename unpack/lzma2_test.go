@@ -133,3 +133,30 @@ func FuzzLZMA2(f *testing.F) {
 		decodeBoth(t, in, 1<<20, n)
 	})
 }
+
+// TestLZMA2WindowGrows: a block that names a dictionary far larger than
+// its data (1.5 GiB, the most xz writes, here on 200 KB) gets a window
+// in proportion to the data, not to the name: a few hundred bytes of
+// header must not make the process reserve gigabytes (under ulimit -v
+// that was Go's fatal "out of memory", a crash, not an error). Before,
+// the sliding window took the whole dictionary and its room at the first
+// chunk.
+func TestLZMA2WindowGrows(t *testing.T) {
+	need(t, "xz")
+	raw := image(200_000, 17)
+	raw = append(raw, raw[:50_000]...)
+	packed := rawLZMA2(t, raw, "preset=6,dict=1536MiB")
+	z := newLZMA2Reader(bytes.NewReader(packed), 1536<<20)
+	first := make([]byte, 1)
+	if _, err := io.ReadFull(z, first); err != nil {
+		t.Fatal(err)
+	}
+	if c := cap(z.w.buf); c > 64<<20 {
+		t.Fatalf("a window of %d bytes for %d bytes of data", c, len(raw))
+	}
+	rest, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameBytes(t, "1.5 GiB dictionary", append(first, rest...), raw)
+}
