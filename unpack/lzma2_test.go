@@ -160,3 +160,21 @@ func TestLZMA2WindowGrows(t *testing.T) {
 	}
 	sameBytes(t, "1.5 GiB dictionary", append(first, rest...), raw)
 }
+
+// TestLZMA2WindowGrowsKeepsHistory: a window that grows past its first
+// size keeps every byte a match may reach: 6 MiB of data then a repeat
+// of its first MiB, 6 MiB back, in a dictionary of 8 MiB.
+func TestLZMA2WindowGrowsKeepsHistory(t *testing.T) {
+	need(t, "xz")
+	raw := image(6<<20+5, 23)
+	raw = append(raw, raw[:1<<20]...)
+	packed := rawLZMA2(t, raw, "preset=0,dict=8MiB")
+	got, err := decodeBoth(t, packed, 8<<20, len(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameBytes(t, "a match 6 MiB back", got, raw)
+	if _, err := decodeBoth(t, packed, 4<<20, len(raw)); err == nil {
+		t.Fatal("a match 6 MiB back decoded with a dictionary of 4 MiB")
+	}
+}
