@@ -197,6 +197,17 @@ func takeStream(p *Plan, raw rawSource, f unpack.Format, expect *expectsum.Expec
 	}
 	whole := !p.opts.LengthSet
 	io.done = func() error { return finishStream(x, unpacked, hashed, whole && !openEnded) }
+	if !whole && unpacked != nil {
+		// A range of a compressed SRC: its bytes are only known good
+		// once the checks after them held (an xz block's CRC64, a gzip
+		// member's CRC32), so the rest is decoded, through its end.
+		io.done = func() error {
+			if err := drainChecked(x); err != nil {
+				return err
+			}
+			return finishStream(x, unpacked, hashed, false)
+		}
+	}
 	return io, nil
 }
 
@@ -228,6 +239,15 @@ func finishStream(x *seqIO, unpacked *unpack.Reader, hashed *expectsum.Reader, w
 		return fmt.Errorf("%s: reading the rest for its checksum: %w", x.name, err)
 	}
 	return hashed.Verify()
+}
+
+// drainChecked decodes what is left of a compressed stream, through its
+// end: its checks and trailer.
+func drainChecked(x *seqIO) error {
+	if _, err := io.Copy(io.Discard, x.r); err != nil {
+		return fmt.Errorf("%s: past the range, its checks: %w", x.name, err)
+	}
+	return nil
 }
 
 // dataRange is one extent of data, [off, off+n), or none.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
-	"sync/atomic"
+	"sync"
 
 	"github.com/ringcp/ringcp/engine"
 	"github.com/ringcp/ringcp/stream"
@@ -26,11 +26,17 @@ import (
 
 // srcStopper interrupts a SRC's reads once a context ends, or once the
 // copy failed.
+//
+// Whichever comes first decides what the interruption means: a stop
+// after the copy failed (a signal while the engine drains) leaves the
+// failure the copy's error, and a failure after a stop (the interrupted
+// reads) leaves the stop.
 type srcStopper struct {
 	stop      func() bool
-	interrupt func()      // the SRC's, or nil
-	done      atomic.Bool // the SRC was interrupted by the context
-	abandoned atomic.Bool // the SRC was interrupted after the copy failed
+	interrupt func() // the SRC's, or nil
+	mu        sync.Mutex
+	done      bool // the SRC was interrupted by the context
+	abandoned bool // the SRC was interrupted after the copy failed
 }
 
 // stopSrcWith interrupts src's reads when ctx ends, until end.
@@ -41,19 +47,38 @@ func stopSrcWith(ctx context.Context, src *held) *srcStopper {
 	}
 	s.interrupt = src.interrupt
 	s.stop = context.AfterFunc(ctx, func() {
-		s.done.Store(true)
-		src.interrupt()
+		if s.first(&s.done) {
+			src.interrupt()
+		}
 	})
 	return s
 }
 
 func (s *srcStopper) end() { s.stop() }
 
+// first sets which (done or abandoned) unless either is set already.
+func (s *srcStopper) first(which *bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done || s.abandoned {
+		return false
+	}
+	*which = true
+	return true
+}
+
+// stopped tells whether the context's end interrupted the SRC first.
+func (s *srcStopper) stopped() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.done
+}
+
 // abandon interrupts the SRC's reads in flight: the copy failed (the
 // engine's OnFail). What the interrupted reads then fail with is no
 // cause of the copy's failure (abandonedCause).
 func (s *srcStopper) abandon(error) {
-	if s == nil || s.interrupt == nil || s.abandoned.Swap(true) {
+	if s == nil || s.interrupt == nil || !s.first(&s.abandoned) {
 		return
 	}
 	s.interrupt()
@@ -63,7 +88,13 @@ func (s *srcStopper) abandon(error) {
 // the interruption of its reads after the copy had failed elsewhere (DST
 // full, say): the copy's error then stands without it.
 func (s *srcStopper) abandonedCause(c error) bool {
-	if s == nil || !s.abandoned.Load() || s.done.Load() {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	abandoned := s.abandoned
+	s.mu.Unlock()
+	if !abandoned {
 		// Stopped by the context, the interruption is the cause that
 		// makes the copy's error the stop it is (explain).
 		return false
@@ -76,7 +107,7 @@ func (s *srcStopper) abandonedCause(c error) bool {
 // wrote (st). Any other error (a digest that differs) stays as it is.
 func (s *srcStopper) explain(ctx context.Context, st engine.Stats, err error) error {
 	var canceled *CanceledError
-	if err == nil || !s.done.Load() || errors.As(err, &canceled) {
+	if err == nil || !s.stopped() || errors.As(err, &canceled) {
 		return err
 	}
 	if !errors.Is(err, context.Canceled) && !errors.Is(err, os.ErrDeadlineExceeded) && !errors.Is(err, context.Cause(ctx)) {

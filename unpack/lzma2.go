@@ -162,7 +162,10 @@ func (z *lzma2Reader) stored(ctrl byte) error {
 }
 
 // room makes room for n more bytes: in a fixed window there must be; a
-// sliding one keeps its dictionary and drops what was read before it.
+// sliding one grows while its history is shorter than the dictionary (a
+// dictionary larger than the data is never allocated whole: a header
+// naming 1.5 GiB costs what the data needs), then keeps its dictionary
+// and drops what was read before it.
 func (z *lzma2Reader) room(n int) error {
 	w := &z.w
 	if w.pos+n <= len(w.buf) {
@@ -171,8 +174,12 @@ func (z *lzma2Reader) room(n int) error {
 	if z.fixed {
 		return corrupt("xz block longer than its header says")
 	}
-	if w.buf == nil {
-		w.buf = getBuf(w.dictCap + min(max(w.dictCap, lzma2MinRoom), lzma2MaxRoom))
+	room := min(max(w.dictCap, lzma2MinRoom), lzma2MaxRoom)
+	if full := w.dictCap + room; len(w.buf) < full {
+		z.grow(min(max(2*len(w.buf), w.pos+n, room), full))
+		if w.pos+n <= len(w.buf) {
+			return nil
+		}
 	}
 	keep := min(w.pos-w.start, w.dictCap)
 	shift := w.pos - keep
@@ -182,4 +189,12 @@ func (z *lzma2Reader) room(n int) error {
 	w.base -= shift
 	z.rd = w.pos
 	return nil
+}
+
+// grow moves the window into a buffer of size bytes.
+func (z *lzma2Reader) grow(size int) {
+	buf := getBuf(size)
+	copy(buf, z.w.buf[:z.w.pos])
+	putBuf(z.w.buf)
+	z.w.buf = buf
 }

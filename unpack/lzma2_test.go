@@ -133,3 +133,48 @@ func FuzzLZMA2(f *testing.F) {
 		decodeBoth(t, in, 1<<20, n)
 	})
 }
+
+// TestLZMA2WindowGrows: a block that names a dictionary far larger than
+// its data (1.5 GiB, the most xz writes, here on 200 KB) gets a window
+// in proportion to the data, not to the name: a few hundred bytes of
+// header must not make the process reserve gigabytes (under ulimit -v
+// that was Go's fatal "out of memory", a crash, not an error). Before,
+// the sliding window took the whole dictionary and its room at the first
+// chunk.
+func TestLZMA2WindowGrows(t *testing.T) {
+	need(t, "xz")
+	raw := image(200_000, 17)
+	raw = append(raw, raw[:50_000]...)
+	packed := rawLZMA2(t, raw, "preset=6,dict=1536MiB")
+	z := newLZMA2Reader(bytes.NewReader(packed), 1536<<20)
+	first := make([]byte, 1)
+	if _, err := io.ReadFull(z, first); err != nil {
+		t.Fatal(err)
+	}
+	if c := cap(z.w.buf); c > 64<<20 {
+		t.Fatalf("a window of %d bytes for %d bytes of data", c, len(raw))
+	}
+	rest, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameBytes(t, "1.5 GiB dictionary", append(first, rest...), raw)
+}
+
+// TestLZMA2WindowGrowsKeepsHistory: a window that grows past its first
+// size keeps every byte a match may reach: 6 MiB of data then a repeat
+// of its first MiB, 6 MiB back, in a dictionary of 8 MiB.
+func TestLZMA2WindowGrowsKeepsHistory(t *testing.T) {
+	need(t, "xz")
+	raw := image(6<<20+5, 23)
+	raw = append(raw, raw[:1<<20]...)
+	packed := rawLZMA2(t, raw, "preset=0,dict=8MiB")
+	got, err := decodeBoth(t, packed, 8<<20, len(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameBytes(t, "a match 6 MiB back", got, raw)
+	if _, err := decodeBoth(t, packed, 4<<20, len(raw)); err == nil {
+		t.Fatal("a match 6 MiB back decoded with a dictionary of 4 MiB")
+	}
+}
