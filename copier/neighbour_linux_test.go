@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,10 +56,13 @@ func TestNeighbourBesideFio(t *testing.T) {
 				t.Errorf("beside fio at QD 4: %d samples, others seen for %.2f s", n.Samples, n.OthersSeconds)
 			}
 			// fio read before the copy started: the watcher saw it, and
-			// the copy never sent every slot; it grew from a MiB.
-			if every := int64(p.QueueDepth * p.BlockSize); n.MaxBytes >= every || n.MinBytes > 1<<20 || n.BestRate <= 0 {
-				t.Errorf("window from %d to %d bytes in flight, best %.0f B/s: want it from a MiB up, never every slot (%d x %d)",
-					n.MinBytes, n.MaxBytes, n.BestRate, p.QueueDepth, p.BlockSize)
+			// the copy grew from a MiB and held less than every slot
+			// most of the time. Not "never every slot": on a loaded
+			// machine (CI runs packages side by side) fio may miss a
+			// 25 ms tick, and a copy alone keeps every slot.
+			if every := int64(p.QueueDepth * p.BlockSize); n.MedianBytes >= every || n.MinBytes > 1<<20 || n.BestRate <= 0 {
+				t.Errorf("window from %d (median %d) to %d bytes in flight, best %.0f B/s: want it from a MiB up, mostly under every slot (%d x %d)",
+					n.MinBytes, n.MedianBytes, n.MaxBytes, n.BestRate, p.QueueDepth, p.BlockSize)
 			}
 		})
 	}
@@ -69,18 +73,29 @@ func TestNeighbourBesideFio(t *testing.T) {
 // for others' (it counted them as blocks, or as the disk's largest
 // request, while the disk counts the bios sent, of a MiB at most), so
 // the window keeps every slot the whole copy, as before the good
-// neighbour. Both engines.
+// neighbour. Both engines. The loop devices' files are on a tmpfs of
+// the test's own: over files on the machine's disk, the watcher also
+// (rightly) sees whatever else uses that disk, such as the tests of
+// other packages that go test runs beside this one.
 func TestNeighbourAlone(t *testing.T) {
 	blocktest.NeedRoot(t)
 	uringtest.NeedOn(t)
-	blocktest.NeedTool(t, "fio")
-	const size = 768 << 20 // several of the watcher's ticks
-	srcFile := filepath.Join(t.TempDir(), "src")
-	fioFile(t, srcFile, "768M")
+	const size = 512 << 20 // several of the watcher's ticks
+	dir := privateTmpfs(t, 2*size+64<<20)
+	srcFile := filepath.Join(dir, "src")
+	writeRandomFile(t, srcFile, size)
 	src := blocktest.Loop(t, srcFile, "--read-only")
 	for _, eng := range engines {
 		t.Run(string(eng), func(t *testing.T) {
-			dst, _ := blocktest.Device(t, size)
+			dstFile := filepath.Join(dir, "dst-"+string(eng))
+			if err := os.WriteFile(dstFile, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(dstFile, size); err != nil {
+				t.Fatal(err)
+			}
+			dst := blocktest.Loop(t, dstFile)
+			defer os.Remove(dstFile)
 			p, err := copier.Prepare(copier.Options{Src: src, Dst: dst, Engine: eng})
 			if err != nil {
 				t.Fatal(err)
@@ -152,5 +167,34 @@ func samePrefix(t *testing.T, src, dev string, n int64) {
 		if !bytes.Equal(a, b) {
 			t.Fatalf("%s and %s differ in the 4 MiB at %d", dev, src, off)
 		}
+	}
+}
+
+// privateTmpfs mounts a tmpfs of size bytes for this test alone and
+// unmounts it when the test ends (after the loop devices over its files
+// are detached: cleanups run last registered first).
+func privateTmpfs(t *testing.T, size int64) string {
+	t.Helper()
+	dir := t.TempDir()
+	blocktest.Run(t, "mount", "-t", "tmpfs", "-o", "size="+strconv.FormatInt(size, 10), "ringcp-test", dir)
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v\n%s", dir, err, out)
+		}
+	})
+	return dir
+}
+
+// writeRandomFile writes size pseudo-random bytes to path (tmpfs takes no
+// O_DIRECT, so not by fio).
+func writeRandomFile(t *testing.T, path string, size int64) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := io.CopyN(f, rand.NewChaCha8([32]byte{27}), size); err != nil {
+		t.Fatal(err)
 	}
 }
