@@ -103,25 +103,13 @@ func setupCDI(format string) func(e *Env, src *Source) (*Pair, error) {
 // I/O on) over a preallocated image of the source's size rounded up to
 // 512 bytes, as QEMU sizes an image (the import is that long).
 func cdiVolume(e *Env, src *Source) (*Pair, error) {
-	if !e.Root {
-		return nil, fmt.Errorf("%w: loop devices need root", errSkip)
-	}
 	size := (src.Size + 511) / 512 * 512
-	img := filepath.Join(e.Dir, "dst-cdi.img")
-	if err := preallocate(img, size); err != nil {
-		return nil, err
-	}
-	var l loopSet
-	e.onClose(l.detachAll)
-	dev, err := l.attach(e, img, false)
+	p, err := loopImage(e, "dst-cdi.img", size)
 	if err != nil {
 		return nil, err
 	}
-	return &Pair{
-		Src: src.Path, Dst: dev, Size: size, DstDev: true, Content: src.Content,
-		Reset: func() error { return wipeDevice(dev, img, size) },
-		Close: func() { l.detachAll(); os.Remove(img) },
-	}, nil
+	p.Src, p.Size, p.Content = src.Path, size, src.Content
+	return p, nil
 }
 
 // cdiImage writes the image nginx serves and returns its name.

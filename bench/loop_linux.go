@@ -57,10 +57,21 @@ func (l *loopSet) detachAll() {
 // in the run's folder, of SRC's size rounded up to 4 KiB (the copy's
 // bytes are checked; the tail past them is not), zeroed before each run.
 func newDeviceDst(e *Env, src *Source, name string) (*Pair, error) {
+	p, err := loopImage(e, name, (src.Size+4095)&^4095)
+	if err != nil {
+		return nil, err
+	}
+	p.Size, p.Content = src.Size, src.Content
+	return p, nil
+}
+
+// loopImage is a Pair whose DST is a loop device over a preallocated
+// image of size bytes, name in the run's folder, zeroed before each run
+// and detached and removed at its end.
+func loopImage(e *Env, name string, size int64) (*Pair, error) {
 	if !e.Root {
 		return nil, fmt.Errorf("%w: loop devices need root", errSkip)
 	}
-	size := (src.Size + 4095) &^ 4095
 	img := filepath.Join(e.Dir, name)
 	if err := preallocate(img, size); err != nil {
 		return nil, err
@@ -72,7 +83,7 @@ func newDeviceDst(e *Env, src *Source, name string) (*Pair, error) {
 		os.Remove(img)
 		return nil, err
 	}
-	return &Pair{Dst: dev, Size: src.Size, DstDev: true, Content: src.Content,
+	return &Pair{Dst: dev, DstDev: true,
 		Reset: func() error { return wipeDevice(dev, img, size) },
 		Close: func() { l.detachAll(); os.Remove(img) }}, nil
 }
