@@ -46,7 +46,14 @@ func remoteSync(cfg config, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "ringcp: interrupted by %v\n", sig.caught())
 		}
 		fmt.Fprintf(stderr, "ringcp: sync %s -> %s: %v\n", o.Src, o.Dst, err)
-		if code != exitRefused {
+		switch {
+		case code == exitRefused:
+		case !out.Digest.Valid():
+			// No digest was agreed: the other host's ringcp never
+			// welcomed the session, and no change goes out or is
+			// applied before it does.
+			fmt.Fprintf(stderr, "ringcp: sync did not start: %s was not changed\n", o.Dst)
+		default:
 			fmt.Fprintf(stderr, "ringcp: sync did not complete: %s holds a mix of old and new granules (a new DST was not named); run the sync again\n", o.Dst)
 		}
 		err = &reported{&exitStatus{code: code, err: err}}

@@ -88,10 +88,31 @@ func (p *Plan) readRanges() error {
 		if o.ExtentsSet {
 			dirty = intersect(list, dirty)
 		}
+		if err := p.dirtyFits(dirty); err != nil {
+			return err
+		}
 		list = dirty
 	}
 	p.changed.ranges = list
 	p.note("only %d ranges, %s of %s", len(list), units.Format(list.Total()), units.Format(p.Length))
+	return nil
+}
+
+// dirtyFits refuses a dirty extent past either end, as an extent list's
+// is: a restricted copy keeps DST's size and writes nothing past it (a
+// DST smaller than the export grew by the dirty extents at its end).
+func (p *Plan) dirtyFits(dirty extents.List) error {
+	for _, r := range dirty {
+		for _, end := range []struct {
+			name string
+			size int64
+		}{{"SRC", p.src.geo.Size}, {"DST", p.dst.geo.Size}} {
+			if end.size >= 0 && r.End() > end.size {
+				return refuse(KindBadInput, "", fmt.Sprintf("the dirty bitmap %q marks %d+%d, which ends at %d, past the end of %s (%d bytes)",
+					p.opts.DirtyBitmap, r.Off, r.Len, r.End(), end.name, end.size)).on("DirtyBitmap")
+			}
+		}
+	}
 	return nil
 }
 

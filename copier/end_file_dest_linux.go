@@ -233,10 +233,13 @@ func (f *fileEnd) checkSame(file *os.File) error {
 
 // cut gives an existing file DST that the copy replaces from DstOffset on
 // (SizeTruncate) that size, once nothing is left to acquire; a resumed
-// copy that owns DST's size cuts it where it starts (Plan.cutAt).
+// copy that owns DST's size cuts it where it starts (Plan.cutAt). A sync
+// gives DST SRC's size and cuts nothing: it reads DST over the whole
+// range and writes what differs there, whoever wrote it (a resumed
+// sync's partial file, cut where it resumes, ended before the range).
 func (d *dest) cut(p *Plan) error {
-	if err := p.sizeForSync(d); err != nil {
-		return err
+	if p.changed.syncing {
+		return p.sizeForSync(d)
 	}
 	if !p.truncate || !d.end.ep.exists {
 		return nil

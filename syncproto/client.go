@@ -36,7 +36,7 @@ func Push(ctx context.Context, conn io.ReadWriteCloser, src blocksync.Source, pa
 	st, err := runSource(ctx, c.s, src)
 	r := c.s.result(st)
 	r.Created = w.created
-	return r, err
+	return r, lateRefusal(err, st)
 }
 
 // Pull makes dst hold the bytes of the end named path on the peer,
@@ -66,7 +66,7 @@ func Pull(ctx context.Context, conn io.ReadWriteCloser, path string, dst blocksy
 	}
 	c.s.setSize(size)
 	st, err := runTarget(ctx, c.s, dst)
-	return c.s.result(st), err
+	return c.s.result(st), lateRefusal(err, st)
 }
 
 // client is a session from the client's side.

@@ -46,6 +46,19 @@ type RemoteError struct {
 func (e *RemoteError) Error() string { return e.Peer + ": " + e.Err.Error() }
 func (e *RemoteError) Unwrap() error { return e.Err }
 
+// lateRefusal turns a refusal that came once changes had been applied
+// to DST (or sent to it) into a protocol error: a refusal says that
+// nothing was written (ringcp exits 2 and does not warn that DST holds a
+// mix), which is then untrue. Every refusal of a sync comes before its
+// first change; a peer that sends one later is broken or hostile.
+func lateRefusal(err error, st blocksync.Stats) error {
+	var ref *blocksync.RefusedError
+	if err == nil || st.Changed == 0 || !errors.As(err, &ref) {
+		return err
+	}
+	return protoErrorf("a refusal after %d granules of DST were changed: %v", st.Changed, err)
+}
+
 // Kinds of error frame.
 const (
 	errOp       = 1 // an I/O: op, path, offset, errno

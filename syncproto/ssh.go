@@ -92,6 +92,11 @@ func Dial(ctx context.Context, r Remote, s SSH) (*Conn, error) {
 	args := s.Args(r)
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.SysProcAttr = sshAttr()
+	// exec copies ssh's stderr through a pipe, and Wait waits for every
+	// holder of that pipe to close it: a ProxyCommand ssh started holds
+	// it, and outlived a stopped ssh by minutes. Once ssh exited, its
+	// last words have come within this delay.
+	cmd.WaitDelay = 2 * time.Second
 	c := &Conn{name: r.Name(), cmd: cmd, stderr: &tail{}, exited: make(chan struct{})}
 	cmd.Stderr = c.stderr
 	// Pipes of our own, not StdinPipe and StdoutPipe: Wait closes those
@@ -154,18 +159,20 @@ func (c *Conn) Write(p []byte) (int, error) {
 
 // Close ends the session: stdin closed (the remote ringcp reads EOF and
 // exits, claiming nothing), then ssh is given a few seconds to exit, then
-// SIGTERM, then SIGKILL.
+// SIGTERM, then SIGKILL, each to ssh's process group (ssh leads a session
+// of its own): what it started, a ProxyCommand still connecting, ends
+// with it.
 func (c *Conn) Close() error {
 	c.once.Do(func() {
 		c.w.Close()
 		select {
 		case <-c.exited:
 		case <-time.After(5 * time.Second):
-			c.cmd.Process.Signal(syscall.SIGTERM)
+			c.signalGroup(syscall.SIGTERM)
 			select {
 			case <-c.exited:
 			case <-time.After(2 * time.Second):
-				c.cmd.Process.Kill()
+				c.signalGroup(syscall.SIGKILL)
 				<-c.exited
 			}
 		}

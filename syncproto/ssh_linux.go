@@ -16,3 +16,10 @@ import "syscall"
 func sshAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setsid: true}
 }
+
+// signalGroup sends sig to ssh's process group, which sshAttr made: what
+// ssh started (a ProxyCommand) gets it too. The group outlives ssh while
+// one of them lives, and its id is not reused meanwhile.
+func (c *Conn) signalGroup(sig syscall.Signal) {
+	syscall.Kill(-c.cmd.Process.Pid, sig)
+}
