@@ -40,10 +40,9 @@ type target struct {
 	acked   int64
 	dead    bool // the session failed: the sender stops waiting
 
-	resolved int64 // granules folded into whole
+	resolved int64 // granules folded into whole (by the applier's settler)
+	front    int64 // granules the stream has settled: changes and acks checked (by the frame reader)
 	whole    *blocksync.Whole
-	dig      *blocksync.Digester // the applier's
-	readBack []byte
 	dstRead  atomic.Int64 // the producer's workers add to it
 	stats    blocksync.Stats
 }
@@ -62,7 +61,7 @@ func runTarget(ctx context.Context, s *session, dst blocksync.Target) (blocksync
 	if err != nil {
 		return t.stats, s.fail(err)
 	}
-	t.whole, t.dig = w, s.digester()
+	t.whole = w
 	outer := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
