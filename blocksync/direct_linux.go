@@ -29,8 +29,10 @@ type Direct struct {
 	fd      int              // the O_DIRECT descriptor; -1 when there is none
 	bufs    []*align.Buffers // free bounce buffers, one per write in flight at most
 	refused bool             // O_DIRECT writes failed with EINVAL once: buffered from then on
+	noRead  bool             // O_DIRECT reads failed with EINVAL once: through the File from then on
 
 	DirectBytes, BufferedBytes int64 // what was written each way
+	DirectReadBytes            int64 // what was read with O_DIRECT
 }
 
 // directUnit is what O_DIRECT writes are aligned to: a 4096-byte
@@ -38,10 +40,10 @@ type Direct struct {
 const directUnit = 4096
 
 // NewDirect wraps f. A file the kernel will not reopen with O_DIRECT
-// (tmpfs, some FUSE filesystems) is written through f alone.
+// (tmpfs, some FUSE filesystems) is written and read through f alone.
 func NewDirect(f *File) *Direct {
 	d := &Direct{File: f, fd: -1}
-	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", f.f.Fd()), unix.O_WRONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", f.f.Fd()), unix.O_RDWR|unix.O_DIRECT|unix.O_CLOEXEC, 0)
 	if err == nil {
 		d.fd = fd
 	}

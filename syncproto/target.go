@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/blocksync"
 )
 
@@ -109,8 +110,19 @@ func (t *target) kill() {
 // produce reads DST's windows and sends their digests in order.
 func (t *target) produce(ctx context.Context) error {
 	g, win := t.s.opt.Granule, int64(t.s.opt.Window)
+	// Aligned, so that a Direct DST reads its windows with O_DIRECT.
+	bufs, err := align.AllocBuffers(t.s.opt.Workers, int(win))
+	if err == nil {
+		defer bufs.Free() // after inOrder, which returns once its workers did
+	}
+	next := 0
 	work := func() func(off, n int64) ([]blocksync.Digest, error) {
-		dig, buf := t.s.digester(), make([]byte, win)
+		dig, buf := t.s.digester(), []byte(nil)
+		if err == nil {
+			buf, next = bufs.Slots[next], next+1
+		} else {
+			buf = make([]byte, win)
+		}
 		return func(off, n int64) ([]blocksync.Digest, error) { return t.digestWindow(dig, buf[:n], off) }
 	}
 	return inOrder(ctx, t.s.size, win, t.s.opt.Workers, work, func(off, n int64, ds []blocksync.Digest) error {
