@@ -95,9 +95,10 @@ func TestChoose(t *testing.T) {
 			t.Errorf("Choose(%v, %v) = %v, %v; want %v, %v", c.a, c.b, got, ok, c.want, c.ok)
 		}
 	}
+	speeds := Speeds()
 	for _, a := range Algorithms {
-		if Speed(a) <= 0 {
-			t.Errorf("Speed(%v) is not positive", a)
+		if speeds[a] <= 0 {
+			t.Errorf("Speeds()[%v] is %v, not positive", a, speeds[a])
 		}
 	}
 }

@@ -58,6 +58,7 @@ func (e *File) RefuseImage(end string) error             { return nil }
 type Direct struct {
 	*File
 	DirectBytes, BufferedBytes int64
+	DirectReadBytes            int64
 }
 
 // NewDirect wraps f.

@@ -196,12 +196,7 @@ func (s *engineSource) ReadAt(p []byte, off int64) (int, error) {
 			if len(s.free) < eachAhead {
 				s.free = append(s.free, g.buf[:cap(g.buf)])
 			}
-			g.buf = nil // taken
-			for s.wins[s.low] != nil && s.wins[s.low].buf == nil {
-				delete(s.wins, s.low)
-				s.low++
-			}
-			s.cond.Broadcast()
+			s.takeWhole(g)
 		}
 		done += n
 	}

@@ -9,9 +9,24 @@ import (
 	"github.com/ringcp/ringcp/blocksync"
 )
 
-// apply reads the source's frames and applies them in order, until the
-// end (done sent) or a failure.
+// apply reads the source's frames and hands their changes to an
+// applier, which writes several at once and folds them in order, until
+// the end (done sent) or a failure. It returns once every write it
+// started has returned.
 func (t *target) apply(ctx context.Context) error {
+	a := newApplier(t)
+	ctx, cancel := context.WithCancelCause(ctx)
+	a.start(ctx, cancel)
+	err := t.read(ctx, a)
+	cancel(err)
+	if ferr := a.wait(); ferr != nil {
+		return ferr // what failed first, in the stream's order: the reader then only saw the connection closed
+	}
+	return err
+}
+
+// read is apply's frame loop.
+func (t *target) read(ctx context.Context, a *applier) error {
 	for {
 		typ, p, err := t.s.fr.next()
 		switch {
@@ -25,21 +40,28 @@ func (t *target) apply(ctx context.Context) error {
 			var off int64
 			var data []byte
 			if off, data, err = parseData(p); err == nil {
-				err = t.change(off, int64(len(data)), data)
+				err = t.change(ctx, a, off, int64(len(data)), data)
 			}
 		case tZero:
 			var off, n int64
 			if off, n, err = parseZero(p); err == nil {
-				err = t.change(off, n, nil)
+				err = t.change(ctx, a, off, n, nil)
 			}
 		case tAck:
 			var through int64
 			if through, err = parseCount(p, "ack"); err == nil {
-				err = t.ack(through)
+				err = t.checkAck(through)
+			}
+			if err == nil {
+				t.front = through
+				err = a.queue(ctx, &op{ack: through})
 			}
 		case tEnd:
 			e, err := parseEnd(p)
 			if err != nil {
+				return err
+			}
+			if err := a.drain(); err != nil {
 				return err
 			}
 			return t.end(e)
@@ -67,63 +89,39 @@ func (t *target) checkChange(off, n int64) error {
 		return protoErrorf("change [%d, +%d) is not whole granules of %d", off, n, g)
 	case off > size || n > size-off:
 		return protoErrorf("change [%d, +%d) past SRC's end %d", off, n, size)
-	case off/g < t.resolved:
-		return protoErrorf("change at granule %d after granule %d was settled", off/g, t.resolved)
+	case off/g < t.front:
+		return protoErrorf("change at granule %d after granule %d was settled", off/g, t.front)
 	case blocksync.Granules(off+n, int(g)) > sent:
 		return protoErrorf("change [%d, +%d) reaches granules whose digests were not sent (%d sent)", off, n, sent)
 	}
 	return nil
 }
 
-// change writes SRC's bytes (data) or zeros at [off, off+n), and folds
-// the granules before it (unchanged) and its own, read back from DST.
-func (t *target) change(off, n int64, data []byte) error {
+// change checks a change of SRC's bytes (data) or zeros at [off,
+// off+n) and queues it; data is copied, the frame's buffer being the
+// reader's.
+func (t *target) change(ctx context.Context, a *applier, off, n int64, data []byte) error {
 	if err := t.checkChange(off, n); err != nil {
 		return err
 	}
-	g := int64(t.s.opt.Granule)
-	t.fold(off / g)
+	t.front = blocksync.Granules(off+n, t.s.opt.Granule)
+	c := &op{off: off, n: n, zero: data == nil, done: make(chan struct{})}
 	var err error
-	if data != nil {
-		_, err = t.dst.WriteAt(data, off)
-		t.stats.Written += n
-	} else {
-		err = t.dst.Zero(off, n)
-		t.stats.Zeroed += n
-	}
-	if err != nil {
+	if c.buf, err = a.take(ctx); err != nil {
 		return err
 	}
-	k := blocksync.Granules(n, int(g))
-	t.stats.Changed += k
-	if p := t.s.opt.Progress; p != nil {
-		p.Changed.Add(n)
-	}
-	if err := t.foldBack(off, n); err != nil {
-		return err
-	}
-	t.drop(k)
-	return nil
+	copy(c.buf, data)
+	return a.queue(ctx, c)
 }
 
-// foldBack reads [off, off+n) back from DST (zeros past its end) and
-// folds its granules' digests: what DST holds now, not what was sent.
-func (t *target) foldBack(off, n int64) error {
-	if t.readBack == nil {
-		t.readBack = make([]byte, MaxData)
-	}
-	g := t.s.opt.Granule
-	for n > 0 {
-		buf := t.readBack[:min(n, int64(len(t.readBack)))]
-		got, err := t.dst.ReadAt(buf, off)
-		if err != nil && err != io.EOF {
-			return err
-		}
-		clear(buf[got:])
-		for i := 0; i < len(buf); i += g {
-			t.whole.Add(t.dig.Sum(buf[i:min(i+g, len(buf))]))
-		}
-		off, n = off+int64(len(buf)), n-int64(len(buf))
+// checkAck refuses an ack before a change already settled or past the
+// digests sent.
+func (t *target) checkAck(through int64) error {
+	t.mu.Lock()
+	sent := t.sent
+	t.mu.Unlock()
+	if through < t.front || through > sent {
+		return protoErrorf("ack through granule %d, with %d settled and %d sent", through, t.front, sent)
 	}
 	return nil
 }
@@ -142,40 +140,52 @@ func (t *target) fold(upto int64) {
 	}
 }
 
-// drop settles k changed granules, whose digests were folded from DST.
-func (t *target) drop(k int64) {
+// settle folds a change that was applied: the granules before it as
+// unchanged, then its own as read back from DST.
+func (t *target) settle(c *op) {
+	g := t.s.opt.Granule
+	t.fold(c.off / int64(g))
+	for _, d := range c.ds {
+		t.whole.Add(d)
+	}
+	k := blocksync.Granules(c.n, g)
+	if c.zero {
+		t.stats.Zeroed += c.n
+	} else {
+		t.stats.Written += c.n
+	}
+	t.stats.Changed += k
+	if p := t.s.opt.Progress; p != nil {
+		p.Changed.Add(c.n)
+	}
 	t.mu.Lock()
 	t.pending = t.pending[k:]
 	t.resolved += k
 	t.mu.Unlock()
 }
 
-// ack: every change before granule through has come; the granules up to
-// it are settled, and the sender may run further ahead.
-func (t *target) ack(through int64) error {
-	t.mu.Lock()
-	sent := t.sent
-	t.mu.Unlock()
-	if through < t.resolved || through > sent {
-		return protoErrorf("ack through granule %d, with %d settled and %d sent", through, t.resolved, sent)
-	}
+// ack: every change before granule through has come and was settled;
+// the granules up to it are settled too, and the sender may run further
+// ahead.
+func (t *target) ack(through int64) {
 	t.fold(through)
 	t.mu.Lock()
 	t.acked = through
 	t.cond.Broadcast()
 	t.mu.Unlock()
-	return nil
 }
 
-// end: every change has come. DST takes SRC's size, is synced, is
-// checked against SRC's whole digest, is named if new, and done says so.
+// end: every change has come and was settled. DST takes SRC's size, is
+// synced, is checked against SRC's whole digest, is named if new, and
+// done says so.
 func (t *target) end(e end) error {
 	if e.granules != t.s.granules {
 		return protoErrorf("end after %d granules, want %d", e.granules, t.s.granules)
 	}
-	if err := t.ack(t.s.granules); err != nil {
+	if err := t.checkAck(t.s.granules); err != nil {
 		return err
 	}
+	t.ack(t.s.granules)
 	if t.dst.Resizable() && t.old != t.s.size {
 		if err := t.dst.Truncate(t.s.size); err != nil {
 			return err

@@ -106,9 +106,7 @@ func (c *client) handshake(ctx context.Context, r role, path string, local block
 	if s.opt.Digest != 0 {
 		h.speeds[s.opt.Digest] = 1
 	} else {
-		for _, a := range blocksync.Algorithms {
-			h.speeds[a] = blocksync.Speed(a)
-		}
+		h.speeds = blocksync.Speeds()
 	}
 	frames := []outFrame{{tHello, [][]byte{h.encode()}}}
 	if start != nil {

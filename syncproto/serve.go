@@ -59,11 +59,7 @@ func Serve(ctx context.Context, conn io.ReadWriter, stop func(), opt ServeOption
 
 // chooseDigest takes the algorithm fastest on the slower host.
 func (s *session) chooseDigest(h hello) error {
-	local := map[blocksync.Algorithm]float64{}
-	for _, a := range blocksync.Algorithms {
-		local[a] = blocksync.Speed(a)
-	}
-	alg, ok := blocksync.Choose(local, h.speeds)
+	alg, ok := blocksync.Choose(blocksync.Speeds(), h.speeds)
 	if !ok {
 		return protoErrorf("no digest algorithm in common with the client")
 	}

@@ -35,8 +35,20 @@ type source struct {
 
 // srcWindow is a window of SRC read and hashed.
 type srcWindow struct {
-	buf []byte
-	ds  []blocksync.Digest
+	buf     []byte
+	ds      []blocksync.Digest
+	own     []byte // the pool's buffer the window holds (unused when lent)
+	release func() // gives a lent buf back; nil when buf is own
+}
+
+// Lender is a Source that can hand out its bytes in place instead of
+// copying them into the caller's buffer (a push's SRC read through the
+// engine: that copy was half the memmove that took a sixth of the
+// pushing side's CPU). Lend returns exactly [off, off+n) of SRC, valid
+// until release is called, or ok false when it cannot lend that range
+// (ReadAt is used then); a range lent counts as read, as ReadAt's does.
+type Lender interface {
+	Lend(off, n int64) (p []byte, release func(), ok bool, err error)
 }
 
 // runSource syncs the target at the other end of s from src, whose size
@@ -142,11 +154,8 @@ func (u *source) send(ctx context.Context) error {
 			case <-ctx.Done():
 				return srcWindow{}, context.Cause(ctx)
 			}
-			if buf == nil {
-				buf = make([]byte, win)
-			}
-			w := srcWindow{buf: buf[:n]}
-			if err := readFull(u.src, w.buf, off); err != nil {
+			w, err := u.fill(buf, off, n)
+			if err != nil {
 				return w, err
 			}
 			u.read.Add(n)
@@ -157,7 +166,12 @@ func (u *source) send(ctx context.Context) error {
 		}
 	}
 	err := inOrder(ctx, s.size, win, s.opt.Workers, work, func(off, n int64, w srcWindow) error {
-		defer func() { pool <- w.buf[:cap(w.buf)] }()
+		defer func() {
+			if w.release != nil {
+				w.release()
+			}
+			pool <- w.own
+		}()
 		return u.window(ctx, off, w)
 	})
 	if err != nil {
@@ -165,6 +179,25 @@ func (u *source) send(ctx context.Context) error {
 	}
 	u.ended.Store(true)
 	return s.fw.write(tEnd, end{whole: u.whole.Sum(), granules: s.granules}.encode())
+}
+
+// fill is SRC's window [off, off+n): lent by SRC when it can, else
+// read into own (the pool's buffer, made when nil).
+func (u *source) fill(own []byte, off, n int64) (srcWindow, error) {
+	if l, ok := u.src.(Lender); ok {
+		p, release, ok, err := l.Lend(off, n)
+		switch {
+		case err != nil:
+			return srcWindow{own: own}, err
+		case ok:
+			return srcWindow{buf: p, own: own, release: release}, nil
+		}
+	}
+	if own == nil {
+		own = make([]byte, u.s.opt.Window)
+	}
+	w := srcWindow{buf: own[:n], own: own}
+	return w, readFull(u.src, w.buf, off)
 }
 
 // readFull reads all of p at off: SRC ending early means it shrank.

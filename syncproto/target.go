@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/blocksync"
 )
 
@@ -40,10 +41,9 @@ type target struct {
 	acked   int64
 	dead    bool // the session failed: the sender stops waiting
 
-	resolved int64 // granules folded into whole
+	resolved int64 // granules folded into whole (by the applier's settler)
+	front    int64 // granules the stream has settled: changes and acks checked (by the frame reader)
 	whole    *blocksync.Whole
-	dig      *blocksync.Digester // the applier's
-	readBack []byte
 	dstRead  atomic.Int64 // the producer's workers add to it
 	stats    blocksync.Stats
 }
@@ -62,7 +62,7 @@ func runTarget(ctx context.Context, s *session, dst blocksync.Target) (blocksync
 	if err != nil {
 		return t.stats, s.fail(err)
 	}
-	t.whole, t.dig = w, s.digester()
+	t.whole = w
 	outer := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -110,8 +110,19 @@ func (t *target) kill() {
 // produce reads DST's windows and sends their digests in order.
 func (t *target) produce(ctx context.Context) error {
 	g, win := t.s.opt.Granule, int64(t.s.opt.Window)
+	// Aligned, so that a Direct DST reads its windows with O_DIRECT.
+	bufs, err := align.AllocBuffers(t.s.opt.Workers, int(win))
+	if err == nil {
+		defer bufs.Free() // after inOrder, which returns once its workers did
+	}
+	next := 0
 	work := func() func(off, n int64) ([]blocksync.Digest, error) {
-		dig, buf := t.s.digester(), make([]byte, win)
+		dig, buf := t.s.digester(), []byte(nil)
+		if err == nil {
+			buf, next = bufs.Slots[next], next+1
+		} else {
+			buf = make([]byte, win)
+		}
 		return func(off, n int64) ([]blocksync.Digest, error) { return t.digestWindow(dig, buf[:n], off) }
 	}
 	return inOrder(ctx, t.s.size, win, t.s.opt.Workers, work, func(off, n int64, ds []blocksync.Digest) error {
