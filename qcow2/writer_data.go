@@ -151,7 +151,7 @@ func (w *Writer) storeSpans(spans []span) error {
 	w.mu.Lock()
 	for i, s := range spans {
 		n := ceilDiv(int64(len(s.data)), w.cs)
-		hosts[i] = w.allocClusters(n)
+		hosts[i] = w.allocData(n)
 		for k := range n {
 			w.setEntryLocked(s.ci0+k, uint64(hosts[i]+k*w.cs)|entryCopied)
 		}
