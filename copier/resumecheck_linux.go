@@ -54,6 +54,19 @@ var errPrefixDiffers = errors.New("DST differs from SRC in the part an earlier r
 // or refuses. It runs once DST is opened and locked, before the first
 // write.
 func (p *Plan) proveDone(ctx context.Context, a *acquired, rep *Report) error {
+	err := p.proveDoneRead(ctx, a, rep)
+	if pr, ok := a.dst.(provedTarget); ok && err == nil {
+		pr.proved()
+	}
+	return err
+}
+
+// provedTarget is a DST read differently while its prefix is checked (a
+// resumed image, read as its last checkpoint left it): proved says the
+// check is over, and the copy writes.
+type provedTarget interface{ proved() }
+
+func (p *Plan) proveDoneRead(ctx context.Context, a *acquired, rep *Report) error {
 	r := p.resume
 	if r == nil || r.state == nil || r.from == 0 {
 		return nil
