@@ -70,7 +70,7 @@ func (p *Plan) sameCopy() error {
 	}
 	rerun := fmt.Sprintf(": run it as the earlier run was (the same range and size options), or remove %s to start over", r.statePath)
 	if key := o.imageKey(); st.Image != key {
-		return refuse(KindChanged, "", fmt.Sprintf("the resume state %s records a copy that makes %s, this copy makes %s: run it with the earlier run's Options.DstFormat and Options.Qcow2, or remove %s and %s to start over",
+		return refuse(KindChanged, "", fmt.Sprintf("the resume state %s records a copy that makes %s, this copy makes %s: run it with the earlier run's Options.DstFormat, Options.Qcow2.ClusterSize, Options.Qcow2.Compress, Options.Qcow2.Backing, Options.Qcow2.BackingFormat and Options.Qcow2.Preallocation, or remove %s and %s to start over",
 			r.statePath, imageWhat(st.Image), imageWhat(key), r.statePath, p.dst.path))
 	}
 	if st.SrcOffset != o.SrcOffset || st.DstOffset != o.DstOffset || st.Length != p.Length {
