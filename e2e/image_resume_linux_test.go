@@ -288,4 +288,3 @@ func firstL2Entry(t *testing.T, img string) int64 {
 	l1 := be(40)
 	return int64(be(int(l1)) & 0x00fffffffffffe00)
 }
-
