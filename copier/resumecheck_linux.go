@@ -78,6 +78,12 @@ func (p *Plan) proveDoneRead(ctx context.Context, a *acquired, rep *Report) erro
 	if why == "" {
 		why = srcUnmarked(r.state.Src)
 	}
+	if why == "" && p.opts.DstFormat == FormatQcow2 && p.opts.Qcow2.Backing != "" {
+		// The image reads its backing file wherever it stores nothing,
+		// and the state does not record that file: a change to it would
+		// change the part already copied unseen.
+		why = "the image reads its backing file where it stores nothing, and nothing records whether that file changed"
+	}
 	if why == "" && p.opts.ResumeProve {
 		why = "Options.ResumeProve: SRC's identity is not taken on its word"
 	}

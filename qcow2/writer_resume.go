@@ -3,7 +3,6 @@ package qcow2
 import (
 	"errors"
 	"fmt"
-	"sort"
 )
 
 // ErrNotResumable says a file is not an image a checkpointing Writer with
@@ -50,7 +49,7 @@ func Resume(t WriteTransport, opt WriterOptions, from int64) (*Writer, error) {
 	if limit := 4*w.size + 1<<30; im.fileSize > limit {
 		return nil, notResumable(t.Name(), fmt.Sprintf("the file holds %d bytes, more than a copy of %d bytes leaves", im.fileSize, w.size))
 	}
-	r := &resumed{w: w, im: im, used: map[int64]uint8{}}
+	r := &resumed{w: w, im: im, used: make([]uint8, ceilDiv(im.fileSize, w.cs))}
 	if err := r.load(from / w.cs); err != nil {
 		return nil, err
 	}
@@ -102,7 +101,7 @@ const (
 type resumed struct {
 	w    *Writer
 	im   *Image
-	used map[int64]uint8 // host clusters the kept entries name, by kind
+	used []uint8 // host clusters of the file the kept entries name, by kind
 }
 
 // load reads the image's L2 tables and keeps the entries of the guest
@@ -116,7 +115,7 @@ func (r *resumed) load(keep int64) error {
 		return notResumable(r.w.name, err.Error())
 	}
 	for _, m := range meta {
-		for c := m.off / r.w.cs; c < ceilDiv(m.end, r.w.cs); c++ {
+		for c := m.off / r.w.cs; c < min(ceilDiv(m.end, r.w.cs), int64(len(r.used))); c++ {
 			r.used[c] = usedMeta
 		}
 	}
@@ -135,7 +134,7 @@ func (r *resumed) load(keep int64) error {
 	}
 	for c, k := range r.used {
 		if k == usedMeta {
-			delete(r.used, c) // freed once a checkpoint replaces them
+			r.used[c] = 0 // freed once a checkpoint replaces them
 		}
 	}
 	return nil
@@ -191,24 +190,20 @@ func (r *resumed) keepEntry(ci int64, e uint64) error {
 	return nil
 }
 
-// unused are the clusters from the first after the header to end that
-// the kept entries do not name.
+// unused are the runs of clusters from the first after the header to
+// end that the kept entries do not name.
 func (r *resumed) unused(end int64) []freeRun {
-	kept := make([]int64, 0, len(r.used))
-	for c := range r.used {
-		kept = append(kept, c)
-	}
-	sort.Slice(kept, func(a, b int) bool { return kept[a] < kept[b] })
 	var runs []freeRun
-	from := r.w.cs
-	for _, c := range kept {
-		if c*r.w.cs > from {
-			runs = append(runs, freeRun{from, c * r.w.cs})
+	cs := r.w.cs
+	for c := int64(1); c < end/cs; c++ {
+		if c < int64(len(r.used)) && r.used[c] != 0 {
+			continue
 		}
-		from = (c + 1) * r.w.cs
-	}
-	if end > from {
-		runs = append(runs, freeRun{from, end})
+		if n := len(runs); n > 0 && runs[n-1].end == c*cs {
+			runs[n-1].end += cs
+			continue
+		}
+		runs = append(runs, freeRun{c * cs, (c + 1) * cs})
 	}
 	return runs
 }
