@@ -16,11 +16,11 @@ var ErrNotResumable = errors.New("not an image ringcp can resume")
 // known to hold every byte written (the part a resume state records),
 // a multiple of the cluster size: the clusters below it are kept as the
 // image names them, every other cluster is dropped and is written
-// again, at or after from, by the caller. Nothing is written before the
-// first Checkpoint: the image on disk stays as it is until then, and the
-// clusters it names that the resumed image does not need (the old
-// metadata, dropped clusters, clusters written after the checkpoint) are
-// punched and handed out again only once the new checkpoint is live.
+// again, at or after from, by the caller. The image on disk stays as it
+// is until the first Checkpoint: the clusters it names that the resumed
+// image does not need (its metadata, the dropped clusters) are punched
+// and handed out again only once the new checkpoint is live; only those
+// it does not name (written after it) are punched at once.
 //
 // Only what Writer writes is accepted: version 3, 16-bit refcounts, no
 // snapshots, no extended L2 entries, the cluster size, virtual size,
@@ -54,7 +54,13 @@ func Resume(t WriteTransport, opt WriterOptions, from int64) (*Writer, error) {
 		return nil, err
 	}
 	w.next = ceilDiv(im.fileSize, w.cs) * w.cs
-	w.live = r.unused(w.next)
+	var unnamed []freeRun
+	w.live, unnamed = r.unused(w.next)
+	// What nothing on disk names (clusters written after the last
+	// checkpoint, by the run that was stopped) is handed out again at
+	// once: else every run stopped before its first checkpoint would
+	// grow the file by what it wrote.
+	w.release(unnamed)
 	w.started = true
 	return w, nil
 }
@@ -95,6 +101,7 @@ const (
 	usedMeta uint8 = iota + 1
 	usedData
 	usedCompressed
+	usedDropped // named by an entry past the resume point
 )
 
 // resumed is the image being taken up again.
@@ -122,7 +129,7 @@ func (r *resumed) load(keep int64) error {
 	b := make([]byte, r.w.cs)
 	for i, e := range r.im.l1 {
 		off := int64(e & entryOffsetMask)
-		if off == 0 || i*int(r.w.l2n) >= int(keep) {
+		if off == 0 {
 			continue
 		}
 		if err := readFull(r.im.t, b, off); err != nil {
@@ -132,12 +139,27 @@ func (r *resumed) load(keep int64) error {
 			return err
 		}
 	}
-	for c, k := range r.used {
-		if k == usedMeta {
-			r.used[c] = 0 // freed once a checkpoint replaces them
+	return nil
+}
+
+// named marks the clusters a dropped entry names, where nothing kept
+// lies: the image on disk still names them until a checkpoint replaces
+// it. An entry that is not one Writer writes names nothing here.
+func (r *resumed) named(e uint64) {
+	mark := func(c int64) {
+		if c >= 0 && c < int64(len(r.used)) && r.used[c] == 0 {
+			r.used[c] = usedDropped
 		}
 	}
-	return nil
+	switch {
+	case e&entryCompressed != 0:
+		off, n := r.im.compressedSpan(e)
+		for c := off / r.w.cs; c <= (off+n-1)/r.w.cs && n > 0; c++ {
+			mark(c)
+		}
+	case e&entryOffsetMask != 0:
+		mark(int64(e&entryOffsetMask) / r.w.cs)
+	}
 }
 
 // keepTable keeps the entries of L2 table i below guest cluster keep.
@@ -145,7 +167,11 @@ func (r *resumed) keepTable(i int64, t []uint64, keep int64) error {
 	w := r.w
 	for k, e := range t {
 		ci := i*w.l2n + int64(k)
-		if ci >= keep || e == 0 {
+		if e == 0 {
+			continue
+		}
+		if ci >= keep {
+			r.named(e)
 			continue
 		}
 		if err := r.keepEntry(ci, e); err != nil {
@@ -191,19 +217,29 @@ func (r *resumed) keepEntry(ci int64, e uint64) error {
 }
 
 // unused are the runs of clusters from the first after the header to
-// end that the kept entries do not name.
-func (r *resumed) unused(end int64) []freeRun {
-	var runs []freeRun
+// end that the kept entries do not name: those the image on disk names
+// (its metadata, dropped entries), freed once a checkpoint replaces it;
+// and the rest, which nothing names, free at once.
+func (r *resumed) unused(end int64) (named, unnamed []freeRun) {
 	cs := r.w.cs
-	for c := int64(1); c < end/cs; c++ {
-		if c < int64(len(r.used)) && r.used[c] != 0 {
-			continue
-		}
+	add := func(runs []freeRun, c int64) []freeRun {
 		if n := len(runs); n > 0 && runs[n-1].end == c*cs {
 			runs[n-1].end += cs
-			continue
+			return runs
 		}
-		runs = append(runs, freeRun{c * cs, (c + 1) * cs})
+		return append(runs, freeRun{c * cs, (c + 1) * cs})
 	}
-	return runs
+	for c := int64(1); c < end/cs; c++ {
+		k := uint8(0)
+		if c < int64(len(r.used)) {
+			k = r.used[c]
+		}
+		switch k {
+		case usedMeta, usedDropped:
+			named = add(named, c)
+		case 0:
+			unnamed = add(unnamed, c)
+		}
+	}
+	return named, unnamed
 }

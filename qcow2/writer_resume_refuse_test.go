@@ -121,3 +121,48 @@ func TestResumeRefuses(t *testing.T) {
 		t.Fatalf("the untouched image: %v", err)
 	}
 }
+
+// TestResumeReusesUnnamed: runs stopped after Resume and before their
+// first checkpoint leave clusters nothing names; the next Resume hands
+// them out again, so the file does not grow by each run's writes.
+func TestResumeReusesUnnamed(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "img.qcow2")
+	_, opt := stoppedImage(t, img)
+	src, err := os.ReadFile(img + ".src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(img, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	from := int64(1 << 20)
+	start := fileSize(t, img)
+	for range 6 {
+		w, err := Resume(f, opt, from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.WriteAt(src[from:], from); err != nil {
+			t.Fatal(err)
+		}
+		// Stopped here: no checkpoint.
+	}
+	if n := fileSize(t, img); n > start+2*(int64(len(src))-from) {
+		t.Fatalf("the file grew to %d bytes over %d of data: what the stopped runs wrote was not reused", n, len(src))
+	}
+	w, err := Resume(f, opt, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteAt(src[from:], from); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	needQemu(t)
+	qemuCheck(t, img)
+	qemuCompare(t, img+".src", "raw", img, "qcow2")
+}
