@@ -166,3 +166,44 @@ func TestResumeReusesUnnamed(t *testing.T) {
 	qemuCheck(t, img)
 	qemuCompare(t, img+".src", "raw", img, "qcow2")
 }
+
+// TestResumeClosed: an image a checkpointing Writer finished (killed
+// after Close, before the caller renamed it, with preallocated clusters
+// too) is taken up like any checkpoint, and finishes as the same image.
+func TestResumeClosed(t *testing.T) {
+	needQemu(t)
+	for _, pre := range []Prealloc{PreallocOff, PreallocMetadata} {
+		dir := t.TempDir()
+		img := filepath.Join(dir, "img.qcow2")
+		srcPath := filepath.Join(dir, "src.raw")
+		src := sourceRaw(t, srcPath, 3<<20+4097, 11)
+		opt := WriterOptions{Size: int64(len(src)), Checkpoints: true, Preallocation: pre}
+		f, err := os.Create(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		w, err := Create(f, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := writeWindows(w, src, 0, 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		from := int64(2 << 20)
+		if w, err = Resume(f, opt, from); err != nil {
+			t.Fatalf("prealloc %d: %v", pre, err)
+		}
+		if _, err := writeWindows(w, src, from, 2); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		qemuCheck(t, img)
+		qemuCompare(t, srcPath, "raw", img, "qcow2")
+	}
+}
