@@ -78,8 +78,12 @@ func (o *Options) imageKey() string {
 		return ""
 	}
 	q := &o.Qcow2
+	pre := q.Preallocation
+	if pre == PreallocOff {
+		pre = "" // the same image
+	}
 	return fmt.Sprintf("qcow2 cluster_size=%d compress=%q backing=%q backing_format=%q preallocation=%q",
-		q.clusterSize(), q.Compress, q.Backing, q.BackingFormat, q.Preallocation)
+		q.clusterSize(), q.Compress, q.Backing, q.BackingFormat, pre)
 }
 
 // setField names a field of q that is set.
