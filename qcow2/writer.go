@@ -92,7 +92,14 @@ type Writer struct {
 	free    []freeRun // punched clusters handed out again (writer_free.go)
 
 	ckMu sync.Mutex // one checkpoint at a time, and Close after it
-	live []freeRun  // the metadata of the checkpoint on disk, freed when another replaces it
+	// live is the metadata of the checkpoint on disk but its L2 tables
+	// (the L1 table, the refcounts; on Resume, all the image names that
+	// it does not keep), freed when another replaces it; liveL2 are its
+	// L2 tables' host clusters, by L1 index, and changed the tables
+	// changed since (writer_checkpoint.go).
+	live    []freeRun
+	liveL2  map[int64]int64
+	changed map[int64]bool
 	// started: the file has a header (a checkpoint, or a resumed image),
 	// which later headers change in their first sector only.
 	started bool
@@ -131,7 +138,8 @@ func newWriter(t WriteTransport, opt WriterOptions) (*Writer, error) {
 	}
 	w := &Writer{t: t, name: t.Name(), opt: opt, cs: opt.ClusterSize,
 		size: (opt.Size + 511) &^ 511, cbits: uint(bits.TrailingZeros64(uint64(opt.ClusterSize))),
-		comp: comp, l2: map[int64][]uint64{}, pending: map[int64]*partial{}}
+		comp: comp, l2: map[int64][]uint64{}, pending: map[int64]*partial{},
+		liveL2: map[int64]int64{}, changed: map[int64]bool{}}
 	w.l2n = w.cs / 8
 	w.next = w.cs // cluster 0 is the header, written last
 	w.buffered = comp != nil || opt.Backing != nil

@@ -92,7 +92,7 @@ func (w *Writer) hostCluster(ci int64) int64 {
 		return int64(e & entryOffsetMask)
 	}
 	host := w.allocData(1)
-	t[ci%w.l2n] = uint64(host) | entryCopied
+	w.setEntryLocked(ci, uint64(host)|entryCopied)
 	return host
 }
 
@@ -105,6 +105,9 @@ func (w *Writer) setEntry(ci int64, e uint64) {
 
 func (w *Writer) setEntryLocked(ci int64, e uint64) {
 	w.table(ci / w.l2n)[ci%w.l2n] = e
+	if w.opt.Checkpoints {
+		w.changed[ci/w.l2n] = true // the next checkpoint writes it anew
+	}
 }
 
 // table is the L2 table of L1 index i, made on first use; w.mu is held.

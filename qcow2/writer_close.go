@@ -89,8 +89,8 @@ func (w *Writer) writeMetadata() error {
 	if err := w.sync(); err != nil {
 		return err
 	}
-	w.release(w.live) // the last checkpoint's metadata: nothing names it now
-	w.live = nil
+	w.release(w.liveRuns()) // the last checkpoint's metadata: nothing names it now
+	w.live, w.liveL2 = nil, nil
 	return nil
 }
 

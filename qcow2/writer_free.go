@@ -60,16 +60,3 @@ func mergeRuns(runs []freeRun) []freeRun {
 	}
 	return out
 }
-
-// clusterRuns turns a sorted list of cluster indexes into runs of bytes.
-func (w *Writer) clusterRuns(cls []int64) []freeRun {
-	var runs []freeRun
-	for _, c := range cls {
-		if n := len(runs); n > 0 && runs[n-1].end == c*w.cs {
-			runs[n-1].end += w.cs
-			continue
-		}
-		runs = append(runs, freeRun{c * w.cs, (c + 1) * w.cs})
-	}
-	return runs
-}
