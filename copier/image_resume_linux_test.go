@@ -60,7 +60,15 @@ func TestQcow2DstResumable(t *testing.T) {
 				}
 				theirs := filepath.Join(dir, "qemu.qcow2")
 				qemu(t, "qemu-img", append(append([]string{"convert", "-q", "-f", "raw", "-O", "qcow2"}, w.qemuO...), src, theirs)...)
-				if g, q := dataBytes(t, dst), dataBytes(t, theirs); g > q+64<<10 {
+				// Up to a copy of the L2 tables more, where clusters are
+				// smaller than the filesystem's blocks: the tables of
+				// the checkpoints, freed, are punched, and punching a
+				// 512-byte cluster of a 4 KiB block frees nothing.
+				tables := int64(0)
+				if w.q.ClusterSize != 0 && w.q.ClusterSize < 4096 {
+					tables = 2 * (size/w.q.ClusterSize*8 + 4096)
+				}
+				if g, q := dataBytes(t, dst), dataBytes(t, theirs); g > q+64<<10+tables {
 					t.Errorf("the image allocates %d bytes, qemu-img's %d", g, q)
 				}
 			})
