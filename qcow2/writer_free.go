@@ -30,6 +30,25 @@ func (w *Writer) allocData(n int64) int64 {
 	return w.allocClusters(n)
 }
 
+// allocRun hands out up to n consecutive host clusters for data: the
+// first free run, whole or its first n clusters, else n at the frontier;
+// got says how many. Freed runs are mostly a checkpoint's few clusters,
+// shorter than a span of data: taken in pieces, they are used, and the
+// file does not grow by a copy of the tables at each checkpoint. w.mu is
+// held.
+func (w *Writer) allocRun(n int64) (host, got int64) {
+	if len(w.free) == 0 {
+		return w.allocClusters(n), n
+	}
+	r := &w.free[0]
+	host, got = r.off, min(n, (r.end-r.off)/w.cs)
+	r.off += got * w.cs
+	if r.off == r.end {
+		w.free = w.free[1:]
+	}
+	return host, got
+}
+
 // release punches host clusters nothing on disk names any more and
 // makes them free; those it cannot punch stay unused. w.mu is not held.
 func (w *Writer) release(runs []freeRun) {

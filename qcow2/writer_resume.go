@@ -46,7 +46,7 @@ func Resume(t WriteTransport, opt WriterOptions, from int64) (*Writer, error) {
 	// Bounds the memory the refcounts take: a file far larger than the
 	// image's data, its metadata and a few checkpoints is not one a copy
 	// of this size left.
-	if limit := 4*w.size + 1<<30; im.fileSize > limit {
+	if limit := 8*w.size + 16<<30; im.fileSize > limit {
 		return nil, notResumable(t.Name(), fmt.Sprintf("the file holds %d bytes, more than a copy of %d bytes leaves", im.fileSize, w.size))
 	}
 	r := &resumed{w: w, im: im, used: make([]uint8, ceilDiv(im.fileSize, w.cs))}
