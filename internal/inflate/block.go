@@ -1,0 +1,96 @@
+package inflate
+
+import "encoding/binary"
+
+// huffman decodes a Huffman-coded block with tables t until its end code
+// or until dst is full. The state lives in locals so that it stays in
+// registers (a deferred write-back would take their addresses); it goes
+// back to d.r around the slow refill and at the end. Shift counts are
+// masked to 63 (an entry's never passes 28) so that each compiles to one
+// instruction.
+func (d *decoder) huffman(t *tables) error {
+	r := &d.r
+	src, pos, bits, nbits := r.src, r.pos, r.bits, r.nbits
+	dst, out := d.dst, d.out
+	var err error
+	for out < len(dst) {
+		// A length code and its extra bits take at most 15+5 bits, a
+		// distance 15+13: 48 bits cover a whole match.
+		if pos+8 <= len(src) {
+			bits |= binary.LittleEndian.Uint64(src[pos:]) << (nbits & 63)
+			pos += int(63-nbits) >> 3
+			nbits |= 56
+		} else if nbits < 48 {
+			r.pos, r.bits, r.nbits = pos, bits, nbits
+			if err = r.refill(); err != nil {
+				break
+			}
+			pos, bits, nbits = r.pos, r.bits, r.nbits
+		}
+		e := t.lit[bits&litMask]
+		if e&flagSub != 0 {
+			bits >>= litBits
+			nbits -= litBits
+			e = t.lit[e>>16+uint32(bits)&(1<<(e>>8&15)-1)]
+		}
+		saved := bits
+		bits >>= e & 63
+		nbits -= uint(e & 0xff)
+		if e&flagLiteral != 0 {
+			dst[out] = byte(e >> 16)
+			out++
+			continue
+		}
+		if e&(flagEnd|flagBad) != 0 {
+			if e&flagBad != 0 {
+				err = errCode
+			}
+			break
+		}
+		length := int(e>>16) + int(saved&(1<<(e&63)-1)>>(e>>8&15))
+
+		e = t.dist[bits&distMask]
+		if e&flagSub != 0 {
+			bits >>= distBits
+			nbits -= distBits
+			e = t.dist[e>>16+uint32(bits)&(1<<(e>>8&15)-1)]
+		}
+		saved = bits
+		bits >>= e & 63
+		nbits -= uint(e & 0xff)
+		if e&flagBad != 0 {
+			err = errCode
+			break
+		}
+		dist := int(e>>16) + int(saved&(1<<(e&63)-1)>>(e>>8&15))
+		if dist > out {
+			err = errDistance
+			break
+		}
+		length = min(length, len(dst)-out)
+		copyMatch(dst, out, dist, length)
+		out += length
+	}
+	r.pos, r.bits, r.nbits, d.out = pos, bits, nbits, out
+	return err
+}
+
+// copyMatch copies length bytes from dist back, the source overlapping
+// the destination when dist < length (a run of a repeated pattern).
+func copyMatch(dst []byte, out, dist, length int) {
+	from := out - dist
+	if dist >= 8 && len(dst)-out >= length+8 {
+		// Whole words, each read from bytes already written: it may
+		// write up to 7 bytes past the match, which later output
+		// overwrites (there are at least 8 left in dst).
+		for i := 0; i < length; i += 8 {
+			binary.LittleEndian.PutUint64(dst[out+i:], binary.LittleEndian.Uint64(dst[from+i:]))
+		}
+		return
+	}
+	// The pattern doubles at each copy (what is copied is a whole number
+	// of periods), so a long run of one byte takes a few copies.
+	for n := 0; n < length; {
+		n += copy(dst[out+n:out+length], dst[from:out+n])
+	}
+}
