@@ -11,7 +11,7 @@ import (
 
 // usrBinaries is up to n bytes of the machine's programs, the content of
 // the deflate images ringcp is measured on.
-func usrBinaries(t *testing.T, n int) []byte {
+func usrBinaries(t testing.TB, n int) []byte {
 	t.Helper()
 	var b []byte
 	for _, dir := range []string{"/usr/bin", "/usr/lib/x86_64-linux-gnu"} {

@@ -79,18 +79,34 @@ func (d *decoder) huffman(t *tables) error {
 // the destination when dist < length (a run of a repeated pattern).
 func copyMatch(dst []byte, out, dist, length int) {
 	from := out - dist
-	if dist >= 8 && len(dst)-out >= length+8 {
-		// Whole words, each read from bytes already written: it may
-		// write up to 7 bytes past the match, which later output
-		// overwrites (there are at least 8 left in dst).
+	if len(dst)-out < length+8 {
+		// Near the end of dst: no room for whole words. The pattern
+		// doubles at each copy (what is copied is a whole number of
+		// periods), so a long run of one byte takes a few copies.
+		for n := 0; n < length; {
+			n += copy(dst[out+n:out+length], dst[from:out+n])
+		}
+		return
+	}
+	// Whole words from here on: they may write up to 7 bytes past the
+	// match, which later output overwrites (there are at least 8 more
+	// bytes to come).
+	if dist >= 8 {
+		// Each word is read from bytes already written.
 		for i := 0; i < length; i += 8 {
 			binary.LittleEndian.PutUint64(dst[out+i:], binary.LittleEndian.Uint64(dst[from+i:]))
 		}
 		return
 	}
-	// The pattern doubles at each copy (what is copied is a whole number
-	// of periods), so a long run of one byte takes a few copies.
-	for n := 0; n < length; {
-		n += copy(dst[out+n:out+length], dst[from:out+n])
+	// A short period (runs of zeros in programs, of 2- and 4-byte
+	// patterns): the first 8 bytes one by one, then that word again
+	// every whole number of periods.
+	for i := range 8 {
+		dst[out+i] = dst[from+i]
+	}
+	w := binary.LittleEndian.Uint64(dst[out:])
+	step := 8 - 8%dist
+	for i := step; i < length; i += step {
+		binary.LittleEndian.PutUint64(dst[out+i:], w)
 	}
 }
