@@ -8,26 +8,34 @@ import "encoding/binary"
 // back to d.r around the slow refill and at the end. Shift counts are
 // masked to 63 (an entry's never passes 28) so that each compiles to one
 // instruction.
+//
+// After a refill at least 48 bits are held: a length code and its extra
+// bits take at most 15+5, a distance 15+13, so a whole match. After a
+// literal (15 bits at most) the next code's entry is looked up before
+// the refill, which then stays off the lookup's path.
 func (d *decoder) huffman(t *tables) error {
 	r := &d.r
 	src, pos, bits, nbits := r.src, r.pos, r.bits, r.nbits
 	dst, out := d.dst, d.out
 	var err error
+	var e uint32
+	refilled := false
 	for out < len(dst) {
-		// A length code and its extra bits take at most 15+5 bits, a
-		// distance 15+13: 48 bits cover a whole match.
-		if pos+8 <= len(src) {
-			bits |= binary.LittleEndian.Uint64(src[pos:]) << (nbits & 63)
-			pos += int(63-nbits) >> 3
-			nbits |= 56
-		} else if nbits < 48 {
-			r.pos, r.bits, r.nbits = pos, bits, nbits
-			if err = r.refill(); err != nil {
-				break
+		if !refilled {
+			if pos+8 <= len(src) {
+				bits |= binary.LittleEndian.Uint64(src[pos:]) << (nbits & 63)
+				pos += int(63-nbits) >> 3
+				nbits |= 56
+			} else if nbits < 48 {
+				r.pos, r.bits, r.nbits = pos, bits, nbits
+				if err = r.refill(); err != nil {
+					break
+				}
+				pos, bits, nbits = r.pos, r.bits, r.nbits
 			}
-			pos, bits, nbits = r.pos, r.bits, r.nbits
+			e = t.lit[bits&litMask]
 		}
-		e := t.lit[bits&litMask]
+		refilled = false
 		if e&flagSub != 0 {
 			bits >>= litBits
 			nbits -= litBits
@@ -39,6 +47,13 @@ func (d *decoder) huffman(t *tables) error {
 		if e&flagLiteral != 0 {
 			dst[out] = byte(e >> 16)
 			out++
+			e = t.lit[bits&litMask]
+			if pos+8 <= len(src) {
+				bits |= binary.LittleEndian.Uint64(src[pos:]) << (nbits & 63)
+				pos += int(63-nbits) >> 3
+				nbits |= 56
+				refilled = true
+			}
 			continue
 		}
 		if e&(flagEnd|flagBad) != 0 {
