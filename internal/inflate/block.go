@@ -83,39 +83,42 @@ func (d *decoder) huffman(t *tables) error {
 			break
 		}
 		length = min(length, len(dst)-out)
-		copyMatch(dst, out, dist, length)
+		if from := out - dist; dist >= 8 && len(dst)-out >= length+8 {
+			// The common case, here rather than in copyMatch to save
+			// the call: whole words, each read from bytes already
+			// written. Up to 7 bytes past the match are overwritten
+			// by later output (at least 8 more are to come).
+			for i := 0; i < length; i += 8 {
+				binary.LittleEndian.PutUint64(dst[out+i:], binary.LittleEndian.Uint64(dst[from+i:]))
+			}
+		} else {
+			copyMatch(dst, out, dist, length)
+		}
 		out += length
 	}
 	r.pos, r.bits, r.nbits, d.out = pos, bits, nbits, out
 	return err
 }
 
-// copyMatch copies length bytes from dist back, the source overlapping
-// the destination when dist < length (a run of a repeated pattern).
+// copyMatch copies length bytes from dist back where huffman's word copy
+// does not apply: the source overlaps the destination (dist < 8: a run
+// of a repeated pattern), or dst ends within 8 bytes of the match.
 func copyMatch(dst []byte, out, dist, length int) {
 	from := out - dist
-	if len(dst)-out < length+8 {
-		// Near the end of dst: no room for whole words. The pattern
-		// doubles at each copy (what is copied is a whole number of
-		// periods), so a long run of one byte takes a few copies.
+	if dist >= 8 || len(dst)-out < length+8 {
+		// The pattern doubles at each copy (what is copied is a whole
+		// number of periods), so a long run of one byte takes a few
+		// copies.
 		for n := 0; n < length; {
 			n += copy(dst[out+n:out+length], dst[from:out+n])
 		}
 		return
 	}
-	// Whole words from here on: they may write up to 7 bytes past the
-	// match, which later output overwrites (there are at least 8 more
-	// bytes to come).
-	if dist >= 8 {
-		// Each word is read from bytes already written.
-		for i := 0; i < length; i += 8 {
-			binary.LittleEndian.PutUint64(dst[out+i:], binary.LittleEndian.Uint64(dst[from+i:]))
-		}
-		return
-	}
 	// A short period (runs of zeros in programs, of 2- and 4-byte
 	// patterns): the first 8 bytes one by one, then that word again
-	// every whole number of periods.
+	// every whole number of periods, which may write up to 7 bytes past
+	// the match (later output overwrites them: at least 8 more bytes
+	// are to come).
 	for i := range 8 {
 		dst[out+i] = dst[from+i]
 	}
