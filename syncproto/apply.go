@@ -105,6 +105,10 @@ func (t *target) change(ctx context.Context, a *applier, off, n int64, data []by
 		return err
 	}
 	t.front = blocksync.Granules(off+n, t.s.opt.Granule)
+	// Counted once accepted, not once settled: from here a worker may
+	// write it, so a refusal that comes after it is no refusal
+	// (lateRefusal), and a failure must say DST may hold a mix.
+	t.stats.Changed += blocksync.Granules(n, t.s.opt.Granule)
 	c := &op{off: off, n: n, zero: data == nil, done: make(chan struct{})}
 	var err error
 	if c.buf, err = a.take(ctx); err != nil {
@@ -154,7 +158,6 @@ func (t *target) settle(c *op) {
 	} else {
 		t.stats.Written += c.n
 	}
-	t.stats.Changed += k
 	if p := t.s.opt.Progress; p != nil {
 		p.Changed.Add(c.n)
 	}

@@ -30,8 +30,11 @@ func TestLateRefusalIsAFailure(t *testing.T) {
 	}
 	defer dst.Close()
 	r, err := Pull(context.Background(), client, "src", dst, Options{Granule: g})
-	if !bytes.Equal(mustRead(t, dstPath)[:g], bytes.Repeat([]byte{0xaa}, g)) {
-		t.Fatalf("the hostile source's granule was not applied (%+v, %v): the test proves nothing", r, err)
+	// Changes are applied several at once: the refusal may stop the
+	// granule's write before it starts, or not. Either way it was
+	// accepted, and DST may hold it.
+	if r.Stats.Changed == 0 && !bytes.Equal(mustRead(t, dstPath)[:g], bytes.Repeat([]byte{0xaa}, g)) {
+		t.Fatalf("the hostile source's granule was neither accepted nor applied (%+v, %v): the test proves nothing", r, err)
 	}
 	var ref *blocksync.RefusedError
 	if err == nil || errors.As(err, &ref) {
