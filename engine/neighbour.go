@@ -218,9 +218,17 @@ func (n *Neighbour) Step(s Sample, sig Signals) Window {
 
 	case capped:
 		// A larger window moves no more under the cap: the least one
-		// that carries it will do.
+		// that carries it will do. What the cap let it move is the
+		// best beside the others (the share and the floor count from
+		// it), and the step down is judged as any: a window that no
+		// longer moves its share steps back up, and one known not to
+		// carry the cap is not tried again.
 		n.phase = nbSteady
-		n.change(max(n.at-1, 0))
+		n.best = max(n.best, min(thr, sig.Cap)) // a burst after a wait measures over the cap
+		if below := n.at - 1; below >= 0 && (n.thrAt[below] == 0 || n.thrAt[below] >= 0.9*sig.Cap) {
+			n.change(below)
+			n.down = true
+		}
 	case n.phase == nbGrow:
 		n.grow(thr)
 	default:
