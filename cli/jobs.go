@@ -69,6 +69,9 @@ func jobsCommand(cfg config, stdout, stderr io.Writer) error {
 				fmt.Fprintf(stderr, "ringcp: job %d: %s\n", i+1, n)
 			}
 		}
+		if rep.Neighbour != nil {
+			fmt.Fprintf(stderr, "ringcp: %s\n", rep.Neighbour)
+		}
 	}
 	return reportJobs(stdout, stderr, cfg, list, opts, batch, rep, sig.caught())
 }

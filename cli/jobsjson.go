@@ -51,6 +51,9 @@ type jsonTotal struct {
 	Parallel           int   `json:"parallel"`
 	MaxRate            int64 `json:"max_rate"` // the cap on all the jobs together when they ended; 0 for none
 	Synced             bool  `json:"synced"`   // every job complete and synced
+	// Neighbour is what the good neighbour of the shared budget chose;
+	// null when a job gave the queue depth (issue 27).
+	Neighbour *copier.NeighbourReport `json:"neighbour"`
 }
 
 // jobObject is one job's object.
@@ -87,6 +90,7 @@ func totalJSON(t jobsTotal, rep copier.BatchReport, b *copier.Batch) jsonTotal {
 		Bytes: t.bytes, BytesRead: t.read, BytesHoles: t.holes, BytesZeroed: t.zeroed,
 		Milliseconds: copier.Milliseconds(rep.Seconds), CPUMilliseconds: copier.Milliseconds(rep.CPUSeconds),
 		BlockSize: rep.BlockSize, QueueDepth: rep.Slots, Parallel: b.Parallel, MaxRate: rep.MaxRate, Synced: t.allSynced,
+		Neighbour: rep.Neighbour,
 	}
 	for _, j := range rep.Jobs {
 		total.Length += j.Length

@@ -120,7 +120,7 @@ func printTotal(w io.Writer, t jobsTotal, rep copier.BatchReport) {
 			counts = append(counts, fmt.Sprintf("%d %s", n, strings.ReplaceAll(o, "_", " ")))
 		}
 	}
-	fmt.Fprintf(w, "ringcp: total: %s: %s in %.2f s (%s), CPU %.2f s, %d x %s buffers shared\n",
+	fmt.Fprintf(w, "ringcp: total: %s: %s in %.2f s (%s), CPU %.2f s, %d x %s buffers shared%s\n",
 		strings.Join(counts, ", "), units.Format(t.written), rep.Seconds, units.Rate(t.written, rep.Seconds),
-		rep.CPUSeconds, rep.Slots, units.Format(int64(rep.BlockSize)))
+		rep.CPUSeconds, rep.Slots, units.Format(int64(rep.BlockSize)), heldNote(rep.Neighbour))
 }

@@ -14,6 +14,10 @@ type BatchReport struct {
 	// MaxRate is the cap on all the jobs together when the batch ended
 	// (BatchOptions.MaxRate, Batch.SetMaxRate); 0 for none.
 	MaxRate int64
+	// Neighbour is what the good neighbour of the shared budget chose
+	// (neighbour.go), as a single copy's Report says; nil when a job
+	// gave the queue depth, or the batch was too short for a sample.
+	Neighbour *NeighbourReport
 }
 
 // JobReport is one job's Report and error. Err is nil for a job that is

@@ -56,6 +56,12 @@ func (b *Batch) Run(ctx context.Context) (BatchReport, error) {
 	}
 	rep.Seconds, rep.CPUSeconds = time.Since(start).Seconds(), cpuTime()-cpu0
 	rep.MaxRate = b.MaxRate()
+	if b.gov != nil {
+		rep.Neighbour = b.gov.neighbourReport()
+	}
+	if rep.Neighbour != nil && rep.Neighbour.Samples == 0 {
+		rep.Neighbour = nil // too short to look: it kept every slot
+	}
 	return rep, outcome(rep.Jobs, refused)
 }
 

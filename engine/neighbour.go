@@ -62,6 +62,7 @@ type Neighbour struct {
 	soloAt float64   // the smoothed throughput alone now
 	least  time.Duration
 	acc    accum
+	few    Sample                // samples of too few requests, held back for the next (fold)
 	hist   map[int]time.Duration // time spent at each window, for the median
 	rep    NeighbourReport
 }
@@ -190,8 +191,9 @@ func (n *Neighbour) Step(s Sample, sig Signals) Window {
 		n.rep.OthersSeconds += s.Elapsed.Seconds()
 	}
 	n.hist[n.Bytes()] += s.Elapsed
-	if s.Requests < neighbourMinSample || s.Elapsed <= 0 {
-		return n.Window() // too little to judge: nothing was asked of the device
+	s, ok := n.fold(s)
+	if !ok {
+		return n.Window() // too little to judge yet
 	}
 	if s.Least > 0 && (n.least == 0 || s.Least < n.least) {
 		n.least = s.Least
@@ -218,15 +220,45 @@ func (n *Neighbour) Step(s Sample, sig Signals) Window {
 
 	case capped:
 		// A larger window moves no more under the cap: the least one
-		// that carries it will do.
+		// that carries it will do. What the cap let it move is the
+		// best beside the others (the share and the floor count from
+		// it), and the step down is judged as any: a window that no
+		// longer moves its share steps back up, and one known not to
+		// carry the cap is not tried again.
 		n.phase = nbSteady
-		n.change(max(n.at-1, 0))
+		n.best = max(n.best, min(thr, sig.Cap)) // a burst after a wait measures over the cap
+		if below := n.at - 1; below >= 0 && (n.thrAt[below] == 0 || n.thrAt[below] >= 0.9*sig.Cap) {
+			n.change(below)
+			n.down = true
+		}
 	case n.phase == nbGrow:
 		n.grow(thr)
 	default:
 		n.hold(sig)
 	}
 	return n.Window()
+}
+
+// fold holds back samples of fewer than neighbourMinSample requests and
+// adds them to the next, until together they hold enough, or cover
+// neighbourJudgeMost: on a slow disk (large requests, a few a second)
+// every sample holds fewer, and dropped they left nothing to judge. Time
+// in which nothing was asked of the device is not judged.
+func (n *Neighbour) fold(s Sample) (Sample, bool) {
+	f := &n.few
+	f.Elapsed += s.Elapsed
+	f.Requests += s.Requests
+	f.Bytes += s.Bytes
+	f.Busy += s.Busy
+	if s.Least > 0 && (f.Least == 0 || s.Least < f.Least) {
+		f.Least = s.Least
+	}
+	if f.Requests < neighbourMinSample && f.Elapsed < neighbourJudgeMost {
+		return Sample{}, false
+	}
+	out := *f
+	*f = Sample{}
+	return out, out.Requests > 0 && out.Elapsed > 0
 }
 
 // measure adds a sample to what the window now moved, and returns its
@@ -370,6 +402,7 @@ func (n *Neighbour) change(at int) {
 	n.at = min(max(at, 0), len(n.levels)-1)
 	n.steady, n.short = 0, 0
 	n.acc = accum{warm: true}
+	n.few = Sample{}
 }
 
 // accum is what the window now moved since it was last judged.

@@ -222,3 +222,72 @@ func TestNeighbourWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestNeighbourCapNeedsWindow: beside others, under a cap that the
+// smallest windows cannot carry (on a slow disk a request of 128 KiB
+// moves a fraction of it), the controller does not step down to a window
+// that no longer carries the cap and stay there: it keeps at least its
+// share of what the cap let it move. Before, each capped judgement took
+// a step down, and once under the cap it had no best to judge against
+// nor a floor: ringcp --max-rate 30M beside fio ran at 14 MiB/s, where
+// -q 8 ran at 26, and said nothing of being held back.
+func TestNeighbourCapNeedsWindow(t *testing.T) {
+	const capRate = 30 << 20
+	d := &kneeDevice{bw: 64 << 20, knee: 2 << 20, other: 1 << 20}
+	n := NewNeighbour(8, 8<<20, 4096)
+	sig := Signals{Others: true, Cap: capRate}
+	capped := func() float64 { return min(d.thr(n.Bytes()), capRate) }
+	for range samplesIn(time.Second) {
+		s := d.sample(n.Bytes())
+		s.Bytes = min(s.Bytes, int64(capRate*NeighbourEvery.Seconds()))
+		n.Step(s, sig)
+	}
+	var sum float64
+	const late = 120
+	for range late {
+		s := d.sample(n.Bytes())
+		s.Bytes = min(s.Bytes, int64(capRate*NeighbourEvery.Seconds()))
+		n.Step(s, sig)
+		sum += capped()
+	}
+	if mean, want := sum/late, 0.9*NeighbourKeep*capRate; mean < want {
+		t.Errorf("capped at %d B/s beside others: %.0f B/s on average (window now %d bytes), want %.0f at least", capRate, mean, n.Bytes(), want)
+	}
+}
+
+// TestNeighbourFewRequests: on a slow disk a sample holds fewer requests
+// than one judgement needs (8 MiB requests at 60 MB/s: one every 130 ms,
+// samples every 25 ms), so samples are judged together, not dropped:
+// alone it learns its solo speed, and beside others it grows from where
+// the others made it start. Before, every such sample was dropped:
+// ringcp alone on a 60 MB/s loop device reported no solo speed and no
+// latency after 41 samples, and beside others the window stayed where
+// it started, with no floor.
+func TestNeighbourFewRequests(t *testing.T) {
+	const bw = 60 << 20
+	n := NewNeighbour(8, 8<<20, 4096)
+	sample := func(i int) Sample {
+		s := Sample{Elapsed: NeighbourEvery}
+		if i%2 == 0 {
+			s.Requests, s.Least = 1, 100*time.Millisecond
+		}
+		s.Bytes = int64(bw * NeighbourEvery.Seconds())
+		return s
+	}
+	for i := range samplesIn(time.Second) {
+		n.Step(sample(i), Signals{})
+	}
+	if r := n.Report(); r.SoloRate < bw/2 || r.LeastLatency == 0 {
+		t.Errorf("alone, a request every other sample: solo %.0f B/s, least latency %v; want about %d B/s and a latency", r.SoloRate, r.LeastLatency, bw)
+	}
+	n.Hear(Signals{Others: true})
+	start := n.Bytes()
+	for i := range samplesIn(time.Second) {
+		s := sample(i)
+		s.Bytes = s.Bytes * int64(n.Bytes()) / (2 * int64(start)) // more window moves more, up to twice the start
+		n.Step(s, Signals{Others: true})
+	}
+	if n.Bytes() <= start {
+		t.Errorf("beside others, a request every other sample: window %d, never grew from %d", n.Bytes(), start)
+	}
+}
