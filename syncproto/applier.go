@@ -46,7 +46,8 @@ type op struct {
 
 type applier struct {
 	t       *target
-	bufs    *align.Buffers // aligned, so that Direct writes them in place; nil off Linux
+	dst     blocksync.Target // t's, its waits for a cap ended with the applier's ctx
+	bufs    *align.Buffers   // aligned, so that Direct writes them in place; nil off Linux
 	free    chan []byte
 	jobs    chan *op
 	order   chan *op
@@ -75,6 +76,7 @@ func newApplier(t *target) *applier {
 // ctx, is reported to the source, and closes the connection, which ends
 // the reader.
 func (a *applier) start(ctx context.Context, cancel context.CancelCauseFunc) {
+	a.dst = stopWaits(ctx, a.t.dst)
 	for range applyDepth {
 		a.workers.Add(1)
 		go func() {
@@ -127,9 +129,9 @@ func (a *applier) do(ctx context.Context, dig *blocksync.Digester, c *op) {
 		return
 	}
 	if c.zero {
-		c.err = a.t.dst.Zero(c.off, c.n)
+		c.err = a.dst.Zero(c.off, c.n)
 	} else {
-		_, c.err = a.t.dst.WriteAt(c.buf[:c.n], c.off)
+		_, c.err = a.dst.WriteAt(c.buf[:c.n], c.off)
 	}
 	if c.err == nil {
 		c.ds, c.err = a.readBack(dig, c)
@@ -143,7 +145,7 @@ func (a *applier) readBack(dig *blocksync.Digester, c *op) ([]blocksync.Digest, 
 	ds := make([]blocksync.Digest, 0, blocksync.Granules(c.n, g))
 	for off, n := c.off, c.n; n > 0; {
 		buf := c.buf[:min(n, int64(len(c.buf)))]
-		got, err := a.t.dst.ReadAt(buf, off)
+		got, err := a.dst.ReadAt(buf, off)
 		if err != nil && err != io.EOF {
 			return nil, err
 		}

@@ -105,10 +105,7 @@ func (t *target) change(ctx context.Context, a *applier, off, n int64, data []by
 		return err
 	}
 	t.front = blocksync.Granules(off+n, t.s.opt.Granule)
-	// Counted once accepted, not once settled: from here a worker may
-	// write it, so a refusal that comes after it is no refusal
-	// (lateRefusal), and a failure must say DST may hold a mix.
-	t.stats.Changed += blocksync.Granules(n, t.s.opt.Granule)
+	t.count(off, n, data == nil)
 	c := &op{off: off, n: n, zero: data == nil, done: make(chan struct{})}
 	var err error
 	if c.buf, err = a.take(ctx); err != nil {
@@ -116,6 +113,21 @@ func (t *target) change(ctx context.Context, a *applier, off, n int64, data []by
 	}
 	copy(c.buf, data)
 	return a.queue(ctx, c)
+}
+
+// count adds an accepted change to the stats, before a worker may
+// write it: from then on DST may hold it, and a refusal or a failure
+// that follows must not pass for "nothing was written" (lateRefusal).
+// Counted when settled, a change written (or being written) when a
+// refusal came was not counted, and the pull exited 2 over a changed
+// DST. The reader alone counts, and end reads the counts after drain.
+func (t *target) count(off, n int64, zero bool) {
+	if zero {
+		t.stats.Zeroed += n
+	} else {
+		t.stats.Written += n
+	}
+	t.stats.Changed += blocksync.Granules(n, t.s.opt.Granule)
 }
 
 // checkAck refuses an ack before a change already settled or past the
@@ -153,11 +165,6 @@ func (t *target) settle(c *op) {
 		t.whole.Add(d)
 	}
 	k := blocksync.Granules(c.n, g)
-	if c.zero {
-		t.stats.Zeroed += c.n
-	} else {
-		t.stats.Written += c.n
-	}
 	if p := t.s.opt.Progress; p != nil {
 		p.Changed.Add(c.n)
 	}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/ringcp/ringcp/blocksync"
 	"github.com/ringcp/ringcp/internal/synctest"
@@ -23,18 +25,20 @@ func TestLateRefusalIsAFailure(t *testing.T) {
 	synctest.WriteFile(t, dstPath, make([]byte, size))
 	client, server := pipes()
 	defer server.Close()
-	go hostileSource(server, g, size)
+	go hostileSource(server, g, size, 1, func() bool {
+		// The refusal waits for the granule to be in DST: the
+		// applier writes it on a worker of its own.
+		b, err := os.ReadFile(dstPath)
+		return err == nil && b[0] == 0xaa
+	})
 	dst, err := blocksync.OpenTarget(dstPath, blocksync.TargetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer dst.Close()
 	r, err := Pull(context.Background(), client, "src", dst, Options{Granule: g})
-	// Changes are applied several at once: the refusal may stop the
-	// granule's write before it starts, or not. Either way it was
-	// accepted, and DST may hold it.
-	if r.Stats.Changed == 0 && !bytes.Equal(mustRead(t, dstPath)[:g], bytes.Repeat([]byte{0xaa}, g)) {
-		t.Fatalf("the hostile source's granule was neither accepted nor applied (%+v, %v): the test proves nothing", r, err)
+	if !bytes.Equal(mustRead(t, dstPath)[:g], bytes.Repeat([]byte{0xaa}, g)) {
+		t.Fatalf("the hostile source's granule was not applied (%+v, %v): the test proves nothing", r, err)
 	}
 	var ref *blocksync.RefusedError
 	if err == nil || errors.As(err, &ref) {
@@ -42,8 +46,37 @@ func TestLateRefusalIsAFailure(t *testing.T) {
 	}
 }
 
-// hostileSource serves a pull: one changed granule, then a refusal.
-func hostileSource(conn *pipeConn, g, size int64) {
+// A refusal that comes right behind the changes, while the applier's
+// workers may still be writing them, is no refusal either: DST may hold
+// any of them. The changes were counted only once written and folded,
+// so a pull stopped by the refusal before that returned the
+// *RefusedError (ringcp exited 2, "DST was not changed") over a DST its
+// workers had written, or were writing.
+func TestRefusalBehindChangesInFlight(t *testing.T) {
+	const g, size = 4096, 16 * 4096
+	for i := range 20 {
+		dstPath := filepath.Join(t.TempDir(), "dst")
+		synctest.WriteFile(t, dstPath, make([]byte, size))
+		client, server := pipes()
+		go hostileSource(server, g, size, 16, nil)
+		dst, err := blocksync.OpenTarget(dstPath, blocksync.TargetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Pull(context.Background(), client, "src", dst, Options{Granule: g})
+		dst.Close()
+		server.Close()
+		var ref *blocksync.RefusedError
+		if err == nil || errors.As(err, &ref) {
+			t.Fatalf("run %d: a refusal behind 16 changes sent to DST: %v (%T, %d granules changed), want a failure that is no *RefusedError",
+				i, err, err, r.Changed)
+		}
+	}
+}
+
+// hostileSource serves a pull: k changed granules, then (once applied
+// says so, when not nil) a refusal.
+func hostileSource(conn *pipeConn, g, size int64, k int, applied func() bool) {
 	fr, fw := newFrameReader(conn), newFrameWriter(conn)
 	if _, err := expectFrame(fr, tHello); err != nil {
 		return
@@ -54,7 +87,12 @@ func hostileSource(conn *pipeConn, g, size int64) {
 	if _, err := expectFrame(fr, tDigests); err != nil {
 		return
 	}
-	fw.write(tData, encodeCount(0), bytes.Repeat([]byte{0xaa}, int(g)))
+	for i := range int64(k) {
+		fw.write(tData, encodeCount(i*g), bytes.Repeat([]byte{0xaa}, int(g)))
+	}
+	for deadline := time.Now().Add(10 * time.Second); applied != nil && !applied() && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	fw.write(tError, encodeError(&blocksync.RefusedError{Kind: blocksync.KindChanged, Path: "src", Reason: "refused, it says"}))
 	for {
 		if _, _, err := fr.next(); err != nil {

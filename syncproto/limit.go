@@ -33,27 +33,77 @@ func Limit(t blocksync.Target, bytesPerSecond int64) *Limited {
 	return &Limited{Target: t, lim: rate.NewLimiter(rate.Limit(bytesPerSecond), step), step: step}
 }
 
-// wait takes n bytes from the limiter.
-func (l *Limited) wait(n int) {
+// wait takes n bytes from the limiter, or returns why ctx ended first.
+func (l *Limited) wait(ctx context.Context, n int) error {
 	for n > 0 && l.lim != nil {
 		k := min(n, l.step)
-		l.lim.WaitN(context.Background(), k) // k <= the burst: never fails
+		if err := l.lim.WaitN(ctx, k); err != nil { // k <= the burst: fails only when ctx ends
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			return err
+		}
 		n -= k
 	}
+	return nil
 }
 
 func (l *Limited) ReadAt(p []byte, off int64) (int, error) {
-	l.wait(len(p))
+	return l.readAt(context.Background(), p, off)
+}
+
+func (l *Limited) WriteAt(p []byte, off int64) (int, error) {
+	return l.writeAt(context.Background(), p, off)
+}
+
+func (l *Limited) readAt(ctx context.Context, p []byte, off int64) (int, error) {
+	if err := l.wait(ctx, len(p)); err != nil {
+		return 0, err
+	}
 	n, err := l.Target.ReadAt(p, off)
 	l.moved.Add(int64(n))
 	return n, err
 }
 
-func (l *Limited) WriteAt(p []byte, off int64) (int, error) {
-	l.wait(len(p))
+func (l *Limited) writeAt(ctx context.Context, p []byte, off int64) (int, error) {
+	if err := l.wait(ctx, len(p)); err != nil {
+		return 0, err
+	}
 	n, err := l.Target.WriteAt(p, off)
 	l.moved.Add(int64(n))
 	return n, err
+}
+
+// stoppable is a Limited whose reads and writes stop waiting for the
+// cap when ctx ends: a session's, so that a stopped sync (or one whose
+// peer went away) does not wait for the bytes of every request in
+// flight, 16 changes of up to 1 MiB and DST's windows, at the cap.
+type stoppable struct {
+	*Limited
+	ctx context.Context
+}
+
+func (l stoppable) ReadAt(p []byte, off int64) (int, error)  { return l.readAt(l.ctx, p, off) }
+func (l stoppable) WriteAt(p []byte, off int64) (int, error) { return l.writeAt(l.ctx, p, off) }
+
+// stopWaits is dst with its waits for a cap ended by ctx, when it is
+// capped; else dst.
+func stopWaits(ctx context.Context, dst blocksync.Target) blocksync.Target {
+	switch l := dst.(type) {
+	case *Limited:
+		return stoppable{l, ctx}
+	case stoppable:
+		return stoppable{l.Limited, ctx}
+	}
+	return dst
+}
+
+// stopSourceWaits is stopWaits for a SRC.
+func stopSourceWaits(ctx context.Context, src blocksync.Source) blocksync.Source {
+	if l, ok := src.(*Limited); ok {
+		return stoppable{l, ctx}
+	}
+	return src
 }
 
 // Moved is the bytes read and written through l so far (0 for a nil l).

@@ -64,6 +64,7 @@ func runSource(ctx context.Context, s *session, src blocksync.Source) (blocksync
 		stats: blocksync.Stats{Size: s.size, Granules: s.granules}}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	u.src = stopSourceWaits(ctx, src)
 	recvDone := make(chan struct{})
 	var recvErr error
 	go func() {

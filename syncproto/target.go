@@ -66,6 +66,7 @@ func runTarget(ctx context.Context, s *session, dst blocksync.Target) (blocksync
 	outer := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	t.dst = stopWaits(ctx, dst)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
