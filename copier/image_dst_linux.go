@@ -40,7 +40,8 @@ func (d *imageDst) base() *endpoint { return d.under }
 // its backing file is.
 func newImageDst(p *Plan, base *endpoint) (*endpoint, error) {
 	o := &p.opts
-	if base.exists {
+	resumed := p.resume != nil && p.resume.newDst && base.exists
+	if base.exists && !resumed {
 		// An image is written into as its guest's bytes; anything else
 		// is refused there (image_update_linux.go).
 		return newImageUpdate(p, base)
@@ -50,9 +51,7 @@ func newImageDst(p *Plan, base *endpoint) (*endpoint, error) {
 	if o.Qcow2.Preallocation == PreallocMetadata {
 		d.wopt.Preallocation = qcow2.PreallocMetadata
 	}
-	if d.wopt.ClusterSize == 0 {
-		d.wopt.ClusterSize = 64 << 10
-	}
+	d.wopt.ClusterSize = o.Qcow2.clusterSize()
 	cs := d.wopt.ClusterSize
 	ep := &endpoint{end: d, path: base.path, role: roleDst}
 	d.ep = ep
@@ -194,19 +193,20 @@ func (d *imageDst) openDst(p *Plan, rep *Report) (target, error) {
 	}
 	opt := d.wopt
 	opt.Size = p.opts.DstOffset + p.Length
+	opt.Checkpoints = p.resume != nil
 	file := t.held().f
 	if file == nil {
 		t.discard()
 		it.release()
 		return nil, refuse(KindNotSupported, d.ep.path, "a qcow2 DST is a new local file").on("DstFormat")
 	}
-	w, err := qcow2.Create(imageFile{file, d.ep.path}, opt)
+	w, resumed, err := d.startImage(p, imageFile{file, d.ep.path}, opt)
 	if err != nil {
 		t.discard()
 		it.release()
-		return nil, refuseErr(KindBadInput, d.ep.path, "cannot make the image", err).on("Qcow2")
+		return nil, err
 	}
-	it.x = &imageWriter{w: w, f: file, name: d.ep.path, about: describeNew(opt)}
+	it.x = &imageWriter{w: w, f: file, name: d.ep.path, about: describeNew(opt), checkpoints: opt.Checkpoints, resumed: resumed}
 	it.h = held{io: it.x, align: 1}
 	rep.note("DST %s: %s", d.ep.path, it.x.about)
 	return it, nil
@@ -257,10 +257,14 @@ func (t *imageTarget) publish(p *Plan, sync bool) error {
 }
 
 // readBack finishes the image, so that it reads as an image, and reads
-// it back from the storage through a reader of its own.
+// it back from the storage through a reader of its own. A resumed image
+// not yet written to is read as its last checkpoint left it, for the
+// check of the part an earlier run copied (resumecheck_linux.go).
 func (t *imageTarget) readBack(p *Plan) (string, error) {
-	if err := t.x.finish(); err != nil {
-		return "", err
+	if !t.x.resumed || t.x.proven {
+		if err := t.x.finish(); err != nil {
+			return "", err
+		}
 	}
 	fd := int(t.x.f.Fd())
 	if err := unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED); err != nil {
@@ -294,6 +298,10 @@ type imageWriter struct {
 	done  bool
 	err   error
 	read  *qcow2.Image // the finished image, read back (readBack)
+	// checkpoints: a resumable copy's image, made whole at each barrier
+	// (Flush); resumed: one an earlier run began, whose part already
+	// copied is checked (read) before anything is written, until proven.
+	checkpoints, resumed, proven bool
 }
 
 var _ engine.IOEnd = (*imageWriter)(nil)
@@ -329,8 +337,13 @@ func (x *imageWriter) WriteAt(p []byte, off int64) (int, error) {
 func (x *imageWriter) Zero(off, n int64, _ bool) error { return x.w.WriteZeroes(off, n) }
 
 // Flush makes the data written durable; the image is complete only when
-// finished.
+// finished, or, for a resumable copy, as of its last barrier: a
+// checkpoint makes everything written before it part of the image on
+// disk (qcow2.Writer.Checkpoint, which syncs).
 func (x *imageWriter) Flush() error {
+	if x.checkpoints {
+		return x.w.Checkpoint()
+	}
 	if err := x.f.Sync(); err != nil {
 		return &os.PathError{Op: "fsync", Path: x.name, Err: err}
 	}

@@ -128,7 +128,7 @@ func TestQcow2DstRefusals(t *testing.T) {
 		field string
 	}{
 		{"existing DST", copier.Options{Dst: exists, DstFormat: copier.FormatQcow2}, "Dst"},
-		{"resume", copier.Options{DstFormat: copier.FormatQcow2, Resume: true}, "Resume"},
+		{"resume at a cluster cut in two", copier.Options{DstFormat: copier.FormatQcow2, Resume: true, DstOffset: 4096}, "DstOffset"},
 		{"cluster size", copier.Options{DstFormat: copier.FormatQcow2, Qcow2: copier.Qcow2Options{ClusterSize: 3000}}, "Qcow2.ClusterSize"},
 		{"compression", copier.Options{DstFormat: copier.FormatQcow2, Qcow2: copier.Qcow2Options{Compress: "lz4"}}, "Qcow2.Compress"},
 		{"prealloc with compression", copier.Options{DstFormat: copier.FormatQcow2, Qcow2: copier.Qcow2Options{Compress: "zstd", Preallocation: "metadata"}}, "Qcow2.Preallocation"},

@@ -54,10 +54,36 @@ func (o *Options) checkQcow2() error {
 		return bad("Preallocation", fmt.Sprintf("Options.Qcow2.Preallocation %q: off or metadata", q.Preallocation))
 	case q.Preallocation == PreallocMetadata && (q.Compress != "" || q.Backing != ""):
 		return bad("Preallocation", "Options.Qcow2.Preallocation metadata goes with neither compression nor a backing file")
-	case o.DstFormat == FormatQcow2 && o.Resume:
-		return refuse(KindNotSupported, "", "Options.Resume cannot resume a qcow2 DST: its tables are written only when the copy completes, so a stopped copy leaves nothing to continue; run the copy without Options.Resume (it starts over), or resume into a raw DST and convert that with qemu-img convert -O qcow2").on("Resume")
+	case o.DstFormat == FormatQcow2 && o.Resume && o.DstOffset%q.clusterSize() != 0:
+		// A resumed copy goes on from a cluster boundary of the image
+		// (image_resume_linux.go): the range must start on one.
+		return refuse(KindNotSupported, "", fmt.Sprintf("Options.Resume into a qcow2 DST needs Options.DstOffset a multiple of the cluster size (%d), so that the copy can go on from a whole cluster", q.clusterSize())).on("DstOffset")
 	}
 	return nil
+}
+
+// clusterSize is the new image's cluster size, its default filled in.
+func (q *Qcow2Options) clusterSize() int64 {
+	if q.ClusterSize == 0 {
+		return 64 << 10
+	}
+	return q.ClusterSize
+}
+
+// imageKey says what image a copy makes, for its resume state: a rerun
+// that would make another one (another format, cluster size, compression
+// or backing file) is another copy. "" for a raw DST.
+func (o *Options) imageKey() string {
+	if o.DstFormat != FormatQcow2 {
+		return ""
+	}
+	q := &o.Qcow2
+	pre := q.Preallocation
+	if pre == PreallocOff {
+		pre = "" // the same image
+	}
+	return fmt.Sprintf("qcow2 cluster_size=%d compress=%q backing=%q backing_format=%q preallocation=%q",
+		q.clusterSize(), q.Compress, q.Backing, q.BackingFormat, pre)
 }
 
 // setField names a field of q that is set.

@@ -42,6 +42,9 @@ func (u *imageUpdate) base() *endpoint { return u.under }
 // newImageUpdate checks that the existing DST is a qcow2 image ringcp
 // can write into, and learns its virtual size.
 func newImageUpdate(p *Plan, base *endpoint) (*endpoint, error) {
+	if err := refuseUpdateResume(p, base); err != nil {
+		return base, err
+	}
 	rr, ok := base.end.(randomReader)
 	if !ok {
 		return base, refuse(KindNotSupported, base.path, fmt.Sprintf("exists (a %s): ringcp writes into an existing qcow2 image only on a local file or device", base.what)).on("Dst")
@@ -188,4 +191,22 @@ func (t *updateTarget) release() {
 		t.x.u.Abandon()
 	}
 	t.target.release()
+}
+
+// refuseUpdateResume refuses Options.Resume into an existing qcow2 image:
+// its tables are updated in place (qcow2.Updater), so a stopped copy can
+// leave them naming clusters whose writes never reached the disk, and no
+// checkpoint says what part of it was copied. A new image (a name that
+// does not exist yet) is resumable (image_resume_linux.go).
+func refuseUpdateResume(p *Plan, base *endpoint) error {
+	r := p.resume
+	switch {
+	case r == nil:
+		return nil
+	case r.state != nil && r.state.Partial != "":
+		// The partial image was renamed to DST: the earlier run
+		// completed, and was stopped before it removed its state.
+		return refuse(KindChanged, base.path, fmt.Sprintf("exists, and the resume state %s records a new image being made under %s: the earlier run renamed it when complete and was stopped before it removed the state; if DST is that image (qemu-img compare with SRC), remove the state, else remove both to start over", r.statePath, r.partial)).on("Resume")
+	}
+	return refuse(KindNotSupported, base.path, "exists (a qcow2 image): Options.Resume cannot resume writing into an existing qcow2 image, whose tables are updated in place with nothing that records which part was copied; run the copy without Options.Resume (it starts over), or resume into a new image (a DST name that does not exist yet)").on("Resume")
 }

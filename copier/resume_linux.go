@@ -50,6 +50,9 @@ func (p *Plan) checkResume() error {
 	st := r.state
 	p.truncate = st.OwnsSize // cut where this run starts (Plan.cutAt), sized at the end
 	r.from = resumePoint(st.Done, p.Length)
+	if _, image := p.dst.end.(*imageDst); image {
+		r.from = imagePoint(st.Done, p.Length) // image_resume_linux.go
+	}
 	p.note("resume: %s of %s copied and synced by an earlier run; copying the rest", units.Format(r.from), units.Format(p.Length))
 	return nil
 }
@@ -66,6 +69,10 @@ func (p *Plan) sameCopy() error {
 		return refuse(KindChanged, p.dst.path, "is not the DST the resume state records: "+why+again)
 	}
 	rerun := fmt.Sprintf(": run it as the earlier run was (the same range and size options), or remove %s to start over", r.statePath)
+	if key := o.imageKey(); st.Image != key {
+		return refuse(KindChanged, "", fmt.Sprintf("the resume state %s records a copy that makes %s, this copy makes %s: run it with the earlier run's Options.DstFormat, Options.Qcow2.ClusterSize, Options.Qcow2.Compress, Options.Qcow2.Backing, Options.Qcow2.BackingFormat and Options.Qcow2.Preallocation, or remove %s and %s to start over",
+			r.statePath, imageWhat(st.Image), imageWhat(key), r.statePath, p.dst.path))
+	}
 	if st.SrcOffset != o.SrcOffset || st.DstOffset != o.DstOffset || st.Length != p.Length {
 		return refuse(KindChanged, "", fmt.Sprintf("the resume state %s records the range %d+%d to offset %d, this copy is %d+%d to %d%s",
 			r.statePath, st.SrcOffset, st.Length, st.DstOffset, o.SrcOffset, p.Length, o.DstOffset, rerun))
@@ -75,6 +82,14 @@ func (p *Plan) sameCopy() error {
 			r.statePath, sizePolicy(st.OwnsSize), sizePolicy(r.owns), rerun))
 	}
 	return nil
+}
+
+// imageWhat names what a resume state's Image key says a copy makes.
+func imageWhat(key string) string {
+	if key == "" {
+		return "a raw DST"
+	}
+	return "a " + key + " image"
 }
 
 func sizePolicy(owns bool) string {

@@ -54,6 +54,19 @@ var errPrefixDiffers = errors.New("DST differs from SRC in the part an earlier r
 // or refuses. It runs once DST is opened and locked, before the first
 // write.
 func (p *Plan) proveDone(ctx context.Context, a *acquired, rep *Report) error {
+	err := p.proveDoneRead(ctx, a, rep)
+	if pr, ok := a.dst.(provedTarget); ok && err == nil {
+		pr.proved()
+	}
+	return err
+}
+
+// provedTarget is a DST read differently while its prefix is checked (a
+// resumed image, read as its last checkpoint left it): proved says the
+// check is over, and the copy writes.
+type provedTarget interface{ proved() }
+
+func (p *Plan) proveDoneRead(ctx context.Context, a *acquired, rep *Report) error {
 	r := p.resume
 	if r == nil || r.state == nil || r.from == 0 {
 		return nil
@@ -64,6 +77,12 @@ func (p *Plan) proveDone(ctx context.Context, a *acquired, rep *Report) error {
 	}
 	if why == "" {
 		why = srcUnmarked(r.state.Src)
+	}
+	if why == "" && p.opts.DstFormat == FormatQcow2 && p.opts.Qcow2.Backing != "" {
+		// The image reads its backing file wherever it stores nothing,
+		// and the state does not record that file: a change to it would
+		// change the part already copied unseen.
+		why = "the image reads its backing file where it stores nothing, and nothing records whether that file changed"
 	}
 	if why == "" && p.opts.ResumeProve {
 		why = "Options.ResumeProve: SRC's identity is not taken on its word"

@@ -27,6 +27,10 @@ type resumeState struct {
 	// that cuts DST): it is cut where a rerun resumes, and given the
 	// range's end as its size. A rerun must have the same policy.
 	OwnsSize bool `json:"owns_size"`
+	// Image says what image the copy makes of DST (Options.imageKey):
+	// "" for a raw DST. A rerun must make the same one: a partial qcow2
+	// image is no raw prefix, nor an image of another cluster size.
+	Image string `json:"image,omitempty"`
 	// BlockSize is what the copy used; for people reading the file: a
 	// rerun may use another, the prefix is counted in bytes.
 	BlockSize int `json:"block_size"`

@@ -96,7 +96,7 @@ func (t *trustRun) begin(p *Plan, d target) error {
 	st := r.state
 	if st == nil {
 		st = &resumeState{Format: stateFormat, Src: r.src, Dst: r.dst, SrcOffset: p.opts.SrcOffset,
-			DstOffset: p.opts.DstOffset, Length: p.Length, OwnsSize: r.owns, BlockSize: p.BlockSize,
+			DstOffset: p.opts.DstOffset, Length: p.Length, OwnsSize: r.owns, Image: p.opts.imageKey(), BlockSize: p.BlockSize,
 			DstMarks: t.state.marksNow()}
 		if r.newDst {
 			st.Partial, st.Dst.Path = newFileKey(r.partial), p.opts.Dst

@@ -34,7 +34,11 @@
 // and written outside it); Writer.Close writes the tables, the refcounts
 // and the header last, and syncs. Clusters of zeros stay unallocated;
 // with a backing file, clusters the same as the backing file's are not
-// stored.
+// stored. With WriterOptions.Checkpoints the file is a valid image at
+// every instant: Writer.Checkpoint makes what was written so far part of
+// it (fresh tables, then the header switched in one sector), and Resume
+// takes up an image a stopped Writer left (writer_checkpoint.go,
+// writer_resume.go).
 //
 // The format is QEMU's docs/interop/qcow2.txt.
 package qcow2

@@ -55,6 +55,11 @@ type WriterOptions struct {
 	// Preallocation: PreallocMetadata cannot be combined with a backing
 	// file (it would hide it) nor with compression.
 	Preallocation Prealloc
+	// Checkpoints keeps the file a complete image at every instant:
+	// Create writes empty tables and the header at once, and Checkpoint
+	// makes what was written so far part of it (writer_checkpoint.go),
+	// so that a copy stopped anywhere can be resumed (Resume).
+	Checkpoints bool
 }
 
 // Writer creates a new qcow2 image (version 3, refcount_bits 16) on a
@@ -84,10 +89,43 @@ type Writer struct {
 	pending map[int64]*partial // clusters written in part, by cluster index
 	err     error              // the first failure: every later call returns it
 	closed  bool
+	free    []freeRun // punched clusters handed out again (writer_free.go)
+
+	ckMu sync.Mutex // one checkpoint at a time, and Close after it
+	// live is the metadata of the checkpoint on disk but its L2 tables
+	// (the L1 table, the refcounts; on Resume, all the image names that
+	// it does not keep), freed when another replaces it; liveL2 are its
+	// L2 tables' host clusters, by L1 index, and changed the tables
+	// changed since (writer_checkpoint.go).
+	live    []freeRun
+	liveL2  map[int64]int64
+	changed map[int64]bool
+	// started: the file has a header (a checkpoint, or a resumed image),
+	// which later headers change in their first sector only.
+	started bool
 }
 
 // Create starts an image on t, which must be empty (it is truncated).
 func Create(t WriteTransport, opt WriterOptions) (*Writer, error) {
+	w, err := newWriter(t, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.Truncate(0); err != nil {
+		return nil, &IOError{Op: "truncate", Name: t.Name(), Err: err}
+	}
+	if opt.Checkpoints {
+		// The file is an image from the start: a copy killed before its
+		// first barrier leaves an empty image, not a file of zeros.
+		if err := w.Checkpoint(); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// newWriter checks opt and makes a Writer with nothing written.
+func newWriter(t WriteTransport, opt WriterOptions) (*Writer, error) {
 	if opt.ClusterSize == 0 {
 		opt.ClusterSize = 64 << 10
 	}
@@ -98,12 +136,10 @@ func Create(t WriteTransport, opt WriterOptions) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := t.Truncate(0); err != nil {
-		return nil, &IOError{Op: "truncate", Name: t.Name(), Err: err}
-	}
 	w := &Writer{t: t, name: t.Name(), opt: opt, cs: opt.ClusterSize,
 		size: (opt.Size + 511) &^ 511, cbits: uint(bits.TrailingZeros64(uint64(opt.ClusterSize))),
-		comp: comp, l2: map[int64][]uint64{}, pending: map[int64]*partial{}}
+		comp: comp, l2: map[int64][]uint64{}, pending: map[int64]*partial{},
+		liveL2: map[int64]int64{}, changed: map[int64]bool{}}
 	w.l2n = w.cs / 8
 	w.next = w.cs // cluster 0 is the header, written last
 	w.buffered = comp != nil || opt.Backing != nil

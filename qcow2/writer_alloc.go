@@ -28,7 +28,8 @@ type packing struct {
 	count    int
 }
 
-// allocClusters hands out n consecutive host clusters; w.mu is held.
+// allocClusters hands out n consecutive host clusters at the frontier;
+// w.mu is held.
 func (w *Writer) allocClusters(n int64) int64 {
 	host := w.next
 	w.next += n * w.cs
@@ -62,8 +63,8 @@ func (w *Writer) allocCompressed(n int64) int64 {
 		}
 		w.packs = append(w.packs[:fullest], w.packs[fullest+1:]...)
 	}
-	host := w.allocClusters(1)
-	w.packs = append(w.packs, packing{off: host, end: w.next})
+	host := w.allocData(1)
+	w.packs = append(w.packs, packing{off: host, end: host + w.cs})
 	return w.take(&w.packs[len(w.packs)-1], n)
 }
 
@@ -90,8 +91,8 @@ func (w *Writer) hostCluster(ci int64) int64 {
 	if e := t[ci%w.l2n]; e != 0 {
 		return int64(e & entryOffsetMask)
 	}
-	host := w.allocClusters(1)
-	t[ci%w.l2n] = uint64(host) | entryCopied
+	host := w.allocData(1)
+	w.setEntryLocked(ci, uint64(host)|entryCopied)
 	return host
 }
 
@@ -104,6 +105,9 @@ func (w *Writer) setEntry(ci int64, e uint64) {
 
 func (w *Writer) setEntryLocked(ci int64, e uint64) {
 	w.table(ci / w.l2n)[ci%w.l2n] = e
+	if w.opt.Checkpoints {
+		w.changed[ci/w.l2n] = true // the next checkpoint writes it anew
+	}
 }
 
 // table is the L2 table of L1 index i, made on first use; w.mu is held.

@@ -25,6 +25,8 @@ type layout struct {
 // After a failed write, Close writes nothing more and returns that
 // failure: the image stays incomplete (no header).
 func (w *Writer) Close() error {
+	w.ckMu.Lock() // not while a checkpoint is written
+	defer w.ckMu.Unlock()
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
@@ -81,11 +83,31 @@ func (w *Writer) writeMetadata() error {
 	if err := w.sync(); err != nil {
 		return err
 	}
+	if err := w.writeHeader(lay); err != nil {
+		return err
+	}
+	if err := w.sync(); err != nil {
+		return err
+	}
+	w.release(w.liveRuns()) // the last checkpoint's metadata: nothing names it now
+	w.live, w.liveL2 = nil, nil
+	return nil
+}
+
+// writeHeader writes the header naming lay's tables: the whole first
+// cluster the first time; after that only its first sector, where the
+// offsets and sizes of the tables are (bytes 36 to 60), so that the
+// switch from one set of tables to the next is one sector written.
+func (w *Writer) writeHeader(lay *layout) error {
 	hdr := w.header(lay)
+	if w.started {
+		hdr = hdr[:512]
+	}
 	if _, err := w.t.WriteAt(hdr, 0); err != nil {
 		return &IOError{Op: "write header", Name: w.name, Err: err}
 	}
-	return w.sync()
+	w.started = true
+	return nil
 }
 
 func (w *Writer) sync() error {
@@ -116,16 +138,7 @@ func (w *Writer) layOut() *layout {
 	// as QEMU's does) included: find the fixed point, as QEMU's
 	// qcow2_refcount_metadata_size does.
 	l1Clusters := ceilDiv(int64(len(lay.l1))*8, w.cs)
-	data := w.next/w.cs + l1Clusters
-	perBlock, perTable := w.cs/2, w.cs/8
-	for {
-		blocks := ceilDiv(data+lay.blocks+lay.tableCl, perBlock)
-		table := ceilDiv(blocks, perTable)
-		if blocks == lay.blocks && table == lay.tableCl {
-			break
-		}
-		lay.blocks, lay.tableCl = blocks, table
-	}
+	w.sizeRefcounts(lay, w.next/w.cs+l1Clusters)
 	lay.blockOff = w.allocClusters(lay.blocks)
 	lay.tableOff = w.allocClusters(lay.tableCl)
 	lay.end = w.next
@@ -134,6 +147,21 @@ func (w *Writer) layOut() *layout {
 		lay.end = lay.l1Off + int64(len(lay.l1))*8
 	}
 	return lay
+}
+
+// sizeRefcounts finds how many refcount blocks and table clusters count
+// the image's clusters, theirs included: the fixed point, as QEMU's
+// qcow2_refcount_metadata_size finds it. clusters counts all the others.
+func (w *Writer) sizeRefcounts(lay *layout, clusters int64) {
+	perBlock, perTable := w.cs/2, w.cs/8
+	for {
+		blocks := ceilDiv(clusters+lay.blocks+lay.tableCl, perBlock)
+		table := ceilDiv(blocks, perTable)
+		if blocks == lay.blocks && table == lay.tableCl {
+			return
+		}
+		lay.blocks, lay.tableCl = blocks, table
+	}
 }
 
 // unset counts the entries of t (nil: all) among the first n that

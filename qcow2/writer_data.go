@@ -141,25 +141,36 @@ func (w *Writer) storeCompressed(ci int64, data []byte) (store bool, err error) 
 	return false, nil
 }
 
-// storeSpans gives each span consecutive host clusters, under the lock,
-// then writes it with one write, outside it.
+// storeSpans gives each span host clusters under the lock, consecutive
+// ones where it can (a free run too short takes the span's first
+// clusters, the rest go on elsewhere), then writes each piece with one
+// write, outside it.
 func (w *Writer) storeSpans(spans []span) error {
 	if len(spans) == 0 {
 		return nil
 	}
-	hosts := make([]int64, len(spans))
+	type piece struct {
+		host int64
+		data []byte
+	}
+	var pieces []piece
 	w.mu.Lock()
-	for i, s := range spans {
-		n := ceilDiv(int64(len(s.data)), w.cs)
-		hosts[i] = w.allocClusters(n)
-		for k := range n {
-			w.setEntryLocked(s.ci0+k, uint64(hosts[i]+k*w.cs)|entryCopied)
+	for _, s := range spans {
+		for ci, data := s.ci0, s.data; len(data) > 0; {
+			n := ceilDiv(int64(len(data)), w.cs)
+			host, got := w.allocRun(n)
+			for k := range got {
+				w.setEntryLocked(ci+k, uint64(host+k*w.cs)|entryCopied)
+			}
+			cut := min(int64(len(data)), got*w.cs)
+			pieces = append(pieces, piece{host, data[:cut]})
+			ci, data = ci+got, data[cut:]
 		}
 	}
 	w.mu.Unlock()
-	for i, s := range spans {
-		if _, err := w.t.WriteAt(s.data, hosts[i]); err != nil {
-			return &IOError{Op: "write", Name: w.name, Off: hosts[i], Err: err}
+	for _, p := range pieces {
+		if _, err := w.t.WriteAt(p.data, p.host); err != nil {
+			return &IOError{Op: "write", Name: w.name, Off: p.host, Err: err}
 		}
 	}
 	return nil
