@@ -165,6 +165,21 @@ func (z zstdEnc) compress(dst, src []byte) ([]byte, error) {
 	return z.e.EncodeAll(src, dst), nil
 }
 
+// flateReader is a pooled klauspost deflate reader for inflatesExactly,
+// which needs a streaming reader's view of the stream's end (Read after
+// the last byte says io.EOF only when the final block's end code is there,
+// whole); the read path uses internal/inflate.
+type flateReader struct {
+	src bytes.Reader
+	r   io.ReadCloser
+}
+
+var flatePool = sync.Pool{New: func() any {
+	f := &flateReader{}
+	f.r = flate.NewReader(&f.src)
+	return f
+}}
+
 // inflatesExactly tells whether src is a whole deflate stream of exactly
 // len(dst) bytes, which it leaves in dst.
 func inflatesExactly(dst, src []byte) bool {
