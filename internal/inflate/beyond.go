@@ -1,6 +1,9 @@
 package inflate
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // beyond reads on past a full dst as zlib does, so that Decode fails
 // exactly where QEMU's qcow2_zlib_decompress does: zlib's one inflate
@@ -17,7 +20,10 @@ func (d *decoder) beyond(t *tables, final bool) error {
 	if d.r.overrun() || errors.Is(err, errTruncated) {
 		return nil // zlib would wait for more input: success, dst is full
 	}
-	return err
+	if err != nil {
+		return fmt.Errorf("%w (%w)", err, errBeyond)
+	}
+	return nil
 }
 
 func (d *decoder) toNextSymbol(t *tables, final bool) error {

@@ -26,6 +26,9 @@ var (
 	errTree      = corrupt("over-subscribed or incomplete Huffman code")
 	errCode      = corrupt("unused Huffman code")
 	errNoEnd     = corrupt("dynamic block with no end-of-block code")
+	// errBeyond marks what is found malformed past a full output (where
+	// zlib reads on, compress/flate does not).
+	errBeyond    = errors.New("past the end of the output, where zlib reads on")
 	errDistance  = corrupt("match distance reaches before the start of the output")
 	errTableFull = corrupt("Huffman code needs more sub-tables than a valid code can")
 )
