@@ -1,7 +1,5 @@
 package inflate
 
-import "encoding/binary"
-
 // bitReader holds the input's next bits, the first lowest. Past nbits,
 // bits holds either zeros or the input's following bits (an 8-byte load
 // brings in more than it counts), so ORing in a load at nbits is always
@@ -20,9 +18,7 @@ type bitReader struct {
 // refill loads bits until at least 56 are held.
 func (r *bitReader) refill() error {
 	if r.pos+8 <= len(r.src) {
-		r.bits |= binary.LittleEndian.Uint64(r.src[r.pos:]) << r.nbits
-		r.pos += int(63-r.nbits) >> 3
-		r.nbits |= 56
+		r.pos, r.bits, r.nbits = load8(r.src, r.pos, r.bits, r.nbits)
 		return nil
 	}
 	for r.nbits < 56 {

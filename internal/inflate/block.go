@@ -22,9 +22,7 @@ func (d *decoder) huffman(t *tables) (ended bool, err error) {
 	for out < len(dst) {
 		if !refilled {
 			if pos+8 <= len(src) {
-				bits |= binary.LittleEndian.Uint64(src[pos:]) << (nbits & 63)
-				pos += int(63-nbits) >> 3
-				nbits |= 56
+				pos, bits, nbits = load8(src, pos, bits, nbits)
 			} else if nbits < 48 {
 				r.pos, r.bits, r.nbits = pos, bits, nbits
 				if err = r.refill(); err != nil {
@@ -48,9 +46,7 @@ func (d *decoder) huffman(t *tables) (ended bool, err error) {
 			out++
 			e = t.lit[bits&litMask]
 			if pos+8 <= len(src) {
-				bits |= binary.LittleEndian.Uint64(src[pos:]) << (nbits & 63)
-				pos += int(63-nbits) >> 3
-				nbits |= 56
+				pos, bits, nbits = load8(src, pos, bits, nbits)
 				refilled = true
 			}
 			continue
@@ -101,6 +97,15 @@ func (d *decoder) huffman(t *tables) (ended bool, err error) {
 	}
 	r.pos, r.bits, r.nbits, d.out = pos, bits, nbits, out
 	return ended, err
+}
+
+// load8 is refill's fast case, inlined into huffman: 8 bytes at once
+// (src[pos:] has them), of which it counts the whole bytes that fit,
+// leaving 56 to 63 bits held. The bytes it loads past those are the
+// input's next ones, which the next load puts at the same place.
+func load8(src []byte, pos int, bits uint64, nbits uint) (int, uint64, uint) {
+	bits |= binary.LittleEndian.Uint64(src[pos:]) << (nbits & 63)
+	return pos + int(63-nbits)>>3, bits, nbits | 56
 }
 
 // copyMatch copies length bytes from dist back where huffman's word copy
