@@ -49,11 +49,20 @@ func Resume(t WriteTransport, opt WriterOptions, from int64) (*Writer, error) {
 	if limit := 8*w.size + 16<<30; im.fileSize > limit {
 		return nil, notResumable(t.Name(), fmt.Sprintf("the file holds %d bytes, more than a copy of %d bytes leaves", im.fileSize, w.size))
 	}
-	r := &resumed{w: w, im: im, used: make([]uint8, ceilDiv(im.fileSize, w.cs))}
+	r := &resumed{w: w, im: im, clusters: ceilDiv(im.fileSize, w.cs)}
 	if err := r.load(from / w.cs); err != nil {
 		return nil, err
 	}
-	w.next = ceilDiv(im.fileSize, w.cs) * w.cs
+	// Past the last cluster the image on disk names, the file holds
+	// nothing the image needs (what the stopped run wrote after its
+	// last checkpoint, or anything appended since): it is cut there, so
+	// that neither memory nor the finished image carries it.
+	w.next = int64(len(r.used)) * w.cs
+	if w.next < im.fileSize {
+		if err := t.Truncate(w.next); err != nil {
+			return nil, &IOError{Op: "truncate", Name: w.name, Off: w.next, Err: err}
+		}
+	}
 	var unnamed []freeRun
 	w.live, unnamed = r.unused(w.next)
 	// What nothing on disk names (clusters written after the last
@@ -106,9 +115,21 @@ const (
 
 // resumed is the image being taken up again.
 type resumed struct {
-	w    *Writer
-	im   *Image
-	used []uint8 // host clusters of the file the kept entries name, by kind
+	w  *Writer
+	im *Image
+	// used are the host clusters of the file the image names, by kind,
+	// up to the last it names (claim grows it).
+	used     []uint8
+	clusters int64 // the file's
+}
+
+// claim grows used to hold host cluster c, which is in the file, and
+// gives its kind's place.
+func (r *resumed) claim(c int64) *uint8 {
+	if n := c + 1 - int64(len(r.used)); n > 0 {
+		r.used = append(r.used, make([]uint8, n)...)
+	}
+	return &r.used[c]
 }
 
 // load reads the image's L2 tables and keeps the entries of the guest
@@ -122,8 +143,8 @@ func (r *resumed) load(keep int64) error {
 		return notResumable(r.w.name, err.Error())
 	}
 	for _, m := range meta {
-		for c := m.off / r.w.cs; c < min(ceilDiv(m.end, r.w.cs), int64(len(r.used))); c++ {
-			r.used[c] = usedMeta
+		for c := m.off / r.w.cs; c < min(ceilDiv(m.end, r.w.cs), r.clusters); c++ {
+			*r.claim(c) = usedMeta
 		}
 	}
 	b := make([]byte, r.w.cs)
@@ -147,8 +168,10 @@ func (r *resumed) load(keep int64) error {
 // it. An entry that is not one Writer writes names nothing here.
 func (r *resumed) named(e uint64) {
 	mark := func(c int64) {
-		if c >= 0 && c < int64(len(r.used)) && r.used[c] == 0 {
-			r.used[c] = usedDropped
+		if c >= 0 && c < r.clusters {
+			if k := r.claim(c); *k == 0 {
+				*k = usedDropped
+			}
 		}
 	}
 	switch {
@@ -195,10 +218,11 @@ func (r *resumed) keepEntry(ci int64, e uint64) error {
 			return fmt.Errorf("compressed guest cluster %d at [%#x, +%d) outside the file's data", ci, off, n)
 		}
 		for c := off / w.cs; c <= (off+n-1)/w.cs; c++ {
-			if k := r.used[c]; k != 0 && k != usedCompressed {
+			k := r.claim(c)
+			if *k != 0 && *k != usedCompressed {
 				return fmt.Errorf("compressed guest cluster %d at %#x over other data or metadata", ci, off)
 			}
-			r.used[c] = usedCompressed
+			*k = usedCompressed
 		}
 		return nil
 	case e&^(entryOffsetMask|entryCopied) != 0 || e&entryCopied == 0:
@@ -209,10 +233,11 @@ func (r *resumed) keepEntry(ci int64, e uint64) error {
 	if host%w.cs != 0 || host < w.cs || host >= r.im.fileSize {
 		return fmt.Errorf("guest cluster %d at host %#x: not a cluster of the file's data", ci, host)
 	}
-	if r.used[c] != 0 {
+	k := r.claim(c)
+	if *k != 0 {
 		return fmt.Errorf("guest cluster %d at host %#x: the cluster is named twice, or holds metadata", ci, host)
 	}
-	r.used[c] = usedData
+	*k = usedData
 	return nil
 }
 

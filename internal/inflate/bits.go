@@ -66,3 +66,9 @@ func (r *bitReader) toByte() error {
 	r.pos, r.bits, r.nbits, r.over = next, 0, 0, 0
 	return nil
 }
+
+// skip drops n bits already held.
+func (r *bitReader) skip(n uint) {
+	r.bits >>= n
+	r.nbits -= n
+}

@@ -3,7 +3,7 @@ package inflate
 import "encoding/binary"
 
 // huffman decodes a Huffman-coded block with tables t until its end code
-// or until dst is full. The state lives in locals so that it stays in
+// (ended) or until dst is full. The state lives in locals so that it stays in
 // registers (a deferred write-back would take their addresses); it goes
 // back to d.r around the slow refill and at the end. Shift counts are
 // masked to 63 (an entry's never passes 28) so that each compiles to one
@@ -13,11 +13,10 @@ import "encoding/binary"
 // bits take at most 15+5, a distance 15+13, so a whole match. After a
 // literal (15 bits at most) the next code's entry is looked up before
 // the refill, which then stays off the lookup's path.
-func (d *decoder) huffman(t *tables) error {
+func (d *decoder) huffman(t *tables) (ended bool, err error) {
 	r := &d.r
 	src, pos, bits, nbits := r.src, r.pos, r.bits, r.nbits
 	dst, out := d.dst, d.out
-	var err error
 	var e uint32
 	refilled := false
 	for out < len(dst) {
@@ -56,6 +55,7 @@ func (d *decoder) huffman(t *tables) error {
 			if e&flagBad != 0 {
 				err = errCode
 			}
+			ended = true
 			break
 		}
 		length := int(e>>16) + int(saved&(1<<(e&63)-1)>>(e>>8&15))
@@ -78,7 +78,10 @@ func (d *decoder) huffman(t *tables) error {
 			err = errDistance
 			break
 		}
-		length = min(length, len(dst)-out)
+		if length > len(dst)-out {
+			length = len(dst) - out
+			d.cut = true
+		}
 		if from := out - dist; dist >= 8 && len(dst)-out >= length+8 {
 			// The common case, here rather than in copyMatch to save
 			// the call: whole words, each read from bytes already
@@ -93,7 +96,7 @@ func (d *decoder) huffman(t *tables) error {
 		out += length
 	}
 	r.pos, r.bits, r.nbits, d.out = pos, bits, nbits, out
-	return err
+	return ended, err
 }
 
 // load8 is refill's fast case, inlined into huffman: 8 bytes at once

@@ -33,6 +33,10 @@ var litTmpl, distTmpl, preTmpl = func() (lit [maxLitSym]uint32, dist [32]uint32,
 	return
 }()
 
+// noCode is the entry for the bit patterns an incomplete literal/length
+// or distance code leaves out: an error once its one bit is read.
+const noCode = flagBad | 1 | 1<<8
+
 // preOrder is the order of the code-length code's lengths in a dynamic
 // block's header.
 var preOrder = [19]uint8{16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15}
@@ -61,8 +65,8 @@ var fixedTables = sync.OnceValue(func() *tables {
 		}
 	}
 	t := new(tables)
-	if build(t.lit[:], litBits, lens[:maxLitSym], litTmpl[:]) != nil ||
-		build(t.dist[:], distBits, lens[maxLitSym:], distTmpl[:]) != nil {
+	if build(t.lit[:], litBits, lens[:maxLitSym], litTmpl[:], noCode, true) != nil ||
+		build(t.dist[:], distBits, lens[maxLitSym:], distTmpl[:], noCode, true) != nil {
 		panic("inflate: the fixed code does not build")
 	}
 	return t

@@ -25,6 +25,10 @@ var (
 	errRepeat    = corrupt("code length repeat with no length before it, or past the last code")
 	errTree      = corrupt("over-subscribed or incomplete Huffman code")
 	errCode      = corrupt("unused Huffman code")
+	errNoEnd     = corrupt("dynamic block with no end-of-block code")
+	// errBeyond marks what is found malformed past a full output (where
+	// zlib reads on, compress/flate does not).
+	errBeyond    = errors.New("past the end of the output, where zlib reads on")
 	errDistance  = corrupt("match distance reaches before the start of the output")
 	errTableFull = corrupt("Huffman code needs more sub-tables than a valid code can")
 )

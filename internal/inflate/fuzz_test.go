@@ -13,7 +13,9 @@ import (
 // many bits as the block's end code has, for any code), so it may fail
 // for want of input where Decode, which reads only what the codes take,
 // succeeds; then the reference must succeed, with the same bytes, on the
-// input followed by zeros.
+// input followed by zeros. And Decode fails, as zlib does (QEMU's
+// reference, TestAgreesWithZlib), on a dynamic block with no end code and
+// on what it reads past a full output, which the reference accepts.
 func FuzzInflate(f *testing.F) {
 	text := contents(f)["text"]
 	for _, c := range compressors()[:8] {
@@ -30,6 +32,9 @@ func FuzzInflate(f *testing.F) {
 		if gotErr == nil && errors.Is(wantErr, io.ErrUnexpectedEOF) {
 			padded := append(src[:len(src):len(src)], make([]byte, 8)...)
 			wantErr = reference(want, padded)
+		}
+		if wantErr == nil && (errors.Is(gotErr, errBeyond) || errors.Is(gotErr, errNoEnd)) {
+			return
 		}
 		if (gotErr == nil) != (wantErr == nil) {
 			t.Fatalf("%d bytes: Decode says %v, the reference %v", n, gotErr, wantErr)

@@ -20,17 +20,22 @@ func (d *decoder) readDynamic() error {
 		}
 		preLens[s] = uint8(l)
 	}
-	if err := build(d.pre[:], preBits, preLens[:], preTmpl[:]); err != nil {
+	// zlib reads a code-length code with no code at all as a length 0
+	// for every bit, and refuses one of a single code.
+	if err := build(d.pre[:], preBits, preLens[:], preTmpl[:], preTmpl[0]|1|1<<8, false); err != nil {
 		return err
 	}
 	lens := d.lens[:nlit+ndist]
 	if err := d.readLengths(lens); err != nil {
 		return err
 	}
-	if err := build(d.dyn.lit[:], litBits, lens[:nlit], litTmpl[:]); err != nil {
+	if lens[256] == 0 {
+		return errNoEnd
+	}
+	if err := build(d.dyn.lit[:], litBits, lens[:nlit], litTmpl[:], noCode, true); err != nil {
 		return err
 	}
-	return build(d.dyn.dist[:], distBits, lens[nlit:], distTmpl[:])
+	return build(d.dyn.dist[:], distBits, lens[nlit:], distTmpl[:], noCode, true)
 }
 
 // readLengths decodes the literal/length and distance code lengths with
@@ -60,12 +65,14 @@ func (d *decoder) readLengths(lens []uint8) error {
 		var l uint8
 		switch sym {
 		case 16:
+			// zlib reads the count before it finds nothing to repeat.
+			n = 3 + uint32(r.bits&3)
+			r.bits >>= 2
+			r.nbits -= 2
 			if i == 0 {
 				return errRepeat
 			}
-			n, l = 3+uint32(r.bits&3), lens[i-1]
-			r.bits >>= 2
-			r.nbits -= 2
+			l = lens[i-1]
 		case 17:
 			n = 3 + uint32(r.bits&7)
 			r.bits >>= 3

@@ -42,9 +42,11 @@ const (
 
 // build fills table for the code whose lengths (0: unused) are lens,
 // symbol s's entry being tmpl[s] plus its code's length. It accepts what
-// compress/flate does: a complete code, a single code of one bit, or no
-// code at all (every lookup then hits a flagBad entry).
-func build(table []uint32, tableBits uint, lens []uint8, tmpl []uint32) error {
+// zlib does: a complete code, no code at all, or (lone) a single code of
+// one bit; the bit patterns left without a code take missing, which
+// consumes one bit as zlib's do (so that reading on past a full output,
+// Decode stops for a missing bit exactly where zlib does).
+func build(table []uint32, tableBits uint, lens []uint8, tmpl []uint32, missing uint32, lone bool) error {
 	var count [maxCodeLen + 1]int
 	for _, l := range lens {
 		count[l]++
@@ -59,11 +61,11 @@ func build(table []uint32, tableBits uint, lens []uint8, tmpl []uint32) error {
 		}
 	}
 	if left > 0 {
-		if codes > 1 || codes == 1 && count[1] != 1 {
+		if codes > 1 || codes == 1 && (count[1] != 1 || !lone) {
 			return errTree
 		}
 		for i := range 1 << tableBits {
-			table[i] = flagBad
+			table[i] = missing
 		}
 	}
 	var sorted [maxLitSym]uint16

@@ -6,7 +6,8 @@ import "sync"
 type decoder struct {
 	r    bitReader
 	dst  []byte
-	out  int // bytes of dst written
+	out  int  // bytes of dst written
+	cut  bool // the last match or stored block went on past dst's end
 	dyn  tables
 	pre  [preSize]uint32
 	lens [286 + 30]uint8
@@ -24,7 +25,7 @@ func Decode(dst, src []byte) error {
 		return nil
 	}
 	d := decoders.Get().(*decoder)
-	d.r, d.dst, d.out = bitReader{src: src}, dst, 0
+	d.r, d.dst, d.out, d.cut = bitReader{src: src}, dst, 0, false
 	err := d.blocks()
 	d.r.src, d.dst = nil, nil
 	decoders.Put(d)
@@ -38,7 +39,7 @@ func (d *decoder) blocks() error {
 			return errTruncated
 		}
 		if d.out == len(d.dst) {
-			return nil
+			return d.beyond(nil, final)
 		}
 		if final {
 			return errShort
@@ -48,17 +49,27 @@ func (d *decoder) blocks() error {
 			return err
 		}
 		final = h&1 == 1
+		var t *tables
 		switch h >> 1 {
 		case 0:
 			err = d.stored()
 		case 1:
-			err = d.huffman(fixedTables())
+			t = fixedTables()
 		case 2:
 			if err = d.readDynamic(); err == nil {
-				err = d.huffman(&d.dyn)
+				t = &d.dyn
 			}
 		default:
 			err = errBlockType
+		}
+		if t != nil {
+			var ended bool
+			if ended, err = d.huffman(t); err == nil && !ended {
+				if d.r.overrun() {
+					return errTruncated
+				}
+				return d.beyond(t, final)
+			}
 		}
 		if err != nil {
 			return err
@@ -68,24 +79,36 @@ func (d *decoder) blocks() error {
 
 // stored copies a stored block's bytes (as many as dst has room for).
 func (d *decoder) stored() error {
-	r := &d.r
-	if err := r.toByte(); err != nil {
+	n, err := d.storedLen()
+	if err != nil {
 		return err
 	}
-	if r.pos+4 > len(r.src) {
-		return errTruncated
-	}
-	h := r.src[r.pos : r.pos+4]
-	n := int(h[0]) | int(h[1])<<8
-	if n != int(^h[2])|int(^h[3])<<8 {
-		return errStoredLen
-	}
-	r.pos += 4
-	n = min(n, len(d.dst)-d.out)
+	r := &d.r
+	room := len(d.dst) - d.out
+	d.cut = n > room
+	n = min(n, room)
 	if n > len(r.src)-r.pos {
 		return errTruncated
 	}
 	d.out += copy(d.dst[d.out:], r.src[r.pos:r.pos+n])
 	r.pos += n
 	return nil
+}
+
+// storedLen reads a stored block's header: its length.
+func (d *decoder) storedLen() (int, error) {
+	r := &d.r
+	if err := r.toByte(); err != nil {
+		return 0, err
+	}
+	if r.pos+4 > len(r.src) {
+		return 0, errTruncated
+	}
+	h := r.src[r.pos : r.pos+4]
+	n := int(h[0]) | int(h[1])<<8
+	if n != int(^h[2])|int(^h[3])<<8 {
+		return 0, errStoredLen
+	}
+	r.pos += 4
+	return n, nil
 }
