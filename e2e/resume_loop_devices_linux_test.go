@@ -144,10 +144,11 @@ func TestResumeInodeReused(t *testing.T) {
 func cpOntoInode(t *testing.T, dir, src, dst string, ino uint64) {
 	t.Helper()
 	var now uint64
-	for try := range 5 {
+	const tries = 20 // about 16 s at most: under load XFS's background inactivation lags seconds
+	for try := range tries {
 		if try > 0 {
 			os.Remove(dst)
-			time.Sleep(time.Duration(try) * 200 * time.Millisecond)
+			time.Sleep(min(time.Duration(try)*200*time.Millisecond, time.Second))
 		}
 		takeLowerInodes(t, dir, ino)
 		blocktest.Run(t, "cp", src, dst)
@@ -155,7 +156,7 @@ func cpOntoInode(t *testing.T, dir, src, dst string, ino uint64) {
 			return
 		}
 	}
-	t.Fatalf("cp's DST has inode %d, not the partial file's %d after 5 tries: XFS did not reuse it, nothing to test", now, ino)
+	t.Fatalf("cp's DST has inode %d, not the partial file's %d after %d tries: XFS did not reuse it, nothing to test", now, ino, tries)
 }
 
 // takeLowerInodes fills dir with empty files until the next new file
