@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -69,8 +70,8 @@ func TestSummarizeBusy(t *testing.T) {
 }
 
 func TestWindowTools(t *testing.T) {
-	saved, savedBusy := tools, busyTools
-	defer func() { tools, busyTools = saved, savedBusy }()
+	saved, savedBusy, savedWorkloads := tools, busyTools, slices.Clone(workloads)
+	defer func() { tools, busyTools, workloads = saved, savedBusy, savedWorkloads }()
 	if err := addWindowTools("256K:1,8M:8,256K:1"); err != nil {
 		t.Fatal(err)
 	}
@@ -86,6 +87,13 @@ func TestWindowTools(t *testing.T) {
 	}
 	if n := len(busyTools) - len(savedBusy); n != 2 {
 		t.Errorf("%d rows added for two distinct windows, want 2", n)
+	}
+	wl, err := findWorkload("busy-bfq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(wl.Tools, "ringcp-w8Mx8") {
+		t.Errorf("busy-bfq runs %v: no window tool", wl.Tools)
 	}
 	for _, bad := range []string{"1M", "1M:0", "1000:1", "x:2"} {
 		if err := addWindowTools(bad); err == nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,11 +31,19 @@ func addWindowTools(spec string) error {
 		}
 		tools = append(tools, Tool{Name: name, Needs: []string{"ringcp"}, Parse: parseRingcp,
 			Plan:      ringcpPlan("--block-size="+strconv.FormatInt(bs, 10), "--queue-depth="+strconv.Itoa(qd)),
-			Workloads: []string{"busy", "busy-mq-deadline", "busy-bfq"}})
+			Workloads: busyWorkloads})
 		busyTools = append(busyTools, name)
+	}
+	for i := range workloads {
+		if slices.Contains(busyWorkloads, workloads[i].Name) {
+			workloads[i].Tools = busyTools
+		}
 	}
 	return nil
 }
+
+// busyWorkloads are the workloads with the busy workload's foreground.
+var busyWorkloads = []string{"busy", "busy-mq-deadline", "busy-bfq"}
 
 // parseWindow reads one BS:QD of -busy-windows.
 func parseWindow(w string) (int64, int, error) {
