@@ -230,6 +230,7 @@ type busyRow struct {
 	MBps      float64 // the copy's, 0 for fg-alone
 	OfAlone   float64 // MB/s against ringcp-alone in the same round
 	IOPS      float64 // the foreground's
+	IOPSShare float64 // the foreground's IOPS against fg-alone's in the same round
 	P99us     float64
 	P99xAlone float64 // p99 against fg-alone's in the same round
 	Cmd       string
@@ -238,20 +239,20 @@ type busyRow struct {
 // summarizeBusy folds the busy workload's runs into rows, in busyTools'
 // order.
 func summarizeBusy(runs []*Run) []*busyRow {
-	alone, fgAlone := map[int]float64{}, map[int]float64{}
+	alone, fgAlone, fgAloneIOPS := map[int]float64{}, map[int]float64{}, map[int]float64{}
 	for _, r := range runs {
 		switch {
 		case r.Err != nil:
 		case r.Tool == "ringcp-alone":
 			alone[r.Round] = mbps(r.Size, r.Wall)
 		case r.Tool == "fg-alone" && r.Foreground != nil:
-			fgAlone[r.Round] = r.Foreground.P99us
+			fgAlone[r.Round], fgAloneIOPS[r.Round] = r.Foreground.P99us, r.Foreground.IOPS
 		}
 	}
 	var rows []*busyRow
 	for _, name := range busyTools {
-		row := &busyRow{Tool: name, MBps: math.NaN(), OfAlone: math.NaN(), IOPS: math.NaN(), P99us: math.NaN(), P99xAlone: math.NaN()}
-		var speed, of, iops, p99, x []float64
+		row := &busyRow{Tool: name, MBps: math.NaN(), OfAlone: math.NaN(), IOPS: math.NaN(), IOPSShare: math.NaN(), P99us: math.NaN(), P99xAlone: math.NaN()}
+		var speed, of, iops, share, p99, x []float64
 		for _, r := range runs {
 			if r.Tool != name {
 				continue
@@ -273,12 +274,16 @@ func summarizeBusy(runs []*Run) []*busyRow {
 				if a, ok := fgAlone[r.Round]; ok && a > 0 {
 					x = append(x, fg.P99us/a)
 				}
+				if a, ok := fgAloneIOPS[r.Round]; ok && a > 0 {
+					share = append(share, fg.IOPS/a)
+				}
 			}
 		}
 		if row.Runs == 0 {
 			continue
 		}
 		row.MBps, row.OfAlone, row.IOPS, row.P99us, row.P99xAlone = medianOr(speed), medianOr(of), medianOr(iops), medianOr(p99), medianOr(x)
+		row.IOPSShare = medianOr(share)
 		rows = append(rows, row)
 	}
 	return rows

@@ -13,17 +13,17 @@ func writeBusy(w io.Writer, wl *Workload, runs []*Run, rate int64) {
 	fmt.Fprintf(w, "### %s: %s (%s)\n\n", wl.Name, wl.Desc, sizeLabel(runs[0].Size))
 	fmt.Fprintf(w, "Medians over rounds. \"of alone\" is the copy's MB/s over ringcp-alone's "+
 		"(ringcp at its defaults with no foreground) in the same round; \"p99 × alone\" is the "+
-		"foreground's p99 latency over its p99 with no copy (fg-alone) in the same round. "+
+		"foreground's p99 latency over its p99 with no copy (fg-alone) in the same round, \"IOPS of alone\" its IOPS over fg-alone's. "+
 		"Capped copies (ringcp --max-rate, qemu-img -r) run at %s/s.\n\n", sizeLabel(rate))
-	fmt.Fprintln(w, "| copy | ok | MB/s | of alone | foreground IOPS | p99 ms | p99 × alone |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| copy | ok | MB/s | of alone | foreground IOPS | IOPS of alone | p99 ms | p99 × alone |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
 		ok := fmt.Sprintf("%d/%d", r.OK, r.Runs)
 		if r.OK < r.Runs {
 			ok = "**FAILED** " + ok
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Tool, ok, whole(r.MBps), fmtPct(r.OfAlone),
-			whole(r.IOPS), fmtRatio(r.P99us/1e3), fmtRatio(r.P99xAlone))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Tool, ok, whole(r.MBps), fmtPct(r.OfAlone),
+			whole(r.IOPS), fmtPct(r.IOPSShare), fmtRatio(r.P99us/1e3), fmtRatio(r.P99xAlone))
 	}
 	fmt.Fprintf(w, "\n<details><summary>commands</summary>\n\n```\n")
 	for _, r := range rows {

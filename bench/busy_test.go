@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,10 @@ func TestSummarizeBusy(t *testing.T) {
 	add := func(tool string, round int, secs float64, p99 float64, err error) {
 		r := &Run{Tool: tool, Round: round, Size: size, Wall: time.Duration(secs * float64(time.Second)), Err: err}
 		if p99 > 0 {
-			r.Foreground = &fgResult{IOPS: 1000, P99us: p99}
+			r.Foreground = &fgResult{IOPS: 400, P99us: p99}
+			if tool == "fg-alone" {
+				r.Foreground.IOPS = 1000
+			}
 		}
 		runs = append(runs, r)
 	}
@@ -47,7 +51,7 @@ func TestSummarizeBusy(t *testing.T) {
 		byTool[r.Tool] = r
 	}
 	y := byTool["ringcp-yield"]
-	if y == nil || y.OfAlone != 0.5 || y.P99xAlone != 1.5 || y.OK != 3 || y.MBps != 250 {
+	if y == nil || y.OfAlone != 0.5 || y.P99xAlone != 1.5 || y.IOPSShare != 0.4 || y.OK != 3 || y.MBps != 250 {
 		t.Fatalf("ringcp-yield: %+v", y)
 	}
 	if d := byTool["dd-1M"]; d == nil || d.OK != 0 || d.Runs != 1 || !math.IsNaN(d.MBps) {
@@ -58,9 +62,42 @@ func TestSummarizeBusy(t *testing.T) {
 	}
 	var md bytes.Buffer
 	writeBusy(&md, &workloads[len(workloads)-1], runs, 200<<20)
-	for _, want := range []string{"| ringcp-yield | 3/3 | 250 | 50% |", "**FAILED** 0/1", "200MiB/s"} {
+	for _, want := range []string{"| ringcp-yield | 3/3 | 250 | 50% | 400 | 40% |", "**FAILED** 0/1", "200MiB/s"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, md.String())
+		}
+	}
+}
+
+func TestWindowTools(t *testing.T) {
+	saved, savedBusy, savedWorkloads := tools, busyTools, slices.Clone(workloads)
+	defer func() { tools, busyTools, workloads = saved, savedBusy, savedWorkloads }()
+	if err := addWindowTools("256K:1,8M:8,256K:1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"ringcp-w256Kx1", "ringcp-w8Mx8"} {
+		tool, err := toolByName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		argv := tool.Plan(Job{Pair: &Pair{Src: "s", Dst: "d"}})[0][0]
+		if got := strings.Join(argv, " "); !strings.Contains(got, "--queue-depth=") || !strings.Contains(got, "--block-size=") {
+			t.Errorf("%s runs %q: want a fixed block size and queue depth", name, got)
+		}
+	}
+	if n := len(busyTools) - len(savedBusy); n != 2 {
+		t.Errorf("%d rows added for two distinct windows, want 2", n)
+	}
+	wl, err := findWorkload("busy-bfq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(wl.Tools, "ringcp-w8Mx8") {
+		t.Errorf("busy-bfq runs %v: no window tool", wl.Tools)
+	}
+	for _, bad := range []string{"1M", "1M:0", "1000:1", "x:2"} {
+		if err := addWindowTools(bad); err == nil {
+			t.Errorf("-busy-windows %q accepted", bad)
 		}
 	}
 }

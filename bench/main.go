@@ -83,6 +83,7 @@ func parseFlags(args []string) (Config, error) {
 	out := fs.String("out", "", "results directory for CSV, chart and table (default: bench/results of the repository; none in -quick)")
 	wls := fs.String("workloads", strings.Join(workloadNames(false), ","), "comma-separated workloads (also: "+strings.Join(optionalWorkloads(), ",")+"; -quick runs them all)")
 	busyRate := fs.String("busy-rate", "200M", "the busy workload's rate cap, for ringcp --max-rate and qemu-img convert -r")
+	busyWindows := fs.String("busy-windows", "", "also run the busy workloads with ringcp at these fixed windows, BLOCKSIZE:QUEUEDEPTH,... (e.g. 256K:1,1M:2,8M:8): the frontier a controller works within")
 	tls := fs.String("tools", "", "comma-separated tools to run (default: all); see -list")
 	ringcp := fs.String("ringcp", "", "ringcp binary to bench (default: go build ringcp's module, the repository root)")
 	ringcpRev := fs.String("ringcp-rev", "", "build ringcp from this commit of the repository instead of the work tree")
@@ -143,6 +144,9 @@ func parseFlags(args []string) (Config, error) {
 		if _, err := findWorkload(w); err != nil {
 			return cfg, err
 		}
+	}
+	if err := addWindowTools(*busyWindows); err != nil {
+		return cfg, err
 	}
 	cfg.Tools = splitList(*tls)
 	for _, t := range cfg.Tools {
