@@ -118,13 +118,7 @@ func (w *Writer) writeCheckpoint(ck *checkpoint, lay *layout) error {
 	if err := w.writeRefcounts(lay, refs); err != nil {
 		return err
 	}
-	if err := w.sync(); err != nil {
-		return err
-	}
-	if err := w.writeHeader(lay); err != nil {
-		return err
-	}
-	if err := w.sync(); err != nil {
+	if err := w.switchHeader(lay); err != nil {
 		return err
 	}
 	old := w.live

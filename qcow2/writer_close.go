@@ -80,13 +80,7 @@ func (w *Writer) writeMetadata() error {
 	if err := w.t.Truncate(lay.end); err != nil {
 		return &IOError{Op: "truncate", Name: w.name, Off: lay.end, Err: err}
 	}
-	if err := w.sync(); err != nil {
-		return err
-	}
-	if err := w.writeHeader(lay); err != nil {
-		return err
-	}
-	if err := w.sync(); err != nil {
+	if err := w.switchHeader(lay); err != nil {
 		return err
 	}
 	w.release(w.liveRuns()) // the last checkpoint's metadata: nothing names it now
@@ -273,4 +267,17 @@ func (w *Writer) writeRefcounts(lay *layout, refs []uint16) error {
 		return &IOError{Op: "write refcounts", Name: w.name, Off: lay.tableOff, Err: err}
 	}
 	return nil
+}
+
+// switchHeader makes the tables written at lay the image's: they are
+// synced first, then the header that names them is written and synced,
+// so that a crash leaves the header naming either copy, whole.
+func (w *Writer) switchHeader(lay *layout) error {
+	if err := w.sync(); err != nil {
+		return err
+	}
+	if err := w.writeHeader(lay); err != nil {
+		return err
+	}
+	return w.sync()
 }
