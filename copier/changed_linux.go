@@ -103,14 +103,9 @@ func (p *Plan) readRanges() error {
 // DST smaller than the export grew by the dirty extents at its end).
 func (p *Plan) dirtyFits(dirty extents.List) error {
 	for _, r := range dirty {
-		for _, end := range []struct {
-			name string
-			size int64
-		}{{"SRC", p.src.geo.Size}, {"DST", p.dst.geo.Size}} {
-			if end.size >= 0 && r.End() > end.size {
-				return refuse(KindBadInput, "", fmt.Sprintf("the dirty bitmap %q marks %d+%d, which ends at %d, past the end of %s (%d bytes)",
-					p.opts.DirtyBitmap, r.Off, r.Len, r.End(), end.name, end.size)).on("DirtyBitmap")
-			}
+		if end, size := extents.PastEnd(r, p.src.geo.Size, p.dst.geo.Size); end != "" {
+			return refuse(KindBadInput, "", fmt.Sprintf("the dirty bitmap %q marks %d+%d, which ends at %d, past the end of %s (%d bytes)",
+				p.opts.DirtyBitmap, r.Off, r.Len, r.End(), end, size)).on("DirtyBitmap")
 		}
 	}
 	return nil

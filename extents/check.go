@@ -23,16 +23,23 @@ func (e *RangeError) Error() string {
 // whose size is not known yet, such as a new DST file).
 func Check(entries []Entry, srcSize, dstSize int64) error {
 	for _, e := range entries {
-		for _, end := range []struct {
-			name string
-			size int64
-		}{{"SRC", srcSize}, {"DST", dstSize}} {
-			if end.size >= 0 && e.Range.End() > end.size {
-				return &RangeError{Entry: e, End: end.name, Size: end.size}
-			}
+		if end, size := PastEnd(e.Range, srcSize, dstSize); end != "" {
+			return &RangeError{Entry: e, End: end, Size: size}
 		}
 	}
 	return nil
+}
+
+// PastEnd names the first end, "SRC" or "DST", that r reaches past, and
+// its size; "" when r fits both. A negative size skips that end.
+func PastEnd(r Range, srcSize, dstSize int64) (end string, size int64) {
+	switch {
+	case srcSize >= 0 && r.End() > srcSize:
+		return "SRC", srcSize
+	case dstSize >= 0 && r.End() > dstSize:
+		return "DST", dstSize
+	}
+	return "", 0
 }
 
 // Ranges are the entries' ranges, for Merge.

@@ -63,7 +63,7 @@ func (w *Writer) allocCompressed(n int64) int64 {
 		}
 		w.packs = append(w.packs[:fullest], w.packs[fullest+1:]...)
 	}
-	host := w.allocData(1)
+	host := w.allocCluster()
 	w.packs = append(w.packs, packing{off: host, end: host + w.cs})
 	return w.take(&w.packs[len(w.packs)-1], n)
 }
@@ -91,7 +91,7 @@ func (w *Writer) hostCluster(ci int64) int64 {
 	if e := t[ci%w.l2n]; e != 0 {
 		return int64(e & entryOffsetMask)
 	}
-	host := w.allocData(1)
+	host := w.allocCluster()
 	w.setEntryLocked(ci, uint64(host)|entryCopied)
 	return host
 }

@@ -13,21 +13,11 @@ import "sort"
 // freeRun is a run of free host clusters [off, end).
 type freeRun struct{ off, end int64 }
 
-// allocData hands out n consecutive host clusters for data: from the
-// free runs when one is long enough, else at the frontier; w.mu is held.
-func (w *Writer) allocData(n int64) int64 {
-	for i := range w.free {
-		r := &w.free[i]
-		if r.end-r.off >= n*w.cs {
-			host := r.off
-			r.off += n * w.cs
-			if r.off == r.end {
-				w.free = append(w.free[:i], w.free[i+1:]...)
-			}
-			return host
-		}
-	}
-	return w.allocClusters(n)
+// allocCluster hands out one host cluster for data: the first free one,
+// else at the frontier; w.mu is held.
+func (w *Writer) allocCluster() int64 {
+	host, _ := w.allocRun(1)
+	return host
 }
 
 // allocRun hands out up to n consecutive host clusters for data: the
