@@ -52,6 +52,7 @@ type yielder struct {
 	last     time.Time
 	read     int64    // Progress.Read at the last tick
 	done     int64    // Progress.Done at the last tick
+	writes   int64    // Progress.Writes at the last tick
 	psi      [2]int64 // "some" and "full" totals at the last tick, microseconds; -1 without PSI
 	stopped  chan struct{}
 	exited   chan struct{}
@@ -75,7 +76,7 @@ func (p *Plan) startYield() *yielder {
 	y.openProbe(p)
 	y.ctl.observe(y.before())
 	y.gov.setSignals(y.ctl.others > 0, false)
-	y.last, y.read, y.done = time.Now(), y.prog.Read.Load(), y.prog.Done.Load()
+	y.last, y.read, y.done, y.writes = time.Now(), y.prog.Read.Load(), y.prog.Done.Load(), y.prog.Writes.Load()
 	y.psi = readPSI()
 	for _, d := range y.disks {
 		d.reqs = readReqs(d.stat)
@@ -239,7 +240,7 @@ func (y *yielder) run() {
 func (y *yielder) sample() yieldSample {
 	probe := y.probeNow(yieldProbes)
 	now := time.Now()
-	read, done := y.prog.Read.Load(), y.prog.Done.Load()
+	read, done, writes := y.prog.Read.Load(), y.prog.Done.Load(), y.prog.Writes.Load()
 	s := yieldSample{dt: now.Sub(y.last), moved: read - y.read, probe: probe, some: -1, full: -1}
 	var others int64
 	least := int64(y.gov.leastRequest())
@@ -253,7 +254,10 @@ func (y *yielder) sample() yieldSample {
 			mine += ceilDiv(read-y.read, req)
 		}
 		if d.dst {
-			mine += ceilDiv(done-y.done, req)
+			// Each write is a request or more: the bytes in requests
+			// of req, and one for each piece (a chunk with runs of
+			// zeros left as holes is written in many).
+			mine += ceilDiv(done-y.done, req) + writes - y.writes
 		}
 		if d.src { // the probe reads of SRC land there too
 			mine += int64(y.probed)
@@ -272,7 +276,7 @@ func (y *yielder) sample() yieldSample {
 		us := float64(s.dt.Microseconds())
 		s.some, s.full = float64(psi[0]-y.psi[0])/us, float64(psi[1]-y.psi[1])/us
 	}
-	y.last, y.read, y.done, y.psi = now, read, done, psi
+	y.last, y.read, y.done, y.writes, y.psi = now, read, done, writes, psi
 	return s
 }
 

@@ -134,6 +134,11 @@ type Sparse struct {
 type Progress struct {
 	Done atomic.Int64 // bytes of the range finished on DST: written, zeroed or left a hole
 	Read atomic.Int64 // bytes whose reads completed
+	// Writes counts the requests that wrote or zeroed DST, completed:
+	// what a watcher of DST's disk counts as the copy's own besides the
+	// bytes (a chunk whose zero runs are left as holes is written in
+	// as many pieces as it has runs of data).
+	Writes atomic.Int64
 	// Done, split: written as data, made zero on DST, left as holes.
 	Data, Zeroed, Holes atomic.Int64
 	// Verified counts the bytes of the range checked by a read-back

@@ -7,8 +7,9 @@ import (
 
 // TestProgressPhasesAndSplit: the barrier is sent in PhaseSync with every
 // byte of the range already counted done; reads happen in PhaseCopy (after
-// PhaseMap, which only covers SRC's flush); and Done is exactly the sum
-// of what became data, zeros and holes on DST.
+// PhaseMap, which only covers SRC's flush); Done is exactly the sum
+// of what became data, zeros and holes on DST; and Writes counts every
+// request that wrote or zeroed DST.
 func TestProgressPhasesAndSplit(t *testing.T) {
 	const bs = 4096
 	src := append(append(pattern(3*bs, 7), make([]byte, 4*bs)...), pattern(bs+100, 9)...) // data, zeros, data
@@ -18,9 +19,13 @@ func TestProgressPhasesAndSplit(t *testing.T) {
 	job.Progress = &Progress{}
 	job.Progress.SetPhase(PhaseDone) // anything else: Open must start the copy's phases itself
 	var syncPhase, readPhase Phase = -1, -1
-	var doneAtSync int64
+	var doneAtSync, writes int64
 	script := func(q Request) (Completion, bool, bool) {
 		switch q.Op {
+		case OpWrite, OpFallocate:
+			if q.File != FileSrc {
+				writes++
+			}
 		case OpSync:
 			syncPhase, doneAtSync = job.Progress.Phase(), job.Progress.Done.Load()
 		case OpRead:
@@ -44,6 +49,9 @@ func TestProgressPhasesAndSplit(t *testing.T) {
 	done, data, zeroed, holes := p.Done.Load(), p.Data.Load(), p.Zeroed.Load(), p.Holes.Load()
 	if done != int64(len(src)) || data+zeroed+holes != done || zeroed+holes != 4*bs {
 		t.Errorf("done %d = data %d + zeroed %d + holes %d; want %d, with %d of zeros", done, data, zeroed, holes, len(src), 4*bs)
+	}
+	if got := p.Writes.Load(); got != writes || got < 2 {
+		t.Errorf("Writes %d; want the %d requests that wrote or zeroed DST (two runs of data at least)", got, writes)
 	}
 }
 

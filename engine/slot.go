@@ -54,6 +54,15 @@ type slot struct {
 	change  int
 }
 
+// writing: the slot's request writes or zeroes DST.
+func (s *slot) writing() bool {
+	switch s.phase {
+	case phaseWrite, phaseTailWrite, phaseZeroOp, phaseZeroWrite:
+		return true
+	}
+	return false
+}
+
 // reading: the slot's request reads, so nobody waits for it once the
 // copy stops.
 func (s *slot) reading() bool { return s.phase == phaseRead || s.phase == phaseReadDst }

@@ -159,4 +159,7 @@ func (r *run) measure(c Completion, now time.Time) {
 	d := now.Sub(s.sentAt)
 	s.busy += d
 	r.meter.request(d, c.N >= r.most/2)
+	if p := r.job.Progress; p != nil && s.writing() {
+		p.Writes.Add(1)
+	}
 }

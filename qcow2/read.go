@@ -14,8 +14,9 @@ const maxCompressedBatch = 8 << 20
 // for many goroutines at once. It reads each run of clusters that lie one
 // after another in the host file with one host read, so a large request
 // over a freshly converted image is a few large reads; compressed
-// clusters are read in batches and decompressed in the calling goroutine
-// (many readers decompress on many cores).
+// clusters are read in batches, and a batch's clusters are decompressed
+// by the calling goroutine and by idle cores (inflate.go): one reader
+// decompresses on every core, many readers each on their own.
 func (im *Image) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, errors.New("qcow2: negative offset")
@@ -110,19 +111,17 @@ func (b *compressedBatch) flush(im *Image) error {
 		return nil
 	}
 	defer func() { b.runs, b.dsts, b.end = b.runs[:0], b.dsts[:0], 0 }()
-	buf := getBuf(int(b.end - b.start))
-	defer putBuf(buf)
-	if err := readFull(im.t, buf, b.start); err != nil {
+	buf, release, err := im.readCompressed(b.start, b.end)
+	if err != nil {
 		return err
 	}
-	for i, r := range b.runs {
+	defer release()
+	return inflateAll(len(b.runs), func(i int) error {
+		r := b.runs[i]
 		coff, cn := im.compressedSpan(r.desc)
 		src := buf[coff-b.start : min(coff+cn, b.end)-b.start]
-		if err := im.inflateRun(r, src, b.dsts[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+		return im.inflateRun(r, src, b.dsts[i])
+	})
 }
 
 // inflateRun decompresses one cluster and keeps the part of it r covers.
