@@ -252,8 +252,8 @@ func (p *Plan) SetMaxRate(bytesPerSecond int64) { p.gov.setCap(bytesPerSecond) }
 // MaxRate is the rate cap now, in bytes per second; 0 for none.
 func (p *Plan) MaxRate() int64 { return p.gov.capNow() }
 
-// keepShare is the share of its best the good neighbour keeps beside
-// others.
+// keepShare is the share of its speed alone the good neighbour aims at
+// beside others.
 func (g *governor) keepShare() float64 {
 	if g.yield {
 		return engine.NeighbourYieldKeep
@@ -268,7 +268,7 @@ func (p *Plan) startGovernor() error {
 	p.gov = newGovernor(p.opts.MaxRate, p.BlockSize, p.unit(), p.QueueDepth, p.opts.BlockSize > 0, p.opts.QueueDepth == 0)
 	p.gov.yield = p.opts.Yield
 	if p.gov.adapt && p.QueueDepth > 1 {
-		p.note("good neighbour: all %d slots while the copy is alone on its disks; beside others, the least window that keeps %.0f%% of the most it moves there (a given queue depth stays)", p.QueueDepth, 100*p.gov.keepShare())
+		p.note("good neighbour: all %d slots while the copy is alone on its disks; beside others, the least window that moves %.0f%% of its speed alone (of the most it moves there, when less; a given queue depth stays)", p.QueueDepth, 100*p.gov.keepShare())
 	}
 	return nil
 }

@@ -13,10 +13,11 @@ import (
 // depth, the governor hands what the engine measures to engine.Neighbour,
 // which sizes the bytes in flight: every slot while the copy is alone on
 // its disks (a copy alone is as fast as before); once others use them, a
-// slow start from a MiB up to where a larger window no longer moves
-// more, then the least window that keeps 3/4 of that best (half with
-// --yield), so that others' small requests do not wait behind a standing
-// queue of the copy's. The watcher beside the copy (yield_linux.go: the
+// slow start from one request of 128 KiB up to a window that moves 3/4
+// of its speed alone (half with --yield; of the most it moves beside
+// them, when that is less or it was never alone), then a search for the
+// least such window, held there, so that others' small requests do not
+// wait behind a standing queue of the copy's. The watcher beside the copy (yield_linux.go: the
 // disk's statistics, a probe read, PSI) tells it when others use the disk
 // and when they suffer, and looks before the copy starts, so that a copy
 // started beside others never sends every slot. The window is the
@@ -148,8 +149,9 @@ type NeighbourReport struct {
 	// used its disks, bytes per second; 0 when never measured.
 	SoloRate float64
 	// BestRate is the most a window moved while others used the disks,
-	// bytes per second (0 when they never did), and Keep the share of it
-	// the window kept: 0.75, or 0.5 with --yield.
+	// bytes per second (0 when they never did), and Keep the share of the
+	// solo rate (of BestRate, when less or unmeasured) the window aimed
+	// at: 0.75, or 0.5 with --yield.
 	BestRate, Keep float64
 	// HeldSeconds is the time others used the disks and the copy moved
 	// under 90% of its solo speed; LowestShare the least share of it.
@@ -175,7 +177,7 @@ func (r *NeighbourReport) String() string {
 		s += fmt.Sprintf(", others used the disks %.1f s", r.OthersSeconds)
 	}
 	if r.BestRate > 0 {
-		s += fmt.Sprintf(" (beside them at most %s/s, the window kept %.0f%% of it)", units.Format(int64(r.BestRate)), 100*r.Keep)
+		s += fmt.Sprintf(" (beside them at most %s/s; the window aimed at %.0f%% of its speed alone, or of that when less)", units.Format(int64(r.BestRate)), 100*r.Keep)
 	}
 	if held := r.Held(); held != "" {
 		s += "; " + held

@@ -13,22 +13,33 @@ import "time"
 //
 // Alone on the disk (Signals.Others false) the copy keeps every slot, as
 // before: nobody waits behind its queue, and a copy alone is as fast as
-// it was. Once others use the disk:
+// it was. That speed (solo) is what it aims at a share (Keep) of once
+// others use the disk: 3/4 by default, half with --yield. More would add
+// little for the copy and a longer queue for the others; less would cost
+// the copy more than its share. Beside others:
 //
-//   - grow (slow start): it drops to neighbourStart bytes in flight, then
-//     doubles the window every judgement (a window's throughput over a
-//     few of its samples) while the throughput grows by neighbourGain,
-//     as TCP's slow start does, until a doubling does not pay: the best
-//     throughput beside the others is then known (the larger of the last
-//     two windows), and what each smaller window moved;
-//   - steady: it takes the least window that moved its share (Keep) of
-//     that best: 3/4 by default, half with --yield. More would add
-//     little throughput and a longer queue for the others; less would
-//     cost the copy more than its share. Every neighbourProbeEvery
-//     judgements it tries the window one step down (kept while it still
-//     moves the share), and every neighbourRegrowEvery it grows again
-//     from where it is, so that a best that changed is found; a window
-//     that moves under its share neighbourPersist times in a row grows;
+//   - grow (slow start): it drops to the least window (one request of
+//     neighbourMinRequest) and doubles it every judgement (a window's
+//     throughput over a few of its samples) until a window moves the
+//     share of solo, or a doubling no longer pays (neighbourGain): the
+//     others take so much of the disk that the share of solo is out of
+//     reach, and the best beside them (the larger of the last two
+//     windows) is what it keeps a share of instead. A copy that was
+//     never alone has no solo speed: it grows until doubling no longer
+//     pays, and keeps a share of that best;
+//   - search: the least window that moves the share lies between the
+//     last window under it and the first over it: it halves that range
+//     a judgement at a time, over levels finer than doubling;
+//   - steady: it holds that window. A window that moves under 90% of
+//     its share neighbourPersist times in a row grows again from where
+//     it is (others took more of the disk); every neighbourProbeEvery
+//     judgements it tries one step down, kept when it still moves the
+//     share (others took less), and what it knows to move under the
+//     share is forgotten every neighbourForgetEvery judgements, so that
+//     a step down is tried again. It never grows just to look: only a
+//     share of a best beside others (not of solo) is measured again,
+//     every neighbourRecheckEvery judgements, so rarely that the
+//     windows past the share it tries then are a sliver of the time;
 //   - the floor: under neighbourFloor of its speed alone (or of the most
 //     it moved, for a copy that was never alone) neighbourPersist times
 //     in a row, it doubles the window, whatever else: a copy always
@@ -43,28 +54,30 @@ import "time"
 // (copier's governor) calls them and combines the window with a rate
 // cap's; tests feed it samples or run it against modelled devices.
 type Neighbour struct {
-	block  int
-	slots  int
-	levels []Window // the windows it chooses from, fewest bytes first
-	at     int      // the window now: levels[at]
-	keep   float64  // the share of the best throughput the window keeps
-	phase  nbPhase
-	thrAt  []float64 // bytes per second each window moved, this episode (0: not tried)
-	best   float64   // the most any window moved beside the others, this episode
-	from   int       // grow: the level it grew from (-1: from the start)
-	steady int       // judgements since the last change, steady
-	since  int       // judgements since the last grow, steady
-	down   bool      // the last change was a step down, steady, to be judged
-	under  int       // judgements in a row under the floor
-	short  int       // judgements in a row under its share, steady
-	others bool      // Signals.Others as last heard
-	solo   float64   // bytes per second alone at every slot (smoothed), the best seen
-	soloAt float64   // the smoothed throughput alone now
-	least  time.Duration
-	acc    accum
-	few    Sample                // samples of too few requests, held back for the next (fold)
-	hist   map[int]time.Duration // time spent at each window, for the median
-	rep    NeighbourReport
+	block    int
+	slots    int
+	levels   []Window // the windows it chooses from, fewest bytes first
+	at       int      // the window now: levels[at]
+	keep     float64  // the share of solo (or of the best beside others) it aims at
+	phase    nbPhase
+	thrAt    []float64 // bytes per second each window moved, this episode (0: not tried)
+	best     float64   // the most a window moved beside others where growing stopped paying (0: not found)
+	bestEver float64   // the most best was, every episode
+	from     int       // grow: the level it grew from (-1: from the start)
+	lo, hi   int       // the greatest level known to move under the aim (-1: none), the least known to move it
+	steady   int       // judgements since the last change, steady
+	since    int       // judgements since the best was measured or what is short forgotten, steady
+	down     bool      // the last change was a step down, steady, to be judged
+	under    int       // judgements in a row under the floor
+	short    int       // judgements in a row under its share, steady
+	others   bool      // Signals.Others as last heard
+	solo     float64   // bytes per second alone at every slot (smoothed), the best seen
+	soloAt   float64   // the smoothed throughput alone now
+	least    time.Duration
+	acc      accum
+	few      Sample                // samples of too few requests, held back for the next (fold)
+	hist     map[int]time.Duration // time spent at each window, for the median
+	rep      NeighbourReport
 }
 
 // Signals are what the controller hears besides its own samples.
@@ -86,25 +99,34 @@ type nbPhase int
 
 const (
 	nbAlone  nbPhase = iota // nobody else: every slot
-	nbGrow                  // others came: doubling from neighbourStart
-	nbSteady                // the least window that keeps its share
+	nbGrow                  // others came: doubling from the least window
+	nbSearch                // halving the range the least window that moves the aim lies in
+	nbSteady                // the least window that moves the aim
 )
 
 const (
 	// NeighbourEvery is how often the controller wants a sample.
 	NeighbourEvery = 25 * time.Millisecond
-	// NeighbourKeep is the share of the best throughput beside others
-	// that the window keeps by default; NeighbourYieldKeep with --yield.
+	// NeighbourKeep is the share of its speed alone (of the best beside
+	// others, when that is less) the window aims at by default;
+	// NeighbourYieldKeep with --yield.
 	NeighbourKeep      = 0.75
 	NeighbourYieldKeep = 0.5
 
-	neighbourMinRequest  = 128 << 10 // the smallest request the window cuts to
-	neighbourStart       = 1 << 20   // bytes in flight it grows from once others come
-	neighbourGain        = 1.10      // a doubling that grew the throughput less ends the growth
-	neighbourFloor       = 0.5       // of solo speed, never given up
-	neighbourProbeEvery  = 10        // judgements at a window, steady, before trying one step down
-	neighbourRegrowEvery = 40        // judgements, steady, before growing again
-	neighbourMinSample   = 4         // requests a sample needs to be judged
+	neighbourMinRequest = 128 << 10 // the smallest request the window cuts to
+	neighbourOneMost    = 1 << 20   // the largest window of one request, with more slots than one
+	neighbourGain       = 1.10      // a doubling that grew the throughput less ends the growth
+	neighbourFloor      = 0.5       // of solo speed, never given up
+	neighbourProbeEvery = 10        // judgements at a window, steady, before trying one step down
+	// neighbourForgetEvery: judgements, steady, after which the windows
+	// known to move under the aim may be tried again.
+	neighbourForgetEvery = 40
+	// neighbourRecheckEvery: judgements, steady, after which a best
+	// beside others is measured again (its growth past the aim's window
+	// takes a few judgements: under 1% of the time, so that a
+	// foreground's 99th percentile is not set by it).
+	neighbourRecheckEvery = 400
+	neighbourMinSample    = 4 // requests a sample needs to be judged
 	// A window's throughput is judged over neighbourJudge and
 	// neighbourJudgeWindows of its bytes at least (neighbourJudgeMost
 	// at most).
@@ -122,15 +144,16 @@ const (
 // whose requests are multiples of unit. It starts alone, with every
 // slot.
 func NewNeighbour(slots, block, unit int) *Neighbour {
-	n := &Neighbour{block: block, slots: max(slots, 1), keep: NeighbourKeep, from: -1, hist: map[int]time.Duration{}}
+	n := &Neighbour{block: block, slots: max(slots, 1), keep: NeighbourKeep, from: -1, lo: -1, hist: map[int]time.Duration{}}
 	n.levels = neighbourLevels(n.slots, block, max(unit, 1))
 	n.thrAt = make([]float64, len(n.levels))
 	n.at = len(n.levels) - 1
 	return n
 }
 
-// SetKeep sets the share of the best throughput beside others that the
-// window keeps (NeighbourKeep, NeighbourYieldKeep), from 0.1 to 1.
+// SetKeep sets the share of its speed alone (or of the best beside
+// others, when less) that the window aims at (NeighbourKeep,
+// NeighbourYieldKeep), from 0.1 to 1.
 func (n *Neighbour) SetKeep(share float64) { n.keep = min(max(share, 0.1), 1) }
 
 // Slots is how many buffers it sizes the window over.
@@ -145,8 +168,8 @@ func (n *Neighbour) bytesAt(i int) int { return levelBytes(n.levels[i], n.block)
 func (n *Neighbour) Bytes() int { return n.bytesAt(n.at) }
 
 // Hear takes what the watcher says of others between samples: others
-// that came make it grow from neighbourStart (an eighth of every slot
-// at most) at once, others gone give it every slot back.
+// that came make it grow from the least window at once, others gone give
+// it every slot back.
 func (n *Neighbour) Hear(sig Signals) Window {
 	if sig.Others == n.others {
 		return n.Window()
@@ -157,7 +180,8 @@ func (n *Neighbour) Hear(sig Signals) Window {
 		n.change(len(n.levels) - 1)
 		return n.Window()
 	}
-	n.regrow(n.levelOf(min(neighbourStart, n.bytesAt(len(n.levels)-1)/8)), -1)
+	n.best, n.lo = 0, -1
+	n.regrow(0, -1)
 	return n.Window()
 }
 
@@ -171,14 +195,13 @@ func (n *Neighbour) levelOf(bytes int) int {
 	return len(n.levels) - 1
 }
 
-// regrow starts growing at level at, from level from (-1: a new episode,
-// whose figures start afresh).
+// regrow starts growing at level at, from level from (-1: a new
+// growth, whose figures start afresh).
 func (n *Neighbour) regrow(at, from int) {
 	if from < 0 {
 		clear(n.thrAt)
-		n.best = 0
 	}
-	n.phase, n.from, n.since = nbGrow, from, 0
+	n.phase, n.from = nbGrow, from
 	n.change(at)
 }
 
@@ -215,8 +238,11 @@ func (n *Neighbour) Step(s Sample, sig Signals) Window {
 	}
 	switch {
 	case n.phase == nbAlone:
-	case n.under >= neighbourPersist:
-		n.change(n.levelOf(2 * n.Bytes())) // and again each judgement while it stays under
+	case n.under >= neighbourPersist && n.phase != nbGrow: // growing doubles anyway
+		// And again each judgement while it stays under; held there
+		// (not searched under) until others take less.
+		n.phase, n.lo, n.hi, n.since = nbSteady, n.at, n.levelOf(2*n.Bytes()), 0
+		n.change(n.hi)
 
 	case capped:
 		// A larger window moves no more under the cap: the least one
@@ -227,12 +253,16 @@ func (n *Neighbour) Step(s Sample, sig Signals) Window {
 		// carry the cap is not tried again.
 		n.phase = nbSteady
 		n.best = max(n.best, min(thr, sig.Cap)) // a burst after a wait measures over the cap
+		n.bestEver = max(n.bestEver, n.best)
 		if below := n.at - 1; below >= 0 && (n.thrAt[below] == 0 || n.thrAt[below] >= 0.9*sig.Cap) {
+			n.hi = n.at // where a step down that does not carry it goes back to
 			n.change(below)
 			n.down = true
 		}
 	case n.phase == nbGrow:
-		n.grow(thr)
+		n.grow()
+	case n.phase == nbSearch:
+		n.search()
 	default:
 		n.hold(sig)
 	}
@@ -309,63 +339,127 @@ func (n *Neighbour) now(thr float64) float64 {
 	return thr
 }
 
-// grow doubles the window while it pays; then it settles.
-func (n *Neighbour) grow(thr float64) {
+// aim is the throughput the window aims at: its share of the speed
+// alone, or of the best beside others when that is less (or when the
+// copy was never alone); 0 while neither is known.
+func (n *Neighbour) aim() float64 {
+	ref := n.solo
+	if n.best > 0 && (ref == 0 || n.best < ref) {
+		ref = n.best
+	}
+	return n.keep * ref
+}
+
+// grow doubles the window until it moves the aim, or until a doubling
+// does not pay: the best beside the others is then known, and what the
+// windows tried moved. Either way the least window that moves the aim is
+// searched for below.
+func (n *Neighbour) grow() {
 	top := len(n.levels) - 1
-	if n.from >= 0 && thr < n.thrAt[n.from]*neighbourGain || n.at == top {
+	if aim := n.aim(); aim > 0 && n.thrAt[n.at] >= aim {
+		n.bisect(max(n.from, n.lo), n.at)
+		return
+	}
+	if n.from >= 0 && n.thrAt[n.at] < n.thrAt[n.from]*neighbourGain || n.at == top {
 		// The best is where the growth stopped: the larger of the last
 		// two windows, as they move now (an earlier sample's luck, or
-		// a load since grown, would set a share no window reaches).
+		// a load since grown, would set an aim no window reaches).
 		n.best = n.thrAt[n.at]
 		if n.from >= 0 {
 			n.best = max(n.best, n.thrAt[n.from])
 		}
+		n.bestEver = max(n.bestEver, n.best)
+		n.since = 0
 		n.settle()
 		return
+	}
+	if n.aim() > 0 {
+		n.lo = n.at // under the aim
 	}
 	n.from = n.at
 	n.change(n.levelOf(2 * n.Bytes()))
 }
 
-// settle takes the least window tried that moved its share of the best.
+// settle searches, once the best is known, between the windows tried:
+// the least that moves the aim, and the greatest under it below that one
+// (the aim may be less than the one they were judged under before).
 func (n *Neighbour) settle() {
-	n.phase, n.since = nbSteady, 0
-	for i, thr := range n.thrAt {
-		if thr > 0 && thr >= n.keep*n.best {
-			n.change(i)
-			return
+	aim := n.aim()
+	hi := n.at
+	for i := range n.at {
+		if n.thrAt[i] > 0 && n.thrAt[i] >= aim {
+			hi = i
+			break
 		}
+	}
+	lo := -1
+	for i := hi - 1; i >= 0; i-- {
+		if n.thrAt[i] > 0 && n.thrAt[i] < aim {
+			lo = i
+			break
+		}
+	}
+	n.bisect(lo, hi)
+}
+
+// bisect searches for the least window that moves the aim between lo,
+// under it (-1: none known), and hi, which moves it: the window halfway,
+// judged next; steady at hi once nothing lies between.
+func (n *Neighbour) bisect(lo, hi int) {
+	n.lo, n.hi = lo, hi
+	if hi-lo <= 1 {
+		n.phase, n.since = nbSteady, 0
+		n.change(hi)
+		return
+	}
+	n.phase = nbSearch
+	n.change(lo + (hi-lo)/2)
+}
+
+// search judges the window halfway: it moves the aim, and the least
+// window lies at or below it, or not, and it lies above.
+func (n *Neighbour) search() {
+	if n.thrAt[n.at] >= n.aim() {
+		n.bisect(n.lo, n.at)
+	} else {
+		n.bisect(n.at, n.hi)
 	}
 }
 
-// hold keeps the window, steady: a window that no longer moves its share
-// grows a step; now and then it tries a step down, and grows again.
+// hold keeps the window, steady: a window that no longer moves its aim
+// grows from where it is; now and then it tries a step down; a best
+// beside others is measured again, rarely.
 func (n *Neighbour) hold(sig Signals) {
 	n.steady++
 	n.since++
-	share := n.keep * n.best
+	aim := n.aim()
 	judged := n.down
 	n.down = false
-	if n.thrAt[n.at] < 0.9*share {
+	if n.thrAt[n.at] < 0.9*aim {
 		n.short++
 	} else {
 		n.short = 0
 	}
+	top := len(n.levels) - 1
 	switch {
-	case n.short > 0 && judged:
-		n.change(n.at + 1) // the step down did not keep the share: back
-	case n.short >= neighbourPersist && n.at < len(n.levels)-1:
-		// Others took more of the disk, or the best was a lucky
-		// sample: a step up, judged as growing.
+	case judged && n.thrAt[n.at] < aim:
+		n.lo = n.at // the step down does not move the aim: back
+		n.change(n.hi)
+	case judged:
+		n.hi = n.at
+	case n.short >= neighbourPersist && n.at < top:
+		// Others took more of the disk, or the aim was a lucky
+		// judgement's: a step up, judged as growing.
+		n.lo = n.at
 		n.regrow(n.at+1, n.at)
-	case n.since >= neighbourRegrowEvery:
-		clear(n.thrAt[:n.at]) // a step down may pay again
-		n.regrow(n.at, n.at-1)
-	case n.steady >= n.probeEvery(sig) && n.at > 0:
-		if below := n.thrAt[n.at-1]; below == 0 || below >= share {
-			n.change(n.at - 1) // judged by the next sample, as every window is
-			n.down = true
-		}
+	case n.best > 0 && (n.solo == 0 || n.best < n.solo) && n.since >= neighbourRecheckEvery:
+		n.best, n.lo = 0, -1 // others may take less now: the best again
+		n.regrow(n.at, -1)
+	case n.since%neighbourForgetEvery == 0:
+		n.lo = -1 // a step down may move the aim again
+	case n.steady >= n.probeEvery(sig) && n.at > n.lo+1:
+		n.change(n.at - 1) // judged by the next sample, as every window is
+		n.down = true
 	}
 }
 
@@ -384,7 +478,7 @@ func (n *Neighbour) soloRate() float64 {
 	if n.solo > 0 {
 		return n.solo
 	}
-	return max(n.best, n.rep.BestRate)
+	return max(n.best, n.bestEver)
 }
 
 // starved: beside others the copy moves less than the floor of its solo

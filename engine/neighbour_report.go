@@ -13,7 +13,8 @@ type NeighbourReport struct {
 	LeastLatency                    time.Duration
 	// SoloRate is the speed alone (every slot, nobody else on the disk),
 	// bytes per second; 0 when never measured. BestRate is the most a
-	// window moved beside others, Keep the share of it the window kept.
+	// window moved beside others, Keep the share of the solo rate (of
+	// BestRate, when less or unmeasured) the window aimed at.
 	SoloRate, BestRate, Keep float64
 	// HeldSeconds is the time others used the disk and the copy moved
 	// under 90% of its solo speed; LowestShare the least share of it then.
@@ -42,7 +43,9 @@ func (n *Neighbour) account(dt time.Duration, thr float64, starved bool) {
 			n.rep.LowestShare = share
 		}
 	}
-	n.rep.BestRate = max(n.rep.BestRate, n.best)
+	if n.phase != nbAlone { // smoothed: one lucky judgement is not the most it moved
+		n.rep.BestRate = max(n.rep.BestRate, n.best, n.thrAt[n.at])
+	}
 }
 
 // Report is what the controller chose so far.
