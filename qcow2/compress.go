@@ -50,13 +50,21 @@ func newCompressor(c Compression, clusterSize int64) (compressor, error) {
 	return nil, nil
 }
 
-// deflateLevel is zlib's default, QEMU's level; klauspost's deflate at
-// that level makes smaller clusters than the standard library's (by 8%
-// on TestWriter's source) and than zlib's. A window of 32 KiB (Go's)
-// reads back in QEMU, which inflates a cluster with one call into the
-// whole cluster: its 4 KiB window (windowBits -12) limits only what one
-// call may refer to across calls.
-const deflateLevel = 6
+// deflateLevel is klauspost's first level with zlib's block structure,
+// QEMU's deflate (zlib, level 6, memLevel 9): it ends a block every 32 Ki
+// symbols and codes each one as stored, fixed or dynamic, whichever is
+// shortest. Its levels 1 to 6 code up to 64 KiB of input as one block,
+// with one Huffman code (or none, if matches removed less than 1/16 of
+// it): a 64 KiB cluster that mixes incompressible bytes with ones that
+// compress (small files packed together) came out up to 13% larger than
+// zlib's, or did not shrink at all, and images 4 to 5% larger than
+// qemu-img's (TestWriterNoLargerMixed; issue 24's bench). Level 7 costs
+// 1.0 to 1.8 times level 6's CPU per cluster, the most on mixed clusters
+// (BenchmarkDeflate). A window of 32 KiB
+// (Go's) reads back in QEMU, which inflates a cluster with one call into
+// the whole cluster: its 4 KiB window (windowBits -12) limits only what
+// one call may refer to across calls.
+const deflateLevel = 7
 
 // newFlateWriter makes the deflate writers.
 var newFlateWriter = func(w io.Writer) (io.WriteCloser, flateReset) {
