@@ -8,6 +8,7 @@ import (
 
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/zstd"
+	"github.com/ringcp/ringcp/internal/inflate"
 )
 
 // Compression is how a Writer compresses clusters.
@@ -111,7 +112,8 @@ func (deflater) compress(dst, src []byte) ([]byte, error) {
 // instead. When the stream's first block is its only one, marking it
 // final makes the trailing empty block dead bytes that can go. It is
 // tried, and kept only when the shorter stream inflates to src exactly
-// and ends there, its end-of-block code whole: zlib decodes the code
+// and ends there, its end-of-block code whole (inflate.DecodeWhole,
+// which reads no bit past the code, as zlib does): zlib decodes the code
 // after the last byte it needs before it sees the cluster is full, so a
 // cut code followed by the next cluster's bytes fails in QEMU. Worth it
 // on small clusters only, where those bytes are a few percent.
@@ -125,7 +127,7 @@ func trimFinalBlock(out, src []byte) []byte {
 	defer putBuf(check)
 	for cut := 2; cut >= 1; cut-- {
 		cand := try[:len(try)-cut]
-		if inflatesExactly(check, cand) && bytes.Equal(check, src) {
+		if inflate.DecodeWhole(check, cand) == nil && bytes.Equal(check, src) {
 			return cand
 		}
 	}
@@ -171,36 +173,4 @@ func zstdCompressor(clusterSize int64) (compressor, error) {
 
 func (z zstdEnc) compress(dst, src []byte) ([]byte, error) {
 	return z.e.EncodeAll(src, dst), nil
-}
-
-// flateReader is a pooled klauspost deflate reader for inflatesExactly,
-// which needs a streaming reader's view of the stream's end (Read after
-// the last byte says io.EOF only when the final block's end code is there,
-// whole); the read path uses internal/inflate.
-type flateReader struct {
-	src bytes.Reader
-	r   io.ReadCloser
-}
-
-var flatePool = sync.Pool{New: func() any {
-	f := &flateReader{}
-	f.r = flate.NewReader(&f.src)
-	return f
-}}
-
-// inflatesExactly tells whether src is a whole deflate stream of exactly
-// len(dst) bytes, which it leaves in dst.
-func inflatesExactly(dst, src []byte) bool {
-	f := flatePool.Get().(*flateReader)
-	defer flatePool.Put(f)
-	f.src.Reset(src)
-	if f.r.(flate.Resetter).Reset(&f.src, nil) != nil {
-		return false
-	}
-	if _, err := io.ReadFull(f.r, dst); err != nil {
-		return false
-	}
-	var one [1]byte
-	n, err := f.r.Read(one[:])
-	return n == 0 && err == io.EOF
 }
