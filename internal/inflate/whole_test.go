@@ -78,3 +78,39 @@ func checkWhole(t *testing.T, what string, i int, dst, src []byte) {
 		t.Fatalf("%s: source %d, %d bytes: DecodeWhole says %v, the reference %v", what, i, len(dst), gotErr, wantErr)
 	}
 }
+
+// FuzzDecodeWhole decodes arbitrary input with DecodeWhole and compares
+// with the reference (with TestDecodeWhole's allowance for its reading
+// ahead), and with Decode: what DecodeWhole accepts, Decode accepts with
+// the same bytes.
+func FuzzDecodeWhole(f *testing.F) {
+	text := contents(f)["text"]
+	for _, c := range compressors()[:8] {
+		for _, n := range []int{1, 100, 5000} {
+			f.Add(uint32(n), deflate(c, text[:n]))
+		}
+	}
+	f.Add(uint32(1), []byte{0x07})
+	f.Fuzz(func(t *testing.T, size uint32, src []byte) {
+		n := int(size % (1 << 17))
+		got, want := make([]byte, n), make([]byte, n)
+		gotErr, wantErr := DecodeWhole(got, src), wholeReference(want, src)
+		if gotErr == nil && errors.Is(wantErr, io.ErrUnexpectedEOF) {
+			wantErr = wholeReference(want, append(src[:len(src):len(src)], make([]byte, 8)...))
+		}
+		if wantErr == nil && (errors.Is(gotErr, errBeyond) || errors.Is(gotErr, errNoEnd)) {
+			return // zlib's refusals, which the reference does not make
+		}
+		if (gotErr == nil) != (wantErr == nil) {
+			t.Fatalf("%d bytes: DecodeWhole says %v, the reference %v", n, gotErr, wantErr)
+		}
+		if gotErr == nil && !bytes.Equal(got, want) {
+			t.Fatalf("%d bytes differ from the reference's", n)
+		}
+		if gotErr == nil && n > 0 {
+			if err := Decode(want, src); err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("%d bytes: DecodeWhole succeeds, Decode says %v", n, err)
+			}
+		}
+	})
+}
