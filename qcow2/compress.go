@@ -8,6 +8,7 @@ import (
 
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/zstd"
+	"github.com/ringcp/ringcp/internal/inflate"
 )
 
 // Compression is how a Writer compresses clusters.
@@ -50,13 +51,21 @@ func newCompressor(c Compression, clusterSize int64) (compressor, error) {
 	return nil, nil
 }
 
-// deflateLevel is zlib's default, QEMU's level; klauspost's deflate at
-// that level makes smaller clusters than the standard library's (by 8%
-// on TestWriter's source) and than zlib's. A window of 32 KiB (Go's)
-// reads back in QEMU, which inflates a cluster with one call into the
-// whole cluster: its 4 KiB window (windowBits -12) limits only what one
-// call may refer to across calls.
-const deflateLevel = 6
+// deflateLevel is klauspost's first level with zlib's block structure,
+// QEMU's deflate (zlib, level 6, memLevel 9): it ends a block every 32 Ki
+// symbols and codes each one as stored, fixed or dynamic, whichever is
+// shortest. Its levels 1 to 6 code up to 64 KiB of input as one block,
+// with one Huffman code (or none, if matches removed less than 1/16 of
+// it): a 64 KiB cluster that mixes incompressible bytes with ones that
+// compress (small files packed together) came out up to 13% larger than
+// zlib's, or did not shrink at all, and images 4 to 5% larger than
+// qemu-img's (TestWriterNoLargerMixed; issue 24's bench). Level 7 costs
+// 1.0 to 1.8 times level 6's CPU per cluster, the most on mixed clusters
+// (BenchmarkDeflate). A window of 32 KiB
+// (Go's) reads back in QEMU, which inflates a cluster with one call into
+// the whole cluster: its 4 KiB window (windowBits -12) limits only what
+// one call may refer to across calls.
+const deflateLevel = 7
 
 // newFlateWriter makes the deflate writers.
 var newFlateWriter = func(w io.Writer) (io.WriteCloser, flateReset) {
@@ -103,7 +112,8 @@ func (deflater) compress(dst, src []byte) ([]byte, error) {
 // instead. When the stream's first block is its only one, marking it
 // final makes the trailing empty block dead bytes that can go. It is
 // tried, and kept only when the shorter stream inflates to src exactly
-// and ends there, its end-of-block code whole: zlib decodes the code
+// and ends there, its end-of-block code whole (inflate.DecodeWhole,
+// which reads no bit past the code, as zlib does): zlib decodes the code
 // after the last byte it needs before it sees the cluster is full, so a
 // cut code followed by the next cluster's bytes fails in QEMU. Worth it
 // on small clusters only, where those bytes are a few percent.
@@ -117,7 +127,7 @@ func trimFinalBlock(out, src []byte) []byte {
 	defer putBuf(check)
 	for cut := 2; cut >= 1; cut-- {
 		cand := try[:len(try)-cut]
-		if inflatesExactly(check, cand) && bytes.Equal(check, src) {
+		if inflate.DecodeWhole(check, cand) == nil && bytes.Equal(check, src) {
 			return cand
 		}
 	}
@@ -132,7 +142,11 @@ func trimFinalBlock(out, src []byte) []byte {
 // the library's levels compress a little less than zstd's own at the
 // same name (see TestWriter), so clusters of 4 KiB and less take its best
 // level (their frames are small, their headers weigh), larger ones its
-// "better" level.
+// "better" level. That holds on TestWriter's and TestWriterNoLargerMixed's
+// sources, not everywhere: on issue 24's bench disk (64 KiB clusters) the
+// image is 1.004x qemu-img's, where "best" would make clusters 3% smaller
+// than "better" at 4.1 times its CPU, more than zstd's speed target
+// leaves room for.
 var zstdEncoders = [2]func() (*zstd.Encoder, error){
 	sync.OnceValues(func() (*zstd.Encoder, error) { return newZstdEncoder(zstd.SpeedBetterCompression) }),
 	sync.OnceValues(func() (*zstd.Encoder, error) { return newZstdEncoder(zstd.SpeedBestCompression) }),
@@ -163,36 +177,4 @@ func zstdCompressor(clusterSize int64) (compressor, error) {
 
 func (z zstdEnc) compress(dst, src []byte) ([]byte, error) {
 	return z.e.EncodeAll(src, dst), nil
-}
-
-// flateReader is a pooled klauspost deflate reader for inflatesExactly,
-// which needs a streaming reader's view of the stream's end (Read after
-// the last byte says io.EOF only when the final block's end code is there,
-// whole); the read path uses internal/inflate.
-type flateReader struct {
-	src bytes.Reader
-	r   io.ReadCloser
-}
-
-var flatePool = sync.Pool{New: func() any {
-	f := &flateReader{}
-	f.r = flate.NewReader(&f.src)
-	return f
-}}
-
-// inflatesExactly tells whether src is a whole deflate stream of exactly
-// len(dst) bytes, which it leaves in dst.
-func inflatesExactly(dst, src []byte) bool {
-	f := flatePool.Get().(*flateReader)
-	defer flatePool.Put(f)
-	f.src.Reset(src)
-	if f.r.(flate.Resetter).Reset(&f.src, nil) != nil {
-		return false
-	}
-	if _, err := io.ReadFull(f.r, dst); err != nil {
-		return false
-	}
-	var one [1]byte
-	n, err := f.r.Read(one[:])
-	return n == 0 && err == io.EOF
 }

@@ -1,12 +1,13 @@
 package vmdk
 
 import (
-	"bytes"
 	"compress/zlib"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/ringcp/ringcp/internal/inflate"
 )
 
 // isData says grain entry e holds bytes to read.
@@ -112,18 +113,36 @@ func (im *Image) readCompressed(g int64, e uint32, inner int64, dst []byte) erro
 	whole := getGrain(im.grain)
 	defer putGrain(whole)
 	clear(whole)
-	zr, err := zlib.NewReader(bytes.NewReader(data))
+	// The last grain may be cut at the disk's end: only its bytes on the
+	// disk must be in the stream.
+	need := whole[:min(im.grain, im.size-g*im.grain)]
+	deflate, err := zlibData(data)
 	if err == nil {
-		_, err = io.ReadFull(zr, whole)
-		if err == io.ErrUnexpectedEOF && g == (im.size-1)/im.grain {
-			err = nil // the last grain may be cut at the disk's end
-		}
+		err = inflate.Decode(need, deflate)
 	}
 	if err != nil {
 		return &IOError{Name: im.name, Off: at, What: fmt.Sprintf("grain %d: inflate", g), Err: err}
 	}
 	copy(dst, whole[inner:])
 	return nil
+}
+
+// zlibData is the deflate stream in a grain's zlib framing (RFC 1950),
+// after its two-byte header, checked as compress/zlib checks it
+// (deflate, a window of at most 32 KiB, no preset dictionary). The
+// Adler-32 after the stream is not read: inflate.Decode stops when the
+// grain is full, as io.ReadFull over compress/zlib's reader did.
+func zlibData(b []byte) ([]byte, error) {
+	if len(b) < 2 {
+		return nil, io.ErrUnexpectedEOF
+	}
+	if b[0]&0x0f != 8 || b[0]>>4 > 7 || (uint(b[0])<<8|uint(b[1]))%31 != 0 {
+		return nil, zlib.ErrHeader
+	}
+	if b[1]&0x20 != 0 {
+		return nil, zlib.ErrDictionary
+	}
+	return b[2:], nil
 }
 
 func orEOF(err error) error {

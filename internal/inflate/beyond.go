@@ -14,24 +14,41 @@ import (
 // block that went on past dst's end stops zlib at once.
 func (d *decoder) beyond(t *tables, final bool) error {
 	if d.cut {
-		return nil
+		return d.more()
 	}
 	err := d.toNextSymbol(t, final)
 	if d.r.overrun() || errors.Is(err, errTruncated) {
+		if d.whole {
+			return errTruncated
+		}
 		return nil // zlib would wait for more input: success, dst is full
 	}
-	if err != nil {
+	if err != nil && err != ErrLong {
 		return fmt.Errorf("%w (%w)", err, errBeyond)
+	}
+	return err
+}
+
+// more is what data past a full dst means: the end of Decode's work, a
+// failure of DecodeWhole's.
+func (d *decoder) more() error {
+	if d.whole {
+		return ErrLong
 	}
 	return nil
 }
 
+// toNextSymbol reads on from a full dst to the next literal or match, or
+// to the stream's end, across block ends and block headers.
 func (d *decoder) toNextSymbol(t *tables, final bool) error {
 	for {
 		if t != nil {
 			ended, err := d.peekSymbol(t)
-			if err != nil || !ended || d.r.overrun() {
+			if err != nil || d.r.overrun() {
 				return err
+			}
+			if !ended {
+				return d.more()
 			}
 		}
 		if final {
@@ -44,8 +61,12 @@ func (d *decoder) toNextSymbol(t *tables, final bool) error {
 		final, t = h&1 == 1, nil
 		switch h >> 1 {
 		case 0:
-			if n, err := d.storedLen(); err != nil || n > 0 {
+			n, err := d.storedLen()
+			if err != nil {
 				return err
+			}
+			if n > 0 {
+				return d.more()
 			}
 		case 1:
 			t = fixedTables()

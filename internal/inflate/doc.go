@@ -1,7 +1,10 @@
 // Package inflate decodes raw deflate (RFC 1951) in one call, when the
 // whole output's size is known and the input is in memory: a compressed
 // qcow2 cluster (QEMU's "zlib" type, one stream per cluster of 512 bytes
-// to 2 MiB).
+// to 2 MiB), a compressed vmdk grain (its zlib framing taken off by the
+// caller). DecodeWhole also wants the stream to end where the output is
+// full: the qcow2 writer's check of a cluster it shortened. A stream of
+// unknown length, read as it comes (gzip in unpack/), is not for it.
 //
 // Decode writes straight into the output: a match copies from what it
 // already wrote, so there is no sliding window and no copy out of one

@@ -9,6 +9,10 @@ import (
 // ErrCorrupt is what every error for malformed data wraps.
 var ErrCorrupt = errors.New("deflate: corrupt stream")
 
+// ErrLong is DecodeWhole's error for a stream that holds more data than
+// the output.
+var ErrLong = errors.New("deflate: stream goes on past the end of the output")
+
 func corrupt(why string) error { return fmt.Errorf("%w: %s", ErrCorrupt, why) }
 
 var (

@@ -4,13 +4,15 @@ import "sync"
 
 // decoder is one Decode's state; its tables (about 11 KiB) are pooled.
 type decoder struct {
-	r    bitReader
-	dst  []byte
-	out  int  // bytes of dst written
-	cut  bool // the last match or stored block went on past dst's end
-	dyn  tables
-	pre  [preSize]uint32
-	lens [286 + 30]uint8
+	r   bitReader
+	dst []byte
+	out int  // bytes of dst written
+	cut bool // the last match or stored block went on past dst's end
+	// whole: the stream must end where dst is full (DecodeWhole).
+	whole bool
+	dyn   tables
+	pre   [preSize]uint32
+	lens  [286 + 30]uint8
 }
 
 var decoders = sync.Pool{New: func() any { return new(decoder) }}
@@ -24,8 +26,23 @@ func Decode(dst, src []byte) error {
 	if len(dst) == 0 {
 		return nil
 	}
+	return decode(dst, src, false)
+}
+
+// DecodeWhole is Decode for a stream that must end where dst is full:
+// after dst's last byte, src must hold the rest of the stream, up to its
+// final block's end code, and the rest must hold no more data (only
+// block ends and empty blocks). Bytes after the stream are not looked
+// at. It fails with an error wrapping io.ErrUnexpectedEOF when src ends
+// first, and with ErrLong when the stream holds more than dst. It tells
+// whether zlib, inflating into exactly dst, ends the stream whatever
+// bytes follow src: a compressed cluster's length is known to the sector
+// only, and the next cluster's bytes come next.
+func DecodeWhole(dst, src []byte) error { return decode(dst, src, true) }
+
+func decode(dst, src []byte, whole bool) error {
 	d := decoders.Get().(*decoder)
-	d.r, d.dst, d.out, d.cut = bitReader{src: src}, dst, 0, false
+	d.r, d.dst, d.out, d.cut, d.whole = bitReader{src: src}, dst, 0, false, whole
 	err := d.blocks()
 	d.r.src, d.dst = nil, nil
 	decoders.Put(d)
