@@ -105,6 +105,17 @@ func (g *governor) leastRequest() int {
 	return least
 }
 
+// slotBytes is the most the copy can have in flight: every buffer of
+// its budget (the batch's, for a job of one).
+func (g *governor) slotBytes() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.shared != nil {
+		return g.shared.slotBytes()
+	}
+	return int64(max(g.depth, 1)) * int64(g.block)
+}
+
 // setSignals says whether others use the copy's disks and whether they
 // suffer. A job of a batch hands them to the batch's governor, whose
 // budget the controller sizes.

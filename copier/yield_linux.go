@@ -36,6 +36,34 @@ type yieldDisk struct {
 	src  bool   // SRC is on it: the copy's reads count here
 	dst  bool   // DST is on it: its writes count here
 	reqs int64  // requests completed there before merging (readReqs), at the last tick
+	// owed: requests seen there that the copy's counters have not
+	// explained yet, at most what it can have in flight (others).
+	owed int64
+}
+
+// others takes the disk's requests now (readReqs), those the copy counts
+// as its own since the last tick, and the most of its own the disk can
+// have seen that the copy has not counted yet: its requests in flight.
+// It returns the requests that were others'. The copy counts a chunk
+// when the chunk completes, the disk each of its requests as it does: a
+// qcow2 chunk is many host reads, which under load take several ticks,
+// and counted tick by tick they were taken for others'. So what the
+// copy's counters leave unexplained is owed, up to its requests in
+// flight, and only what goes beyond that is others': a foreground is
+// seen once it sent that many more (a few ms of a disk's worth), the
+// copy is never taken for one. A surplus (the copy counted more than
+// the disk saw) pays what is owed, and is not kept beyond that: an
+// estimate of the copy's own that runs high does not hide later others.
+func (d *yieldDisk) others(reqs, mine, inFlight int64) int64 {
+	if reqs < 0 || d.reqs < 0 {
+		d.reqs, d.owed = reqs, 0
+		return 0
+	}
+	d.owed = max(0, d.owed+reqs-d.reqs-mine)
+	d.reqs = reqs
+	others := max(0, d.owed-inFlight)
+	d.owed -= others
+	return others
 }
 
 // yielder runs the yield controller (yield.go) beside a copy.
@@ -56,6 +84,7 @@ type yielder struct {
 	psi      [2]int64 // "some" and "full" totals at the last tick, microseconds; -1 without PSI
 	stopped  chan struct{}
 	exited   chan struct{}
+	seen     bool // the last tick saw others' requests (sample)
 	// watchOnly: no --yield, the watch alone for the good neighbour:
 	// others are told to the governor, nothing is cut.
 	watchOnly bool
@@ -244,6 +273,7 @@ func (y *yielder) sample() yieldSample {
 	s := yieldSample{dt: now.Sub(y.last), moved: read - y.read, probe: probe, some: -1, full: -1}
 	var others int64
 	least := int64(y.gov.leastRequest())
+	slots := y.gov.slotBytes()
 	for _, d := range y.disks {
 		reqs := readReqs(d.stat)
 		mine, req := int64(0), d.req
@@ -262,14 +292,26 @@ func (y *yielder) sample() yieldSample {
 		if d.src { // the probe reads of SRC land there too
 			mine += int64(y.probed)
 		}
-		if reqs >= 0 && d.reqs >= 0 {
-			others += max(0, reqs-d.reqs-mine)
+		inFlight := int64(0)
+		for _, on := range []bool{d.src, d.dst} {
+			if on {
+				inFlight += ceilDiv(slots, req)
+			}
 		}
-		d.reqs = reqs
+		others += d.others(reqs, mine, inFlight)
 	}
 	if others < yieldOthersLeast {
 		others = 0 // a stray request or two (a journal commit, udev's probe): nobody to make room for
 	}
+	// Others count from their second tick in a row. The copy's own
+	// requests are estimated (a chunk written in pieces and zeroed
+	// ranges go down as more requests than it can tell), and a tick's
+	// excess of them is not a foreground, which sends tick after tick.
+	seen := others > 0
+	if !y.seen {
+		others = 0
+	}
+	y.seen = seen
 	s.others = float64(others) / max(s.dt.Seconds(), 1e-3)
 	psi := readPSI()
 	if psi[0] >= 0 && y.psi[0] >= 0 {
