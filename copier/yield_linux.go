@@ -285,9 +285,14 @@ func (y *yielder) sample() yieldSample {
 		}
 		if d.dst {
 			// Each write is a request or more: the bytes in requests
-			// of req, and one for each piece (a chunk with runs of
-			// zeros left as holes is written in many).
-			mine += ceilDiv(done-y.done, req) + writes - y.writes
+			// of req, or one for each piece when there are more
+			// pieces (a chunk with runs of zeros left as holes is
+			// written in many, each less than req). Not both added:
+			// a copy of whole requests then counted each write twice
+			// and took as many of a foreground's requests for its own.
+			// Writes larger than req mixed with pieces count short,
+			// on the side of seeing others.
+			mine += max(ceilDiv(done-y.done, req), writes-y.writes)
 		}
 		if d.src { // the probe reads of SRC land there too
 			mine += int64(y.probed)
