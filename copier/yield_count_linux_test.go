@@ -18,7 +18,7 @@ import (
 // hid as many of a foreground's requests (here 40 in a tick, 160/s, of
 // a reader on DST's disk), so the good neighbour never heard of it.
 // A copy writing a chunk in many pieces (runs of data between holes)
-// is still alone.
+// is still alone. The fourth tick of four alike is judged.
 func TestSampleCountsOwnWritesOnce(t *testing.T) {
 	const req = 1 << 20
 	for _, c := range []struct {
@@ -43,13 +43,19 @@ func TestSampleCountsOwnWritesOnce(t *testing.T) {
 			}
 			setStat(1000)
 			prog := &engine.Progress{}
-			y := &yielder{gov: &governor{}, prog: prog, psi: [2]int64{-1, -1},
+			y := &yielder{gov: &governor{depth: 8, block: 8 << 20}, prog: prog, psi: [2]int64{-1, -1},
 				disks: []*yieldDisk{{stat: stat, req: req, dst: true, reqs: 1000}}}
-			y.last = time.Now().Add(-yieldTick)
-			prog.Done.Add(c.done)
-			prog.Writes.Add(c.writes)
-			setStat(1000 + c.disk)
-			s := y.sample()
+			// Tick after tick the same: others count from their second
+			// tick, once they sent more than the copy's requests in
+			// flight (64 of 1 MiB), which might be its own counted late.
+			var s yieldSample
+			for i := int64(1); i <= 4; i++ {
+				y.last = time.Now().Add(-yieldTick)
+				prog.Done.Add(c.done)
+				prog.Writes.Add(c.writes)
+				setStat(1000 + i*c.disk)
+				s = y.sample()
+			}
 			others := int64(s.others*s.dt.Seconds() + 0.5)
 			if c.othersAtLeast == 0 && others != 0 || others < c.othersAtLeast {
 				t.Errorf("others: %d requests in the tick (%.0f/s); want %d", others, s.others, c.othersAtLeast)
