@@ -1,6 +1,9 @@
 package engine
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestNeighbourLevelsUnit: every window's request is a multiple of the
 // unit, or a whole block, whatever the unit: the caller's block size
@@ -17,5 +20,30 @@ func TestNeighbourLevelsUnit(t *testing.T) {
 				t.Errorf("%d slots of %d, unit %d: level %d %+v is not a multiple of the unit", slots, block, unit, i, l)
 			}
 		}
+	}
+}
+
+// TestNeighbourCapLifted: a copy never alone, under a rate cap beside
+// others, whose cap is lifted (Plan.SetMaxRate(0)): what the cap let it
+// move is no longer the most it can, and within a second it moves its
+// share of what it moves beside them uncapped. Before, it held the small
+// window that carried the cap until the best was measured again, 400
+// judgements (20 s at least) later, at 37% of what it could move.
+func TestNeighbourCapLifted(t *testing.T) {
+	const capRate = 20 << 20
+	d := vdaLike()
+	n := NewNeighbour(8, 8<<20, 4096)
+	sig := Signals{Others: true, Cap: capRate}
+	n.Hear(sig)
+	for range samplesIn(2 * time.Second) {
+		s := d.sample(n.Bytes())
+		s.Bytes = min(s.Bytes, int64(capRate*NeighbourEvery.Seconds()))
+		n.Step(s, sig)
+	}
+	sig.Cap = 0
+	steps(n, d, sig, samplesIn(time.Second))
+	best := d.thr(8 * (8 << 20))
+	if thr := d.thr(steps(n, d, sig, samplesIn(time.Second))); thr < 0.9*NeighbourKeep*best {
+		t.Errorf("cap lifted: %.0f B/s (window %d), want %.2f of the %.0f it moves beside others", thr, n.Bytes(), NeighbourKeep, best)
 	}
 }
