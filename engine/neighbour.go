@@ -74,6 +74,7 @@ type Neighbour struct {
 	others   bool      // Signals.Others as last heard
 	solo     float64   // bytes per second alone at every slot (smoothed), the best seen
 	soloAt   float64   // the smoothed throughput alone now
+	fell     int       // judgements in a row alone under 90% of solo
 	least    time.Duration
 	acc      accum
 	few      Sample                // samples of too few requests, held back for the next (fold)
@@ -142,6 +143,10 @@ const (
 	// neighbourUncap: a cap raised by more than this is a new one, and
 	// the best the old one set is forgotten.
 	neighbourUncap = 1.25
+	// neighbourSoloFell: judgements in a row alone under 90% of the
+	// speed alone (at least half a second: longer than the watcher takes
+	// to see others come) after which it fell for good.
+	neighbourSoloFell = 10
 )
 
 // NewNeighbour controls a budget of slots buffers of block bytes each,
@@ -180,7 +185,7 @@ func (n *Neighbour) Hear(sig Signals) Window {
 	}
 	n.others = sig.Others
 	if !sig.Others {
-		n.phase = nbAlone
+		n.phase, n.fell = nbAlone, 0
 		n.change(len(n.levels) - 1)
 		return n.Window()
 	}
@@ -342,11 +347,32 @@ func (n *Neighbour) measure(s Sample) (float64, bool) {
 // the solo speed.
 func (n *Neighbour) learn(thr float64) {
 	if n.phase == nbAlone {
-		n.soloAt = smooth(n.soloAt, thr)
-		n.solo = max(n.solo, n.soloAt)
+		n.learnSolo(thr)
 		return
 	}
 	n.thrAt[n.at] = smooth(n.thrAt[n.at], thr)
+}
+
+// learnSolo keeps the speed alone: the most the smoothed throughput
+// alone was, until it stays under 90% of that neighbourSoloFell
+// judgements in a row alone; it then follows the smoothed throughput
+// down. A copy's first judgements may be a burst many times its speed
+// (a host's cache taking the first writes); kept for good, the copy
+// beside others aimed at a share of it it never reached and kept every
+// slot for a floor of half of it. A few judgements under it (others
+// the watcher has not seen yet) do not lower it.
+func (n *Neighbour) learnSolo(thr float64) {
+	n.soloAt = smooth(n.soloAt, thr)
+	switch {
+	case n.soloAt >= n.solo:
+		n.solo, n.fell = n.soloAt, 0
+	case n.fell >= neighbourSoloFell:
+		n.solo = n.soloAt
+	case n.soloAt < 0.9*n.solo:
+		n.fell++
+	default:
+		n.fell = 0
+	}
 }
 
 func smooth(avg, v float64) float64 {

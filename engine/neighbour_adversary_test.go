@@ -23,6 +23,37 @@ func TestNeighbourLevelsUnit(t *testing.T) {
 	}
 }
 
+// TestNeighbourSoloBurst: a copy's first judgement alone is a burst ten
+// times its real speed (a host's cache taking the first writes), then
+// it runs alone at its real speed for 2 s, then others come: its speed
+// alone is what it moves alone, not the burst, and beside them it does
+// not keep every slot for a floor of half the burst it can never reach.
+// Before, the solo speed was the most any smoothed judgement alone had
+// moved: the burst's, for good.
+func TestNeighbourSoloBurst(t *testing.T) {
+	d := vdaLike()
+	d.other = 0
+	n := NewNeighbour(8, 8<<20, 4096)
+	s := d.sample(n.Bytes())
+	s.Bytes *= 10
+	for range 4 {
+		n.Step(s, Signals{})
+	}
+	steps(n, d, Signals{}, samplesIn(2*time.Second))
+	real := d.thr(n.Bytes())
+	if solo := n.Report().SoloRate; solo > 1.2*real {
+		t.Errorf("solo %.0f B/s after 2 s alone at %.0f", solo, real)
+	}
+	d.other = 16 << 10
+	sig := Signals{Others: true}
+	n.Hear(sig)
+	steps(n, d, sig, samplesIn(settleTime))
+	want := n.bytesAt(leastLevel(n, d, NeighbourKeep*real))
+	if w := steps(n, d, sig, samplesIn(2*time.Second)); w > 2*want {
+		t.Errorf("beside others: mean window %d bytes, want about %d (the least that moves %.2f of %.0f)", w, want, NeighbourKeep, real)
+	}
+}
+
 // TestNeighbourCapLifted: a copy never alone, under a rate cap beside
 // others, whose cap is lifted (Plan.SetMaxRate(0)): what the cap let it
 // move is no longer the most it can, and within a second it moves its
