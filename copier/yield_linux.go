@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ringcp/ringcp/align"
@@ -49,12 +50,19 @@ type yielder struct {
 	lo, hi   int64 // the probe reads' offsets lie in [lo, hi)
 	probeLen int
 	probed   int // probe reads in the last tick: the copy's own requests too
-	last     time.Time
-	read     int64    // Progress.Read at the last tick
-	done     int64    // Progress.Done at the last tick
-	psi      [2]int64 // "some" and "full" totals at the last tick, microseconds; -1 without PSI
-	stopped  chan struct{}
-	exited   chan struct{}
+	// probes counts every probe read, for the batch's other watchers.
+	probes atomic.Int64
+	// read0 and done0 are Progress when it started; seen, in a batch,
+	// what the other jobs' watchers had moved and probed at the last
+	// tick (batchwatch_linux.go).
+	read0, done0 int64
+	seen         map[*yielder][3]int64
+	last         time.Time
+	read         int64    // Progress.Read at the last tick
+	done         int64    // Progress.Done at the last tick
+	psi          [2]int64 // "some" and "full" totals at the last tick, microseconds; -1 without PSI
+	stopped      chan struct{}
+	exited       chan struct{}
 	// watchOnly: no --yield, the watch alone for the good neighbour:
 	// others are told to the governor, nothing is cut.
 	watchOnly bool
@@ -73,9 +81,14 @@ func (p *Plan) startYield() *yielder {
 		stopped: make(chan struct{}), exited: make(chan struct{})}
 	y.watchDisks(p)
 	y.openProbe(p)
+	y.read0, y.done0 = y.prog.Read.Load(), y.prog.Done.Load()
+	batch := y.gov.batch()
+	if batch != nil {
+		batch.watch(y)
+	}
 	y.ctl.observe(y.before())
 	y.gov.setSignals(y.ctl.others > 0, false)
-	y.last, y.read, y.done = time.Now(), y.prog.Read.Load(), y.prog.Done.Load()
+	y.last, y.read, y.done, y.seen = time.Now(), y.prog.Read.Load(), y.prog.Done.Load(), y.siblingsNow()
 	y.psi = readPSI()
 	for _, d := range y.disks {
 		d.reqs = readReqs(d.stat)
@@ -91,6 +104,7 @@ func (p *Plan) startYield() *yielder {
 // (a journal commit of the copy's own DST is a request or two).
 func (y *yielder) before() yieldSample {
 	start := time.Now()
+	sibs := y.siblingsNow()
 	reqs := make([]int64, len(y.disks))
 	for i, d := range y.disks {
 		reqs[i] = readReqs(d.stat)
@@ -99,10 +113,18 @@ func (y *yielder) before() yieldSample {
 	time.Sleep(yieldBefore - time.Since(start))
 	s := yieldSample{dt: time.Since(start), probe: probe, some: -1, full: -1}
 	var others int64
+	sibsNow := y.siblingsNow()
 	for i, d := range y.disks {
-		mine := int64(0)
+		if y.siblingWatches(d, sibsNow) {
+			// A job of the batch already copies here: its watcher
+			// speaks for this disk (30 ms of a running copy's requests,
+			// counted as it completes them, are off by a block's bios
+			// or more, where 3 requests are others).
+			continue
+		}
+		mine := y.siblingReqs(d, d.req, sibs, sibsNow)
 		if d.src { // the probe reads of SRC
-			mine = int64(y.probed)
+			mine += int64(y.probed)
 		}
 		if now := readReqs(d.stat); now >= 0 && reqs[i] >= 0 {
 			others += max(0, now-reqs[i]-mine)
@@ -202,6 +224,7 @@ func (y *yielder) probeNow(n int) time.Duration {
 		took = append(took, time.Since(start))
 	}
 	y.probed = len(took)
+	y.probes.Add(int64(len(took)))
 	if len(took) == 0 {
 		return 0
 	}
@@ -243,12 +266,14 @@ func (y *yielder) sample() yieldSample {
 	s := yieldSample{dt: now.Sub(y.last), moved: read - y.read, probe: probe, some: -1, full: -1}
 	var others int64
 	least := int64(y.gov.leastRequest())
+	sibs := y.siblingsNow()
 	for _, d := range y.disks {
 		reqs := readReqs(d.stat)
-		mine, req := int64(0), d.req
+		req := d.req
 		if least > 0 {
 			req = min(req, least)
 		}
+		mine := y.siblingReqs(d, req, y.seen, sibs)
 		if d.src {
 			mine += ceilDiv(read-y.read, req)
 		}
@@ -272,7 +297,7 @@ func (y *yielder) sample() yieldSample {
 		us := float64(s.dt.Microseconds())
 		s.some, s.full = float64(psi[0]-y.psi[0])/us, float64(psi[1]-y.psi[1])/us
 	}
-	y.last, y.read, y.done, y.psi = now, read, done, psi
+	y.last, y.read, y.done, y.psi, y.seen = now, read, done, psi, sibs
 	return s
 }
 
@@ -284,6 +309,9 @@ func (y *yielder) stop() *YieldReport {
 	close(y.stopped)
 	<-y.exited
 	y.closeProbe()
+	if batch := y.gov.batch(); batch != nil {
+		batch.jobSignal(y.gov, nil) // the job ended: its watcher says nothing more
+	}
 	if y.watchOnly {
 		return nil
 	}
