@@ -106,10 +106,14 @@ func (im *Image) readCompressed(g int64, e uint32, inner int64, dst []byte) erro
 		// length of the deflate data that follows (12 bytes in all).
 		le := binary.LittleEndian
 		lba, size := le.Uint64(raw), int64(le.Uint32(raw[8:]))
-		if lba != uint64(g*im.grain/sector) || size == 0 || 12+size > int64(n) {
+		// QEMU refuses more than the two grains it reads.
+		if lba != uint64(g*im.grain/sector) || size == 0 || size > 2*im.grain || 12+size > int64(n) {
 			return &IOError{Name: im.name, Off: at, What: fmt.Sprintf("grain %d: marker for sector %d with %d bytes", g, lba, size)}
 		}
 		data = raw[12 : 12+size]
+	} else {
+		// No marker, no length: QEMU gives zlib one grain's bytes.
+		data = data[:min(int64(n), im.grain)]
 	}
 	whole := getGrain(im.grain)
 	defer putGrain(whole)
