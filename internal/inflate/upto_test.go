@@ -72,3 +72,50 @@ func TestDecodeUpTo(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeUpTo decodes arbitrary input with DecodeUpTo and compares
+// with the reference (with TestDecodeWhole's allowance for reading
+// ahead), and with DecodeWhole: a stream that fills dst and ends there
+// is one DecodeWhole accepts, with the same bytes.
+func FuzzDecodeUpTo(f *testing.F) {
+	text := contents(f)["text"]
+	for _, c := range compressors()[:8] {
+		for _, n := range []int{1, 100, 5000} {
+			f.Add(uint32(n), deflate(c, text[:n]))
+			f.Add(uint32(2*n), deflate(c, text[:n]))
+		}
+	}
+	f.Fuzz(func(t *testing.T, size uint32, src []byte) {
+		n := int(size % (1 << 17))
+		got, want := make([]byte, n), make([]byte, n)
+		gn, used, err := DecodeUpTo(got, src)
+		wn, werr := upToReference(want, src)
+		if err == nil && errors.Is(werr, io.ErrUnexpectedEOF) {
+			wn, werr = upToReference(want, append(src[:len(src):len(src)], make([]byte, 8)...))
+		}
+		if werr == nil && (errors.Is(err, errBeyond) || errors.Is(err, errNoEnd)) {
+			return // zlib's refusals, which the reference does not make
+		}
+		if (err == nil) != (werr == nil) || err == nil && (gn != wn || !bytes.Equal(got[:gn], want[:wn])) {
+			t.Fatalf("%d bytes: DecodeUpTo = %d, %v; the reference %d, %v", n, gn, err, wn, werr)
+		}
+		if err != nil {
+			return
+		}
+		if used > len(src) {
+			t.Fatalf("used %d of %d bytes", used, len(src))
+		}
+		if gn == n && n > 0 {
+			whole := make([]byte, n)
+			if err := DecodeWhole(whole, src[:used]); err != nil || !bytes.Equal(whole, got) {
+				t.Fatalf("%d bytes: DecodeUpTo succeeds in %d bytes of input, DecodeWhole says %v", n, used, err)
+			}
+		}
+		if gn < n {
+			again := make([]byte, gn)
+			if _, u, err := DecodeUpTo(again, src[:used]); err != nil || u != used || !bytes.Equal(again, got[:gn]) {
+				t.Fatalf("%d bytes in %d: again into %d bytes: used %d, %v", gn, used, gn, u, err)
+			}
+		}
+	})
+}
