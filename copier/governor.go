@@ -46,6 +46,12 @@ type governor struct {
 	// jobCuts, on a batch's governor, are the depth cuts of the jobs that
 	// yield; the shared depth follows the deepest cut.
 	jobCuts map[*governor]int
+	// jobSignals, on a batch's governor, are what each running job's
+	// watcher says of others; the batch hears any job's. watchers are
+	// the jobs' watchers, each of which counts the other jobs' requests
+	// as the copy's own (batchwatch_linux.go).
+	jobSignals map[*governor]engine.Signals
+	watchers   batchWatchers
 	// adapt: nobody gave the queue depth, so the good neighbour
 	// (neighbour.go) sizes the bytes in flight; nb is it once a budget
 	// is attached, nbWindow its last window, signals what the watcher

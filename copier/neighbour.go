@@ -105,21 +105,67 @@ func (g *governor) leastRequest() int {
 	return least
 }
 
+// slotBytes is the most the copy can have in flight: every buffer of
+// its budget (the batch's, for a job of one).
+func (g *governor) slotBytes() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.shared != nil {
+		return g.shared.slotBytes()
+	}
+	return int64(max(g.depth, 1)) * int64(g.block)
+}
+
 // setSignals says whether others use the copy's disks and whether they
 // suffer. A job of a batch hands them to the batch's governor, whose
 // budget the controller sizes.
 func (g *governor) setSignals(others, suffering bool) {
+	g.hear(others, suffering)
+	if shared := g.batch(); shared != nil {
+		shared.jobSignal(g, &engine.Signals{Others: others, Suffering: suffering})
+	}
+}
+
+// hear gives the controller the signals.
+func (g *governor) hear(others, suffering bool) {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	g.signals.Others, g.signals.Suffering = others, suffering
 	if g.nb != nil {
 		g.nbWindow = g.nb.Hear(g.signals) // others came or went: at once
 		g.apply()
 	}
-	shared := g.shared
-	g.mu.Unlock()
-	if shared != nil {
-		shared.setSignals(others, suffering)
+}
+
+// batch is the batch's governor of a job's; nil for a copy alone.
+func (g *governor) batch() *governor {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.shared
+}
+
+// jobSignal records what a job's watcher says (nil: the job ended) on a
+// batch's governor, whose controller hears whether any job sees others
+// and any sees them suffer. Heard from each job in turn, a batch whose
+// jobs use different disks, one of them busy, heard others come and go
+// every tick, and grew from its least window each time.
+func (g *governor) jobSignal(job *governor, sig *engine.Signals) {
+	g.mu.Lock()
+	if g.jobSignals == nil {
+		g.jobSignals = map[*governor]engine.Signals{}
 	}
+	if sig != nil {
+		g.jobSignals[job] = *sig
+	} else {
+		delete(g.jobSignals, job)
+	}
+	var union engine.Signals
+	for _, s := range g.jobSignals {
+		union.Others = union.Others || s.Others
+		union.Suffering = union.Suffering || s.Suffering
+	}
+	g.mu.Unlock()
+	g.hear(union.Others, union.Suffering)
 }
 
 // neighbourReport is what the controller chose for the copy; nil when

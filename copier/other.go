@@ -64,3 +64,6 @@ func (e *EachPlan) Length() int64 { return 0 }
 
 // SetMaxRate does nothing here.
 func (e *EachPlan) SetMaxRate(bytesPerSecond int64) {}
+
+// batchWatchers are the watchers of a batch's jobs: Linux only.
+type batchWatchers struct{}

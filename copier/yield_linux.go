@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ringcp/ringcp/align"
@@ -36,6 +37,34 @@ type yieldDisk struct {
 	src  bool   // SRC is on it: the copy's reads count here
 	dst  bool   // DST is on it: its writes count here
 	reqs int64  // requests completed there before merging (readReqs), at the last tick
+	// owed: requests seen there that the copy's counters have not
+	// explained yet, at most what it can have in flight (others).
+	owed int64
+}
+
+// others takes the disk's requests now (readReqs), those the copy counts
+// as its own since the last tick, and the most of its own the disk can
+// have seen that the copy has not counted yet: its requests in flight.
+// It returns the requests that were others'. The copy counts a chunk
+// when the chunk completes, the disk each of its requests as it does: a
+// qcow2 chunk is many host reads, which under load take several ticks,
+// and counted tick by tick they were taken for others'. So what the
+// copy's counters leave unexplained is owed, up to its requests in
+// flight, and only what goes beyond that is others': a foreground is
+// seen once it sent that many more (a few ms of a disk's worth), the
+// copy is never taken for one. A surplus (the copy counted more than
+// the disk saw) pays what is owed, and is not kept beyond that: an
+// estimate of the copy's own that runs high does not hide later others.
+func (d *yieldDisk) others(reqs, mine, inFlight int64) int64 {
+	if reqs < 0 || d.reqs < 0 {
+		d.reqs, d.owed = reqs, 0
+		return 0
+	}
+	d.owed = max(0, d.owed+reqs-d.reqs-mine)
+	d.reqs = reqs
+	others := max(0, d.owed-inFlight)
+	d.owed -= others
+	return others
 }
 
 // yielder runs the yield controller (yield.go) beside a copy.
@@ -49,13 +78,21 @@ type yielder struct {
 	lo, hi   int64 // the probe reads' offsets lie in [lo, hi)
 	probeLen int
 	probed   int // probe reads in the last tick: the copy's own requests too
-	last     time.Time
-	read     int64    // Progress.Read at the last tick
-	done     int64    // Progress.Done at the last tick
-	writes   int64    // Progress.Writes at the last tick
-	psi      [2]int64 // "some" and "full" totals at the last tick, microseconds; -1 without PSI
-	stopped  chan struct{}
-	exited   chan struct{}
+	// probes counts every probe read, for the batch's other watchers.
+	probes atomic.Int64
+	// read0, done0 and writes0 are Progress when it started; seen, in a
+	// batch, what the other jobs' watchers had moved and probed at the
+	// last tick (batchwatch_linux.go).
+	read0, done0, writes0 int64
+	seen                  map[*yielder]siblingCounts
+	last                  time.Time
+	read                  int64    // Progress.Read at the last tick
+	done                  int64    // Progress.Done at the last tick
+	writes                int64    // Progress.Writes at the last tick
+	psi                   [2]int64 // "some" and "full" totals at the last tick, microseconds; -1 without PSI
+	stopped               chan struct{}
+	exited                chan struct{}
+	othersLast            bool // the last tick saw others' requests (sample)
 	// watchOnly: no --yield, the watch alone for the good neighbour:
 	// others are told to the governor, nothing is cut.
 	watchOnly bool
@@ -74,9 +111,14 @@ func (p *Plan) startYield() *yielder {
 		stopped: make(chan struct{}), exited: make(chan struct{})}
 	y.watchDisks(p)
 	y.openProbe(p)
+	y.read0, y.done0, y.writes0 = y.prog.Read.Load(), y.prog.Done.Load(), y.prog.Writes.Load()
+	batch := y.gov.batch()
+	if batch != nil {
+		batch.watch(y)
+	}
 	y.ctl.observe(y.before())
 	y.gov.setSignals(y.ctl.others > 0, false)
-	y.last, y.read, y.done, y.writes = time.Now(), y.prog.Read.Load(), y.prog.Done.Load(), y.prog.Writes.Load()
+	y.last, y.read, y.done, y.writes, y.seen = time.Now(), y.prog.Read.Load(), y.prog.Done.Load(), y.prog.Writes.Load(), y.siblingsNow()
 	y.psi = readPSI()
 	for _, d := range y.disks {
 		d.reqs = readReqs(d.stat)
@@ -92,6 +134,7 @@ func (p *Plan) startYield() *yielder {
 // (a journal commit of the copy's own DST is a request or two).
 func (y *yielder) before() yieldSample {
 	start := time.Now()
+	sibs := y.siblingsNow()
 	reqs := make([]int64, len(y.disks))
 	for i, d := range y.disks {
 		reqs[i] = readReqs(d.stat)
@@ -100,10 +143,18 @@ func (y *yielder) before() yieldSample {
 	time.Sleep(yieldBefore - time.Since(start))
 	s := yieldSample{dt: time.Since(start), probe: probe, some: -1, full: -1}
 	var others int64
+	sibsNow := y.siblingsNow()
 	for i, d := range y.disks {
-		mine := int64(0)
+		if y.siblingWatches(d, sibsNow) {
+			// A job of the batch already copies here: its watcher
+			// speaks for this disk (30 ms of a running copy's requests,
+			// counted as it completes them, are off by a block's bios
+			// or more, where 3 requests are others).
+			continue
+		}
+		mine := y.siblingReqs(d, d.req, sibs, sibsNow)
 		if d.src { // the probe reads of SRC
-			mine = int64(y.probed)
+			mine += int64(y.probed)
 		}
 		if now := readReqs(d.stat); now >= 0 && reqs[i] >= 0 {
 			others += max(0, now-reqs[i]-mine)
@@ -203,6 +254,7 @@ func (y *yielder) probeNow(n int) time.Duration {
 		took = append(took, time.Since(start))
 	}
 	y.probed = len(took)
+	y.probes.Add(int64(len(took)))
 	if len(took) == 0 {
 		return 0
 	}
@@ -244,39 +296,51 @@ func (y *yielder) sample() yieldSample {
 	s := yieldSample{dt: now.Sub(y.last), moved: read - y.read, probe: probe, some: -1, full: -1}
 	var others int64
 	least := int64(y.gov.leastRequest())
+	slots := y.gov.slotBytes()
+	sibs := y.siblingsNow()
 	for _, d := range y.disks {
 		reqs := readReqs(d.stat)
-		mine, req := int64(0), d.req
+		req := d.req
 		if least > 0 {
 			req = min(req, least)
 		}
+		mine := y.siblingReqs(d, req, y.seen, sibs)
 		if d.src {
 			mine += ceilDiv(read-y.read, req)
 		}
 		if d.dst {
-			// Each write is a request or more: the bytes in requests
-			// of req, and one for each piece (a chunk with runs of
-			// zeros left as holes is written in many).
-			mine += ceilDiv(done-y.done, req) + writes - y.writes
+			mine += ownWrites(done-y.done, writes-y.writes, req)
 		}
 		if d.src { // the probe reads of SRC land there too
 			mine += int64(y.probed)
 		}
-		if reqs >= 0 && d.reqs >= 0 {
-			others += max(0, reqs-d.reqs-mine)
+		inFlight := int64(0)
+		for _, on := range []bool{d.src, d.dst} {
+			if on {
+				inFlight += ceilDiv(slots, req)
+			}
 		}
-		d.reqs = reqs
+		others += d.others(reqs, mine, inFlight)
 	}
 	if others < yieldOthersLeast {
 		others = 0 // a stray request or two (a journal commit, udev's probe): nobody to make room for
 	}
+	// Others count from their second tick in a row. The copy's own
+	// requests are estimated (a chunk written in pieces and zeroed
+	// ranges go down as more requests than it can tell), and a tick's
+	// excess of them is not a foreground, which sends tick after tick.
+	seen := others > 0
+	if !y.othersLast {
+		others = 0
+	}
+	y.othersLast = seen
 	s.others = float64(others) / max(s.dt.Seconds(), 1e-3)
 	psi := readPSI()
 	if psi[0] >= 0 && y.psi[0] >= 0 {
 		us := float64(s.dt.Microseconds())
 		s.some, s.full = float64(psi[0]-y.psi[0])/us, float64(psi[1]-y.psi[1])/us
 	}
-	y.last, y.read, y.done, y.writes, y.psi = now, read, done, writes, psi
+	y.last, y.read, y.done, y.writes, y.psi, y.seen = now, read, done, writes, psi, sibs
 	return s
 }
 
@@ -288,11 +352,26 @@ func (y *yielder) stop() *YieldReport {
 	close(y.stopped)
 	<-y.exited
 	y.closeProbe()
+	if batch := y.gov.batch(); batch != nil {
+		batch.jobSignal(y.gov, nil) // the job ended: its watcher says nothing more
+	}
 	if y.watchOnly {
 		return nil
 	}
 	rep := y.ctl.rep
 	return &rep
+}
+
+// ownWrites is how many requests the copy's writes of bytes, in writes
+// requests, count for on a disk where one counts for req bytes at most:
+// the bytes in requests of req, or one for each piece when there are
+// more pieces (a chunk with runs of zeros left as holes is written in
+// many, each less than req). Not both added: a copy of whole requests
+// then counted each write twice and took as many of a foreground's
+// requests for its own. Writes larger than req mixed with pieces count
+// short, on the side of seeing others.
+func ownWrites(bytes, writes, req int64) int64 {
+	return max(ceilDiv(bytes, req), writes)
 }
 
 func ceilDiv(n, d int64) int64 {

@@ -63,6 +63,7 @@ type Neighbour struct {
 	thrAt    []float64 // bytes per second each window moved, this episode (0: not tried)
 	best     float64   // the most a window moved beside others where growing stopped paying (0: not found)
 	bestEver float64   // the most best was, every episode
+	capAt    float64   // the cap the best was learnt under (0: not a cap's)
 	from     int       // grow: the level it grew from (-1: from the start)
 	lo, hi   int       // the greatest level known to move under the aim (-1: none), the least known to move it
 	steady   int       // judgements since the last change, steady
@@ -73,6 +74,7 @@ type Neighbour struct {
 	others   bool      // Signals.Others as last heard
 	solo     float64   // bytes per second alone at every slot (smoothed), the best seen
 	soloAt   float64   // the smoothed throughput alone now
+	fell     int       // judgements in a row alone under 90% of solo
 	least    time.Duration
 	acc      accum
 	few      Sample                // samples of too few requests, held back for the next (fold)
@@ -138,6 +140,13 @@ const (
 	// window moves under its floor, or its share, before it grows: on a
 	// shared machine one judgement may be half or twice the next.
 	neighbourPersist = 3
+	// neighbourUncap: a cap raised by more than this is a new one, and
+	// the best the old one set is forgotten.
+	neighbourUncap = 1.25
+	// neighbourSoloFell: judgements in a row alone under 90% of the
+	// speed alone (at least half a second: longer than the watcher takes
+	// to see others come) after which it fell for good.
+	neighbourSoloFell = 10
 )
 
 // NewNeighbour controls a budget of slots buffers of block bytes each,
@@ -176,7 +185,7 @@ func (n *Neighbour) Hear(sig Signals) Window {
 	}
 	n.others = sig.Others
 	if !sig.Others {
-		n.phase = nbAlone
+		n.phase, n.fell = nbAlone, 0
 		n.change(len(n.levels) - 1)
 		return n.Window()
 	}
@@ -221,6 +230,7 @@ func (n *Neighbour) Step(s Sample, sig Signals) Window {
 	if s.Least > 0 && (n.least == 0 || s.Least < n.least) {
 		n.least = s.Least
 	}
+	n.uncap(sig)
 	thr, ok := n.measure(s)
 	if !ok {
 		return n.Window()
@@ -253,6 +263,7 @@ func (n *Neighbour) Step(s Sample, sig Signals) Window {
 		// carry the cap is not tried again.
 		n.phase = nbSteady
 		n.best = max(n.best, min(thr, sig.Cap)) // a burst after a wait measures over the cap
+		n.capAt = sig.Cap
 		n.bestEver = max(n.bestEver, n.best)
 		if below := n.at - 1; below >= 0 && (n.thrAt[below] == 0 || n.thrAt[below] >= 0.9*sig.Cap) {
 			n.hi = n.at // where a step down that does not carry it goes back to
@@ -267,6 +278,25 @@ func (n *Neighbour) Step(s Sample, sig Signals) Window {
 		n.hold(sig)
 	}
 	return n.Window()
+}
+
+// uncap forgets a best the cap set once the cap is lifted or raised
+// (Plan.SetMaxRate): it was the cap's, not the most the copy moves
+// beside others, and held until the best was measured again (400
+// judgements) the window that carried the old cap. It grows from the
+// window now, as when the best is measured again. A cap raised by less
+// than neighbourUncap (--yield's cut creeps up a little every tick) is
+// still the cap it was.
+func (n *Neighbour) uncap(sig Signals) {
+	if n.capAt == 0 || sig.Cap > 0 && sig.Cap <= neighbourUncap*n.capAt {
+		return
+	}
+	n.capAt = 0
+	if n.phase == nbAlone {
+		return
+	}
+	n.best, n.lo = 0, -1
+	n.regrow(n.at, -1)
 }
 
 // fold holds back samples of fewer than neighbourMinSample requests and
@@ -317,11 +347,32 @@ func (n *Neighbour) measure(s Sample) (float64, bool) {
 // the solo speed.
 func (n *Neighbour) learn(thr float64) {
 	if n.phase == nbAlone {
-		n.soloAt = smooth(n.soloAt, thr)
-		n.solo = max(n.solo, n.soloAt)
+		n.learnSolo(thr)
 		return
 	}
 	n.thrAt[n.at] = smooth(n.thrAt[n.at], thr)
+}
+
+// learnSolo keeps the speed alone: the most the smoothed throughput
+// alone was, until it stays under 90% of that neighbourSoloFell
+// judgements in a row alone; it then follows the smoothed throughput
+// down. A copy's first judgements may be a burst many times its speed
+// (a host's cache taking the first writes); kept for good, the copy
+// beside others aimed at a share of it it never reached and kept every
+// slot for a floor of half of it. A few judgements under it (others
+// the watcher has not seen yet) do not lower it.
+func (n *Neighbour) learnSolo(thr float64) {
+	n.soloAt = smooth(n.soloAt, thr)
+	switch {
+	case n.soloAt >= n.solo:
+		n.solo, n.fell = n.soloAt, 0
+	case n.fell >= neighbourSoloFell:
+		n.solo = n.soloAt
+	case n.soloAt < 0.9*n.solo:
+		n.fell++
+	default:
+		n.fell = 0
+	}
 }
 
 func smooth(avg, v float64) float64 {

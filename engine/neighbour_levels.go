@@ -21,7 +21,9 @@ func neighbourLevels(slots, block, unit int) []Window {
 	}
 	one := block // one request up to a block
 	if slots > 1 {
-		one = min(block, neighbourOneMost)
+		// A multiple of the unit: the caller's block size, given as the
+		// unit, may be over a MiB or not a power of two.
+		one = min(block, max(unit, alignDown(neighbourOneMost, unit)))
 	}
 	r := min(block, max(unit, alignDown(neighbourMinRequest, unit)))
 	for ; r < one; r *= 2 {

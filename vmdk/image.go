@@ -67,9 +67,12 @@ func Open(t Transport) (*Image, error) {
 	if _, err := h.descriptor(name, t, fileSize); err != nil {
 		return nil, err
 	}
+	// QEMU inflates grains by the algorithm alone: the flag for
+	// compressed grains may be clear (check refuses it set with no
+	// deflate, which QEMU would read as plain grains).
 	im := &Image{t: t, name: name, fileSize: fileSize, h: h,
 		size: int64(h.Capacity) * sector, grain: int64(h.GrainSize) * sector, perGT: int64(h.NumGTEsPerGT),
-		zeroGTE: h.Flags&flagZeroGTE != 0, compress: h.Flags&flagCompressed != 0, stream: h.Flags&flagMarkers != 0}
+		zeroGTE: h.Flags&flagZeroGTE != 0, compress: h.CompressAlgo == compressDeflate, stream: h.Flags&flagMarkers != 0}
 	if err := im.readTables(); err != nil {
 		return nil, err
 	}

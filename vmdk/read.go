@@ -4,6 +4,7 @@ import (
 	"compress/zlib"
 	"encoding/binary"
 	"fmt"
+	"hash/adler32"
 	"io"
 	"sync"
 
@@ -105,33 +106,59 @@ func (im *Image) readCompressed(g int64, e uint32, inner int64, dst []byte) erro
 		// length of the deflate data that follows (12 bytes in all).
 		le := binary.LittleEndian
 		lba, size := le.Uint64(raw), int64(le.Uint32(raw[8:]))
-		if lba != uint64(g*im.grain/sector) || size == 0 || 12+size > int64(n) {
+		// QEMU refuses more than the two grains it reads.
+		if lba != uint64(g*im.grain/sector) || size == 0 || size > 2*im.grain || 12+size > int64(n) {
 			return &IOError{Name: im.name, Off: at, What: fmt.Sprintf("grain %d: marker for sector %d with %d bytes", g, lba, size)}
 		}
 		data = raw[12 : 12+size]
+	} else {
+		// No marker, no length: QEMU gives zlib one grain's bytes.
+		data = data[:min(int64(n), im.grain)]
 	}
 	whole := getGrain(im.grain)
 	defer putGrain(whole)
-	clear(whole)
-	// The last grain may be cut at the disk's end: only its bytes on the
-	// disk must be in the stream.
-	need := whole[:min(im.grain, im.size-g*im.grain)]
-	deflate, err := zlibData(data)
-	if err == nil {
-		err = inflate.Decode(need, deflate)
-	}
-	if err != nil {
+	if err := inflateGrain(whole, data, min(im.grain, im.size-g*im.grain)); err != nil {
 		return &IOError{Name: im.name, Off: at, What: fmt.Sprintf("grain %d: inflate", g), Err: err}
 	}
 	copy(dst, whole[inner:])
 	return nil
 }
 
-// zlibData is the deflate stream in a grain's zlib framing (RFC 1950),
-// after its two-byte header, checked as compress/zlib checks it
-// (deflate, a window of at most 32 KiB, no preset dictionary). The
-// Adler-32 after the stream is not read: inflate.Decode stops when the
-// grain is full, as io.ReadFull over compress/zlib's reader did.
+// inflateGrain inflates a grain's zlib stream (RFC 1950) into whole as
+// QEMU does, with zlib's uncompress into a grain-sized buffer: the
+// stream must end, its Adler-32 right, within data and the grain, and
+// hold at least the grain's need bytes on the disk (a last grain may be
+// cut at the disk's end; QEMU refuses a read past what inflated).
+// Reading up to the grain's end only, as compress/zlib's reader with
+// io.ReadFull did, took a grain whose check was wrong or cut, or whose
+// stream went on past the grain, as data where qemu-img fails with EIO.
+// What follows the Adler-32 is not looked at, as zlib does not.
+func inflateGrain(whole, data []byte, need int64) error {
+	deflate, err := zlibData(data)
+	if err != nil {
+		return err
+	}
+	n, used, err := inflate.DecodeUpTo(whole, deflate)
+	if err != nil {
+		return err
+	}
+	if int64(n) < need {
+		return fmt.Errorf("%d bytes inflated of %d: %w", n, need, io.ErrUnexpectedEOF)
+	}
+	sum := deflate[used:]
+	if len(sum) < 4 {
+		return fmt.Errorf("Adler-32 cut: %w", io.ErrUnexpectedEOF)
+	}
+	if binary.BigEndian.Uint32(sum) != adler32.Checksum(whole[:n]) {
+		return zlib.ErrChecksum
+	}
+	clear(whole[n:])
+	return nil
+}
+
+// zlibData is the deflate stream in a grain's zlib framing, after its
+// two-byte header, checked as zlib and compress/zlib check it (deflate,
+// a window of at most 32 KiB, no preset dictionary).
 func zlibData(b []byte) ([]byte, error) {
 	if len(b) < 2 {
 		return nil, io.ErrUnexpectedEOF

@@ -41,6 +41,10 @@ func (r *bitReader) refill() error {
 // overrun says whether decoding consumed bits past the input's end.
 func (r *bitReader) overrun() bool { return 8*r.over > int(r.nbits) }
 
+// used is how many bytes of src the bits consumed so far reach into
+// (a byte partly consumed counts).
+func (r *bitReader) used() int { return (8*(r.pos+r.over) - int(r.nbits) + 7) / 8 }
+
 // read takes the next n bits (n <= 32) as a number, first bit lowest.
 func (r *bitReader) read(n uint) (uint32, error) {
 	if r.nbits < n {

@@ -3,7 +3,9 @@
 // qcow2 cluster (QEMU's "zlib" type, one stream per cluster of 512 bytes
 // to 2 MiB), a compressed vmdk grain (its zlib framing taken off by the
 // caller). DecodeWhole also wants the stream to end where the output is
-// full: the qcow2 writer's check of a cluster it shortened. A stream of
+// full: the qcow2 writer's check of a cluster it shortened. DecodeUpTo
+// wants the stream to end at or before that, and says where it ended (a
+// vmdk grain's Adler-32 follows it; QEMU's uncompress checks it). A stream of
 // unknown length, read as it comes (gzip in unpack/), is not for it.
 //
 // Decode writes straight into the output: a match copies from what it

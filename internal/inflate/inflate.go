@@ -10,9 +10,11 @@ type decoder struct {
 	cut bool // the last match or stored block went on past dst's end
 	// whole: the stream must end where dst is full (DecodeWhole).
 	whole bool
-	dyn   tables
-	pre   [preSize]uint32
-	lens  [286 + 30]uint8
+	// upTo: the stream may also end before dst is full (DecodeUpTo).
+	upTo bool
+	dyn  tables
+	pre  [preSize]uint32
+	lens [286 + 30]uint8
 }
 
 var decoders = sync.Pool{New: func() any { return new(decoder) }}
@@ -26,7 +28,8 @@ func Decode(dst, src []byte) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	return decode(dst, src, false)
+	_, _, err := decode(dst, src, false, false)
+	return err
 }
 
 // DecodeWhole is Decode for a stream that must end where dst is full:
@@ -38,15 +41,32 @@ func Decode(dst, src []byte) error {
 // whether zlib, inflating into exactly dst, ends the stream whatever
 // bytes follow src: a compressed cluster's length is known to the sector
 // only, and the next cluster's bytes come next.
-func DecodeWhole(dst, src []byte) error { return decode(dst, src, true) }
+func DecodeWhole(dst, src []byte) error {
+	_, _, err := decode(dst, src, true, false)
+	return err
+}
 
-func decode(dst, src []byte, whole bool) error {
+// DecodeUpTo decodes the whole stream src starts with, up to its final
+// block's end code, into dst, which it need not fill: zlib's uncompress
+// into a buffer of len(dst) (QEMU's read of a compressed vmdk grain). It
+// says how many bytes it wrote (n) and how many of src the stream took
+// (used, its last byte's unused bits included: a zlib trailer starts
+// there). It fails with an error wrapping io.ErrUnexpectedEOF when src
+// ends inside the stream, and with ErrLong when the stream holds more
+// than dst.
+func DecodeUpTo(dst, src []byte) (n, used int, err error) {
+	return decode(dst, src, true, true)
+}
+
+func decode(dst, src []byte, whole, upTo bool) (n, used int, err error) {
 	d := decoders.Get().(*decoder)
-	d.r, d.dst, d.out, d.cut, d.whole = bitReader{src: src}, dst, 0, false, whole
-	err := d.blocks()
+	d.r, d.dst, d.out, d.cut, d.whole, d.upTo = bitReader{src: src}, dst, 0, false, whole, upTo
+	if err = d.blocks(); err == nil {
+		n, used = d.out, d.r.used()
+	}
 	d.r.src, d.dst = nil, nil
 	decoders.Put(d)
-	return err
+	return n, used, err
 }
 
 // blocks decodes block after block until dst is full.
@@ -59,6 +79,9 @@ func (d *decoder) blocks() error {
 			return d.beyond(nil, final)
 		}
 		if final {
+			if d.upTo {
+				return nil
+			}
 			return errShort
 		}
 		h, err := d.r.read(3)
