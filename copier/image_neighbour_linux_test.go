@@ -59,14 +59,7 @@ func TestNeighbourAloneCompressedImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	samePrefix(t, raw, dst, size)
-	n := rep.Neighbour
-	if n == nil {
-		t.Fatal("no queue depth given, and no good neighbour in the report")
-	}
-	t.Logf("%s in %.1f s: %s", p.Backend, rep.Seconds, n)
-	if every := int64(p.QueueDepth * p.BlockSize); n.OthersSeconds > 0 || n.MinBytes != every {
-		t.Errorf("alone: others seen %.2f s, window down to %d bytes: want none, and every slot (%d)", n.OthersSeconds, n.MinBytes, every)
-	}
+	wantAlone(t, p, rep)
 }
 
 // writeUsedDisk writes size bytes as a used filesystem holds them, in

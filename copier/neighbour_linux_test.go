@@ -105,14 +105,7 @@ func TestNeighbourAlone(t *testing.T) {
 				t.Fatal(err)
 			}
 			samePrefix(t, srcFile, dst, size)
-			n := rep.Neighbour
-			if n == nil {
-				t.Fatal("no queue depth given, and no good neighbour in the report")
-			}
-			t.Logf("%s in %.1f s: %s", p.Backend, rep.Seconds, n)
-			if every := int64(p.QueueDepth * p.BlockSize); n.OthersSeconds > 0 || n.MinBytes != every {
-				t.Errorf("alone: others seen %.2f s, window down to %d bytes: want none, and every slot (%d)", n.OthersSeconds, n.MinBytes, every)
-			}
+			wantAlone(t, p, rep)
 		})
 	}
 }
@@ -141,6 +134,20 @@ func fioOn(t *testing.T, dev, rw string, off, size int64) *exec.Cmd {
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // samePrefix fails unless the first n bytes of dev are src's, all of it.
+// wantAlone: a copy alone on its disks saw no others and kept every
+// slot in flight.
+func wantAlone(t *testing.T, p *copier.Plan, rep copier.Report) {
+	t.Helper()
+	n := rep.Neighbour
+	if n == nil {
+		t.Fatal("no queue depth given, and no good neighbour in the report")
+	}
+	t.Logf("%s in %.1f s: %s", p.Backend, rep.Seconds, n)
+	if every := int64(p.QueueDepth * p.BlockSize); n.OthersSeconds > 0 || n.MinBytes != every {
+		t.Errorf("alone: others seen %.2f s, window down to %d bytes: want none, and every slot (%d)", n.OthersSeconds, n.MinBytes, every)
+	}
+}
+
 func samePrefix(t *testing.T, src, dev string, n int64) {
 	t.Helper()
 	fa, err := os.Open(src)
