@@ -314,11 +314,9 @@ func (y *yielder) sample() yieldSample {
 		if d.src { // the probe reads of SRC land there too
 			mine += int64(y.probed)
 		}
-		inFlight := int64(0)
-		for _, on := range []bool{d.src, d.dst} {
-			if on {
-				inFlight += ceilDiv(slots, req)
-			}
+		inFlight := ceilDiv(slots, req) // a watched disk holds SRC or DST
+		if d.src && d.dst {
+			inFlight *= 2
 		}
 		others += d.others(reqs, mine, inFlight)
 	}

@@ -74,7 +74,11 @@ func (im *Image) readCompressed(start, end int64) ([]byte, func(), error) {
 	d := im.direct
 	if d == nil || d.off.Load() || im.extData {
 		buf := getBuf(int(end - start))
-		return buf, func() { putBuf(buf) }, readFull(im.t, buf, start)
+		if err := readFull(im.t, buf, start); err != nil {
+			putBuf(buf)
+			return nil, nil, err
+		}
+		return buf, func() { putBuf(buf) }, nil
 	}
 	a := d.align
 	as, ae := start-start%a, (end+a-1)/a*a
