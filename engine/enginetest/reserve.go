@@ -1,0 +1,92 @@
+package enginetest
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/ringcp/ringcp/engine"
+)
+
+// ReservationGivenBack: a copy into a new file reserves DST ahead of its
+// writes, and once it finds a zero run in the data it read (not a hole of
+// SRC) it gives back, in one call, what it reserved beyond the chunks
+// planned, and reserves no more: the zero runs after it are holes that
+// cost nothing, where each reserved one had to be punched. A copy of data
+// without zero runs keeps its reservation. Either way DST reads as SRC
+// and takes no more blocks.
+func ReservationGivenBack(t *testing.T, tg Target) {
+	var zeroRuns, plain []Piece
+	for range 32 {
+		zeroRuns = append(zeroRuns, DataPiece(240<<10), ZerosPiece(16<<10))
+		plain = append(plain, DataPiece(256<<10))
+	}
+	for _, c := range []struct {
+		name   string
+		pieces []Piece
+		back   bool
+	}{{"zero-runs", zeroRuns, true}, {"data-only", plain, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			log := reserveCopy(t, tg, c.pieces)
+			if len(log.reserved) != 1 {
+				t.Fatalf("reserved %v, want one reservation of the whole range", log.reserved)
+			}
+			length := log.reserved[0][1]
+			switch {
+			case !c.back && len(log.given) > 0:
+				t.Fatalf("gave back %v of a copy without zero runs", log.given)
+			case c.back && len(log.given) != 1:
+				t.Fatalf("gave back %v, want one range after the first zero run", log.given)
+			case c.back && (log.given[0][0] < 256<<10 || log.given[0][0]+log.given[0][1] != length):
+				t.Fatalf("gave back %v of a reservation of %d: want from a chunk after the first zero run to the end", log.given, length)
+			}
+		})
+	}
+}
+
+// reserveCopy copies the layout into a new file, O_DIRECT with
+// preallocation, and returns the reservations the engine made.
+func reserveCopy(t *testing.T, tg Target, ps []Piece) *reserveLog {
+	dir := t.TempDir()
+	srcPath, dstPath := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	want := MakeSparse(t, srcPath, ps, 7)
+	job, closeJob := NewJob(t, srcPath, dstPath, true, 64<<10, 4)
+	var once sync.Once
+	cleanup := func() { once.Do(closeJob) }
+	defer cleanup()
+	job.Length = int64(len(want))
+	job.FinalSize, job.CutBackOnStop, job.Preallocate = job.Length, true, true
+	job.MapHoles, job.ZeroBlock, job.DstZeroed = true, 4096, true
+	tg.serve(t, &job)
+	if job.Ends[engine.FileDst] != nil {
+		t.Skip("DST is served by another end: it reserves nothing")
+	}
+	log := &reserveLog{FileEnd: engine.FileEnd{F: job.Files[engine.FileDst]}}
+	job.Ends[engine.FileDst] = log
+	if _, err := engine.Run(context.Background(), job, tg.New); err != nil {
+		t.Fatal(err)
+	}
+	cleanup()
+	CompareFile(t, dstPath, want)
+	if blocks(t, dstPath) > blocks(t, srcPath) {
+		t.Fatalf("DST takes %d blocks, SRC %d", blocks(t, dstPath), blocks(t, srcPath))
+	}
+	return log
+}
+
+// reserveLog is a file DST that logs the ranges reserved and given back.
+type reserveLog struct {
+	engine.FileEnd
+	reserved, given [][2]int64
+}
+
+func (l *reserveLog) Reserve(off, n int64, keepSize bool) error {
+	l.reserved = append(l.reserved, [2]int64{off, n})
+	return l.FileEnd.Reserve(off, n, keepSize)
+}
+
+func (l *reserveLog) Unreserve(off, n int64) error {
+	l.given = append(l.given, [2]int64{off, n})
+	return l.FileEnd.Unreserve(off, n)
+}
