@@ -42,7 +42,7 @@ type planner struct {
 	// zeros: a zero run was found in reserved blocks; what is reserved
 	// ahead is given back and no more is reserved (zerosReserved).
 	zeros bool
-	ri                 int   // with Job.RangesOnly: the range at or after pos
+	ri    int // with Job.RangesOnly: the range at or after pos
 }
 
 func newPlanner(job *Job) planner {
