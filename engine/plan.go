@@ -146,16 +146,23 @@ func (p *planner) zerosReserved(rel int64) bool {
 // chunks planned (none of it written yet), and has writes allocate what
 // they write from here on: a zero run there is then a hole that costs
 // nothing. An end that cannot give back (no Unreserver) keeps the
-// reservation, and its zero runs are punched one by one.
+// reservation (as does one that cannot punch), and its zero runs are
+// punched one by one where they can be.
 func (p *planner) stopReserving() error {
 	p.prealloc = false
 	dst := p.job.end(FileDst)
 	if u, ok := dst.(Unreserver); ok && p.pos < p.reserved {
 		off := p.job.DstOff + p.pos
-		if err := u.Unreserve(off, p.reserved-p.pos); err != nil {
+		var errno syscall.Errno
+		switch err := u.Unreserve(off, p.reserved-p.pos); {
+		case err == nil:
+			p.reserved = p.pos
+		case errors.As(err, &errno) && unsupported(errno):
+			// No punching here (vfat reserves, but cannot punch): the
+			// reservation stays, and reads as zeros.
+		default:
 			return &OpError{Op: "fallocate(PUNCH_HOLE)", Path: dst.Name(), Offset: off, Err: err}
 		}
-		p.reserved = p.pos
 	}
 	return p.sizeFirst()
 }

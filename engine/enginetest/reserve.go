@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/ringcp/ringcp/engine"
@@ -14,8 +15,10 @@ import (
 // SRC) it gives back, in one call, what it reserved beyond the chunks
 // planned, and reserves no more: the zero runs after it are holes that
 // cost nothing, where each reserved one had to be punched. A copy of data
-// without zero runs keeps its reservation. Either way DST reads as SRC
-// and takes no more blocks.
+// without zero runs keeps its reservation, and so does one whose DST
+// cannot give blocks back (vfat can reserve, not punch): it punches its
+// zero runs one by one, as before. Either way DST reads as SRC and takes
+// no more blocks.
 func ReservationGivenBack(t *testing.T, tg Target) {
 	var zeroRuns, plain []Piece
 	for range 32 {
@@ -23,12 +26,12 @@ func ReservationGivenBack(t *testing.T, tg Target) {
 		plain = append(plain, DataPiece(256<<10))
 	}
 	for _, c := range []struct {
-		name   string
-		pieces []Piece
-		back   bool
-	}{{"zero-runs", zeroRuns, true}, {"data-only", plain, false}} {
+		name         string
+		pieces       []Piece
+		back, refuse bool
+	}{{"zero-runs", zeroRuns, true, false}, {"data-only", plain, false, false}, {"cannot-give-back", zeroRuns, true, true}} {
 		t.Run(c.name, func(t *testing.T) {
-			log := reserveCopy(t, tg, c.pieces)
+			log := reserveCopy(t, tg, c.pieces, c.refuse)
 			if len(log.reserved) != 1 {
 				t.Fatalf("reserved %v, want one reservation of the whole range", log.reserved)
 			}
@@ -46,8 +49,9 @@ func ReservationGivenBack(t *testing.T, tg Target) {
 }
 
 // reserveCopy copies the layout into a new file, O_DIRECT with
-// preallocation, and returns the reservations the engine made.
-func reserveCopy(t *testing.T, tg Target, ps []Piece) *reserveLog {
+// preallocation, and returns the reservations the engine made; with
+// refuse, DST says it cannot give blocks back.
+func reserveCopy(t *testing.T, tg Target, ps []Piece, refuse bool) *reserveLog {
 	dir := t.TempDir()
 	srcPath, dstPath := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
 	want := MakeSparse(t, srcPath, ps, 7)
@@ -62,7 +66,7 @@ func reserveCopy(t *testing.T, tg Target, ps []Piece) *reserveLog {
 	if job.Ends[engine.FileDst] != nil {
 		t.Skip("DST is served by another end: it reserves nothing")
 	}
-	log := &reserveLog{FileEnd: engine.FileEnd{F: job.Files[engine.FileDst]}}
+	log := &reserveLog{FileEnd: engine.FileEnd{F: job.Files[engine.FileDst]}, refuse: refuse}
 	job.Ends[engine.FileDst] = log
 	if _, err := engine.Run(context.Background(), job, tg.New); err != nil {
 		t.Fatal(err)
@@ -79,6 +83,7 @@ func reserveCopy(t *testing.T, tg Target, ps []Piece) *reserveLog {
 type reserveLog struct {
 	engine.FileEnd
 	reserved, given [][2]int64
+	refuse          bool // Unreserve fails with EOPNOTSUPP
 }
 
 func (l *reserveLog) Reserve(off, n int64, keepSize bool) error {
@@ -88,5 +93,8 @@ func (l *reserveLog) Reserve(off, n int64, keepSize bool) error {
 
 func (l *reserveLog) Unreserve(off, n int64) error {
 	l.given = append(l.given, [2]int64{off, n})
+	if l.refuse {
+		return syscall.EOPNOTSUPP
+	}
 	return l.FileEnd.Unreserve(off, n)
 }
