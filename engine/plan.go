@@ -223,8 +223,13 @@ func (p *planner) reserve(upTo int64) error {
 		// is an optimisation: allocate as we write, and let a write that
 		// really finds no room say so. Without zero detection every byte
 		// of the window is written, and the error stands: a full file
-		// system shows before the data moves.
-		p.prealloc = false
+		// system shows before the data moves. A fallocate that fails
+		// for room keeps the blocks it got (ext4 and XFS do not roll it
+		// back: 46 of 314 MiB on an ext4 of 205 MiB), and zero runs in
+		// them would stay allocated: the whole window counts as
+		// reserved, and is given back with what lies ahead.
+		p.reserved = to
+		return p.stopReserving()
 	default:
 		return &OpError{Op: "fallocate", Path: dst.Name(), Offset: p.job.DstOff + from, Err: err}
 	}
