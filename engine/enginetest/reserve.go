@@ -2,6 +2,7 @@ package enginetest
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"sync"
 	"syscall"
@@ -68,6 +69,12 @@ func ReservationCutShort(t *testing.T, tg Target) {
 	if got := blocks(t, dst) * 512; got > data+64<<10 {
 		t.Fatalf("DST takes %d bytes, SRC's data %d: reserved zero runs kept (reserved %v, gave back %v)", got, data, log.reserved, log.given)
 	}
+	// A DST that holds other data has its zero runs zeroed one by one
+	// anyway; what lies ahead of the writes is its own until they come
+	// (a copy stopped there leaves it as it was), and is not punched.
+	if log := reserveCopy(t, tg, ps, &reserveLog{noRoom: true, old: true}); len(log.given) > 0 {
+		t.Fatalf("gave back %v of a DST that holds other data", log.given)
+	}
 }
 
 // reserveCopy copies the layout into a new file, O_DIRECT with
@@ -81,13 +88,19 @@ func reserveCopy(t *testing.T, tg Target, ps []Piece, log *reserveLog) *reserveL
 		dstPath = *log.keep
 	}
 	want := MakeSparse(t, srcPath, ps, 7)
+	if log.old {
+		if err := os.WriteFile(dstPath, RandomBytes(int64(len(want)), 8), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	job, closeJob := NewJob(t, srcPath, dstPath, true, 64<<10, 4)
 	var once sync.Once
 	cleanup := func() { once.Do(closeJob) }
 	defer cleanup()
 	job.Length = int64(len(want))
 	job.FinalSize, job.CutBackOnStop, job.Preallocate = job.Length, true, true
-	job.MapHoles, job.ZeroBlock, job.DstZeroed = true, 4096, true
+	job.MapHoles, job.ZeroBlock, job.DstZeroed = true, 4096, !log.old
+	job.CutBackOnStop = !log.old
 	tg.serve(t, &job)
 	if job.Ends[engine.FileDst] != nil {
 		t.Skip("DST is served by another end: it reserves nothing")
@@ -115,6 +128,7 @@ type reserveLog struct {
 	// for the whole.
 	noRoom bool
 	keep   *string // DST's path, outside the copy's temporary folder
+	old    bool    // DST holds other data: it does not read as zeros
 }
 
 func (l *reserveLog) Reserve(off, n int64, keepSize bool) error {
