@@ -146,8 +146,8 @@ func (p *planner) zerosReserved(rel int64) bool {
 // chunks planned (none of it written yet), and has writes allocate what
 // they write from here on: a zero run there is then a hole that costs
 // nothing. An end that cannot give back (no Unreserver) keeps the
-// reservation (as does one that cannot punch), and its zero runs are
-// punched one by one where they can be.
+// reservation (as does one that cannot punch, or finds no room to), and
+// its zero runs are punched one by one where they can be.
 func (p *planner) stopReserving() error {
 	p.prealloc = false
 	dst := p.job.end(FileDst)
@@ -157,9 +157,11 @@ func (p *planner) stopReserving() error {
 		switch err := u.Unreserve(off, p.reserved-p.pos); {
 		case err == nil:
 			p.reserved = p.pos
-		case errors.As(err, &errno) && unsupported(errno):
-			// No punching here (vfat reserves, but cannot punch): the
-			// reservation stays, and reads as zeros.
+		case errors.As(err, &errno) && (unsupported(errno) || errno == syscall.ENOSPC || errno == syscall.EDQUOT):
+			// No punching here (vfat reserves, but cannot punch), or
+			// no room for it (a punch that splits an extent may need a
+			// block, on a nearly full file system): the reservation
+			// stays, and reads as zeros. Giving back only saves time.
 		default:
 			return &OpError{Op: "fallocate(PUNCH_HOLE)", Path: dst.Name(), Offset: off, Err: err}
 		}
