@@ -226,12 +226,13 @@ func (p *planner) reserve(upTo int64) error {
 		// really finds no room say so. Without zero detection every byte
 		// of the window is written, and the error stands: a full file
 		// system shows before the data moves. A fallocate that fails
-		// for room keeps the blocks it got (ext4 and XFS do not roll it
-		// back: 46 of 314 MiB on an ext4 of 205 MiB), and zero runs in
-		// them would stay allocated: on a DST that reads zeros the
-		// whole window counts as reserved, and is given back with what
-		// lies ahead. A DST that holds other data keeps it (its zero
-		// runs are zeroed one by one, the blocks reserved or not).
+		// for room may keep the blocks it got (ext4 does, Linux 6.18:
+		// 46 of 314 MiB on an ext4 of 205 MiB; XFS, btrfs and tmpfs
+		// roll it back), and zero runs in them would stay allocated: on
+		// a DST that reads zeros the whole window counts as reserved,
+		// and is given back with what lies ahead. A DST that holds
+		// other data keeps it (its zero runs are zeroed one by one, the
+		// blocks reserved or not).
 		p.prealloc = false
 		if !p.job.DstZeroed {
 			return nil

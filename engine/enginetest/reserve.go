@@ -55,8 +55,8 @@ func ReservationGivenBack(t *testing.T, tg Target) {
 }
 
 // ReservationCutShort: a reservation that fails for room (ENOSPC) may
-// keep the blocks it got before it failed (ext4 and XFS do not roll a
-// failed fallocate back). Those blocks are this copy's reservation all the
+// keep the blocks it got before it failed (ext4 does not roll a failed
+// fallocate back; XFS, btrfs and tmpfs do). Those blocks are this copy's reservation all the
 // same: the zero runs found in them must not stay allocated, or a sparse
 // copy that fits runs out of room (a 300 MiB SRC of 200 MiB data failed
 // with ENOSPC on an ext4 with 205 MiB free, where ringcp without the
