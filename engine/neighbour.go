@@ -209,6 +209,7 @@ func (n *Neighbour) levelOf(bytes int) int {
 func (n *Neighbour) regrow(at, from int) {
 	if from < 0 {
 		clear(n.thrAt)
+		n.rep.Restarts++
 	}
 	n.phase, n.from = nbGrow, from
 	n.change(at)
