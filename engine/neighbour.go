@@ -21,7 +21,8 @@ import "time"
 //   - grow (slow start): it drops to the least window (one request of
 //     neighbourMinRequest) and doubles it every judgement (a window's
 //     throughput over a few of its samples) until a window moves the
-//     share of solo, or a doubling no longer pays (neighbourGain): the
+//     share of solo, or a doubling no longer pays (neighbourGain, in
+//     neighbourGrowTries judgements: one may be a stall's): the
 //     others take so much of the disk that the share of solo is out of
 //     reach, and the best beside them (the larger of the last two
 //     windows) is what it keeps a share of instead. A copy that was
@@ -61,6 +62,8 @@ type Neighbour struct {
 	keep     float64  // the share of solo (or of the best beside others) it aims at
 	phase    nbPhase
 	thrAt    []float64 // bytes per second each window moved, this episode (0: not tried)
+	peakAt   []float64 // the most one judgement of each window moved, this episode (grow)
+	tries    int       // grow: judgements of the window now
 	best     float64   // the most a window moved beside others where growing stopped paying (0: not found)
 	bestEver float64   // the most best was, every episode
 	capAt    float64   // the cap the best was learnt under (0: not a cap's)
@@ -118,8 +121,14 @@ const (
 	neighbourMinRequest = 128 << 10 // the smallest request the window cuts to
 	neighbourOneMost    = 1 << 20   // the largest window of one request, with more slots than one
 	neighbourGain       = 1.10      // a doubling that grew the throughput less ends the growth
-	neighbourFloor      = 0.5       // of solo speed, never given up
-	neighbourProbeEvery = 10        // judgements at a window, steady, before trying one step down
+	// neighbourGrowTries: judgements of a doubled window before it is
+	// said not to pay, the most of them counting. This VM's disk stalls
+	// for 100-300 ms every second or so (judgements of 4 to 90 MB/s
+	// between ones of 300 to 500): one of them ended the growth at the
+	// least window, whose speed then set the aim (issue 27).
+	neighbourGrowTries  = 2
+	neighbourFloor      = 0.5 // of solo speed, never given up
+	neighbourProbeEvery = 10  // judgements at a window, steady, before trying one step down
 	// neighbourForgetEvery: judgements, steady, after which the windows
 	// known to move under the aim may be tried again.
 	neighbourForgetEvery = 40
@@ -156,6 +165,7 @@ func NewNeighbour(slots, block, unit int) *Neighbour {
 	n := &Neighbour{block: block, slots: max(slots, 1), keep: NeighbourKeep, from: -1, lo: -1, hist: map[int]time.Duration{}}
 	n.levels = neighbourLevels(n.slots, block, max(unit, 1))
 	n.thrAt = make([]float64, len(n.levels))
+	n.peakAt = make([]float64, len(n.levels))
 	n.at = len(n.levels) - 1
 	return n
 }
@@ -209,6 +219,7 @@ func (n *Neighbour) levelOf(bytes int) int {
 func (n *Neighbour) regrow(at, from int) {
 	if from < 0 {
 		clear(n.thrAt)
+		clear(n.peakAt)
 		n.rep.Restarts++
 	}
 	n.phase, n.from = nbGrow, from
@@ -352,6 +363,8 @@ func (n *Neighbour) learn(thr float64) {
 		return
 	}
 	n.thrAt[n.at] = smooth(n.thrAt[n.at], thr)
+	n.peakAt[n.at] = max(n.peakAt[n.at], thr)
+	n.tries++
 }
 
 // learnSolo keeps the speed alone: the most the smoothed throughput
@@ -412,7 +425,14 @@ func (n *Neighbour) grow() {
 		n.bisect(max(n.from, n.lo), n.at)
 		return
 	}
-	if n.from >= 0 && n.thrAt[n.at] < n.thrAt[n.from]*neighbourGain || n.at == top {
+	// The most a judgement of the window now moved against what the one
+	// it grew from moves (smoothed: the most of a window held long is a
+	// lucky judgement's).
+	paid := n.from < 0 || n.peakAt[n.at] >= n.thrAt[n.from]*neighbourGain
+	if !paid && n.tries < neighbourGrowTries && n.at < top {
+		return // one judgement may be a stall's: judged again
+	}
+	if !paid || n.at == top {
 		// The best is where the growth stopped: the larger of the last
 		// two windows, as they move now (an earlier sample's luck, or
 		// a load since grown, would set an aim no window reaches).
@@ -546,7 +566,7 @@ func (n *Neighbour) starved(thr float64, sig Signals) bool {
 // change sets a new window and starts counting the samples at it.
 func (n *Neighbour) change(at int) {
 	n.at = min(max(at, 0), len(n.levels)-1)
-	n.steady, n.short = 0, 0
+	n.steady, n.short, n.tries = 0, 0, 0
 	n.acc = accum{warm: true}
 	n.few = Sample{}
 }
