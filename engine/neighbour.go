@@ -63,7 +63,9 @@ type Neighbour struct {
 	phase    nbPhase
 	thrAt    []float64 // bytes per second each window moved, this episode (0: not tried)
 	peakAt   []float64 // the most one judgement of each window moved, this episode (grow)
-	tries    int       // grow: judgements of the window now
+	tries    int       // judgements of the window now, since it changed
+	lastAt   []int     // the judgement (count) each window was last judged at
+	judged   int       // judgements beside others, so far
 	best     float64   // the most a window moved beside others where growing stopped paying (0: not found)
 	bestEver float64   // the most best was, every episode
 	capAt    float64   // the cap the best was learnt under (0: not a cap's)
@@ -126,7 +128,11 @@ const (
 	// for 100-300 ms every second or so (judgements of 4 to 90 MB/s
 	// between ones of 300 to 500): one of them ended the growth at the
 	// least window, whose speed then set the aim (issue 27).
-	neighbourGrowTries  = 2
+	neighbourGrowTries = 2
+	// neighbourStale: judgements after which what a window moved is
+	// forgotten, its next judgement a figure afresh (not smoothed into
+	// one of a stall long gone).
+	neighbourStale      = neighbourProbeEvery
 	neighbourFloor      = 0.5 // of solo speed, never given up
 	neighbourProbeEvery = 10  // judgements at a window, steady, before trying one step down
 	// neighbourForgetEvery: judgements, steady, after which the windows
@@ -166,6 +172,7 @@ func NewNeighbour(slots, block, unit int) *Neighbour {
 	n.levels = neighbourLevels(n.slots, block, max(unit, 1))
 	n.thrAt = make([]float64, len(n.levels))
 	n.peakAt = make([]float64, len(n.levels))
+	n.lastAt = make([]int, len(n.levels))
 	n.at = len(n.levels) - 1
 	return n
 }
@@ -362,8 +369,13 @@ func (n *Neighbour) learn(thr float64) {
 		n.learnSolo(thr)
 		return
 	}
+	n.judged++
+	if n.tries == 0 && n.judged-n.lastAt[n.at] > neighbourStale {
+		n.thrAt[n.at] = 0 // a figure from long ago (a stall's, a load's since gone) starts afresh
+	}
 	n.thrAt[n.at] = smooth(n.thrAt[n.at], thr)
 	n.peakAt[n.at] = max(n.peakAt[n.at], thr)
+	n.lastAt[n.at] = n.judged
 	n.tries++
 }
 
@@ -524,6 +536,12 @@ func (n *Neighbour) hold(sig Signals) {
 		// judgement's: a step up, judged as growing.
 		n.lo = n.at
 		n.regrow(n.at+1, n.at)
+	case n.best > 0 && n.thrAt[n.at] > n.best*neighbourGain:
+		// The window moves more than the best beside others: that was
+		// a stall's (or others took less since). Measured again, from
+		// here: held, a best too low is an aim the least window moves.
+		n.best, n.lo = 0, -1
+		n.regrow(n.at, -1)
 	case n.best > 0 && (n.solo == 0 || n.best < n.solo) && n.since >= neighbourRecheckEvery:
 		n.best, n.lo = 0, -1 // others may take less now: the best again
 		n.regrow(n.at, -1)
