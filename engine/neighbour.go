@@ -129,6 +129,12 @@ const (
 	// between ones of 300 to 500): one of them ended the growth at the
 	// least window, whose speed then set the aim (issue 27).
 	neighbourGrowTries = 2
+	// neighbourBestWrong: a window held that moves this many times the
+	// best beside others says the best was a stall's, and it is measured
+	// again. Not less: others that took less are the recheck's, and a
+	// best measured again in a burst of the host's cache set a floor of
+	// half the burst that kept the window growing (40 MiB beside fio).
+	neighbourBestWrong = 2
 	// neighbourStale: judgements after which what a window moved is
 	// forgotten, its next judgement a figure afresh (not smoothed into
 	// one of a stall long gone).
@@ -536,10 +542,10 @@ func (n *Neighbour) hold(sig Signals) {
 		// judgement's: a step up, judged as growing.
 		n.lo = n.at
 		n.regrow(n.at+1, n.at)
-	case n.best > 0 && n.thrAt[n.at] > n.best*neighbourGain:
-		// The window moves more than the best beside others: that was
-		// a stall's (or others took less since). Measured again, from
-		// here: held, a best too low is an aim the least window moves.
+	case n.best > 0 && n.thrAt[n.at] > n.best*neighbourBestWrong:
+		// The window moves far more than the best beside others: that
+		// was a stall's. Measured again, from here: held, a best too
+		// low is an aim the least window moves.
 		n.best, n.lo = 0, -1
 		n.regrow(n.at, -1)
 	case n.best > 0 && (n.solo == 0 || n.best < n.solo) && n.since >= neighbourRecheckEvery:
