@@ -443,10 +443,10 @@ func (n *Neighbour) grow() {
 		n.bisect(max(n.from, n.lo), n.at)
 		return
 	}
-	// The most a judgement of the window now moved against what the one
-	// it grew from moves (smoothed: the most of a window held long is a
-	// lucky judgement's).
-	paid := n.from < 0 || n.peakAt[n.at] >= n.thrAt[n.from]*neighbourGain
+	// The most a judgement of the window now moved against the most one
+	// of the window it grew from did: a stall's judgement of either is
+	// not the figure, and neither is the luck of one side only.
+	paid := n.from < 0 || n.peakAt[n.at] >= n.peakAt[n.from]*neighbourGain
 	if !paid && n.tries < neighbourGrowTries && n.at < top {
 		return // one judgement may be a stall's: judged again
 	}
