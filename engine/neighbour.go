@@ -40,7 +40,9 @@ import "time"
 //     a step down is tried again. It never grows just to look: only a
 //     share of a best beside others (not of solo) is measured again,
 //     every neighbourRecheckEvery judgements, so rarely that the
-//     windows past the share it tries then are a sliver of the time;
+//     windows past the share it tries then are a sliver of the time,
+//     or at once when the window held moves neighbourBestWrong times
+//     it (the best was a stall's);
 //   - the floor: under neighbourFloor of its speed alone (or of the most
 //     it moved, for a copy that was never alone) neighbourPersist times
 //     in a row, it doubles the window, whatever else: a copy always
