@@ -25,6 +25,9 @@ func TestYieldBesideReader(t *testing.T) {
 	uringtest.NeedOn(t)
 	blocktest.NeedTool(t, "fio")
 	const size, limit = 96 << 20, 24 << 20
+	// Built now: the first copy must not spend fio's 2.5 s building
+	// ringcp (it did, and the copy started after fio was gone).
+	binary(t)
 	for _, eng := range []string{"uring", "pool"} {
 		t.Run(eng, func(t *testing.T) {
 			src, _ := blocktest.Device(t, size, "--direct-io=on")
@@ -43,7 +46,7 @@ func TestYieldBesideReader(t *testing.T) {
 			}
 			y := rep.Yield
 			if y == nil || y.OthersMax < 100 || y.Cuts < 1 || y.LowestDepth >= rep.QueueDepth || y.LowestRate <= 0 || y.Raises < 1 {
-				t.Fatalf("beside fio reading SRC, fio gone after 2.5 s: %+v (depth %d)", y, rep.QueueDepth)
+				t.Fatalf("beside fio reading SRC, fio gone after 2.5 s: %+v (depth %d; -v above)", y, rep.QueueDepth)
 			}
 			if !strings.Contains(stderr, "yield: cut ") {
 				t.Errorf("-v does not say what yield did:\n%s", stderr)
