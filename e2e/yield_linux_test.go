@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -52,11 +53,7 @@ func TestYieldBesideReader(t *testing.T) {
 			}
 			g := cgtest.New(t, nil)
 			g.Throttle("read_bps_device", src, limit)
-			var fioArgs []string
-			if c.late {
-				fioArgs = []string{"--startdelay=1"}
-			}
-			fio := startReader(t, g, src, fioArgs...)
+			fio := startReader(t, g, src, c.late)
 			time.AfterFunc(2500*time.Millisecond, func() { fio.Process.Kill() })
 			rep, stderr, _ := runIn(t, g, "--engine", c.eng, "--queue-depth", "8", "--yield", "-v", "--json", "--progress", "none", src, dst)
 			if got := readRange(t, dst, 0, size); !bytes.Equal(got, data) {
@@ -78,17 +75,57 @@ func TestYieldBesideReader(t *testing.T) {
 }
 
 // startReader runs fio in group g reading dev 4 KiB at random, 4 in
-// flight, O_DIRECT, until killed, and returns half a second after it
-// started it (fio reads from about 0.3 s here, unless args delay it).
-func startReader(t *testing.T, g *cgtest.Group, dev string, args ...string) *exec.Cmd {
+// flight, O_DIRECT, until killed. It returns once fio has read for a
+// while (2000 reads): under load (8-9) fio took over half a second to
+// start, and the copy then started beside no one (others 10 requests/s
+// at most) or beside fio's first reads (the probe's base 186 ms once;
+// the throttle lets fio's first 600 reads through at once, then holds
+// a 4 KiB read up to 40 ms in each slice). late: fio starts reading a
+// second after it is started, and startReader returns half a second
+// after.
+func startReader(t *testing.T, g *cgtest.Group, dev string, late bool) *exec.Cmd {
 	t.Helper()
 	// --thread: one process, that a kill ends with its jobs.
-	cmd := g.Command("fio", append([]string{"--name=reader", "--thread", "--filename=" + dev, "--readonly", "--rw=randread", "--bs=4k",
-		"--iodepth=4", "--direct=1", "--ioengine=libaio", "--time_based", "--runtime=60", "--output=/dev/null"}, args...)...)
+	args := []string{"--name=reader", "--thread", "--filename=" + dev, "--readonly", "--rw=randread", "--bs=4k",
+		"--iodepth=4", "--direct=1", "--ioengine=libaio", "--time_based", "--runtime=60", "--output=/dev/null"}
+	if late {
+		args = append(args, "--startdelay=1")
+	}
+	stat := filepath.Join("/sys/dev/block", cgtest.DiskNumber(t, dev), "stat")
+	reads0 := diskReads(t, stat)
+	cmd := g.Command("fio", args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	time.Sleep(500 * time.Millisecond)
+	if late {
+		time.Sleep(500 * time.Millisecond)
+		return cmd
+	}
+	// 2000: past the first burst, a third of a second at the
+	// throttle's 6144 a second.
+	for deadline := time.Now().Add(20 * time.Second); diskReads(t, stat)-reads0 < 2000; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("fio made %d reads of %s in 20 s", diskReads(t, stat)-reads0, dev)
+		}
+	}
 	return cmd
+}
+
+// diskReads is the reads a disk completed, from its stat file.
+func diskReads(t *testing.T, stat string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(stat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		t.Fatalf("%s: %q", stat, b)
+	}
+	n, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
