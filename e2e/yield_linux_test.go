@@ -27,12 +27,11 @@ import (
 // than it did alone (probe 0.3-1 ms against a base of 0.9 ms, fio at the
 // 1300 requests/s it made before) and there was nothing to cut.
 //
-// late: fio starts reading a second after it is started, half a second
-// into the copy, which fills the throttle first: fio's reads wait
-// behind the copy's 8 MiB, 290 ms each, and it completes a few a tick,
-// as does a reader slow to start on a loaded machine (the copy was not
-// cut: those few were taken for nobody). It is seen all the same, at a
-// few requests a second.
+// late: the copy starts with fio, which mostly reads only once the copy
+// has filled the throttle: its reads wait behind the copy's 8 MiB,
+// 290 ms each, and it completes a few a tick, as does a reader slow to
+// start on a loaded machine (the copy was not cut: those few were taken
+// for nobody). It is seen all the same, at a few requests a second.
 func TestYieldBesideReader(t *testing.T) {
 	uringtest.NeedOn(t)
 	blocktest.NeedTool(t, "fio")
@@ -80,17 +79,14 @@ func TestYieldBesideReader(t *testing.T) {
 // start, and the copy then started beside no one (others 10 requests/s
 // at most) or beside fio's first reads (the probe's base 186 ms once;
 // the throttle lets fio's first 600 reads through at once, then holds
-// a 4 KiB read up to 40 ms in each slice). late: fio starts reading a
-// second after it is started, and startReader returns half a second
-// after.
+// a 4 KiB read up to 40 ms in each slice). late: it returns at once,
+// and fio reads from a third of a second on, a second or more under
+// load.
 func startReader(t *testing.T, g *cgtest.Group, dev string, late bool) *exec.Cmd {
 	t.Helper()
 	// --thread: one process, that a kill ends with its jobs.
 	args := []string{"--name=reader", "--thread", "--filename=" + dev, "--readonly", "--rw=randread", "--bs=4k",
 		"--iodepth=4", "--direct=1", "--ioengine=libaio", "--time_based", "--runtime=60", "--output=/dev/null"}
-	if late {
-		args = append(args, "--startdelay=1")
-	}
 	stat := filepath.Join("/sys/dev/block", cgtest.DiskNumber(t, dev), "stat")
 	reads0 := diskReads(t, stat)
 	cmd := g.Command("fio", args...)
@@ -99,7 +95,6 @@ func startReader(t *testing.T, g *cgtest.Group, dev string, late bool) *exec.Cmd
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	if late {
-		time.Sleep(500 * time.Millisecond)
 		return cmd
 	}
 	// 2000: past the first burst, a third of a second at the
