@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"math"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -99,5 +101,32 @@ func TestWindowTools(t *testing.T) {
 		if err := addWindowTools(bad); err == nil {
 			t.Errorf("-busy-windows %q accepted", bad)
 		}
+	}
+}
+
+// TestRingcpNeighbourDetails: the busy workload keeps ringcp's neighbour
+// report (the speed alone it learnt, which windows it held and for how
+// long) in runs.csv's details, so a row's figures can be explained.
+func TestRingcpNeighbourDetails(t *testing.T) {
+	out := `{"engine":"io_uring","bytes":1048576,"neighbour":{"min_bytes_in_flight":131072,"solo_rate":300000000,` +
+		`"best_rate":250000000,"keep":0.75,"median_bytes_in_flight":262144,"held_milliseconds":5000,"floor_milliseconds":0,` +
+		`"samples":400,"others_milliseconds":9000,"restarts":2,` +
+		`"windows":[{"bytes_in_flight":131072,"milliseconds":1200},{"bytes_in_flight":262144,"milliseconds":7800}]}}`
+	r := &Run{Workload: "busy", Tool: "ringcp", Round: 1, Size: 1 << 20, Wall: time.Second}
+	if err := parseRingcp([][]byte{[]byte(out)}, r); err != nil {
+		t.Fatal(err)
+	}
+	want := &ringcpNeighbour{SoloRate: 300e6, BestRate: 250e6, Keep: 0.75, MedianBytes: 256 << 10, HeldMillis: 5000,
+		OthersMillis: 9000, Samples: 400, Restarts: 2, Windows: []ringcpWindow{{128 << 10, 1200}, {256 << 10, 7800}}}
+	if r.Ringcp == nil || !reflect.DeepEqual(r.Ringcp.Neighbour, want) {
+		t.Fatalf("neighbour %+v, want %+v", r.Ringcp.Neighbour, want)
+	}
+	path := filepath.Join(t.TempDir(), "runs.csv")
+	if err := writeRunsCSV(path, []*Run{r}); err != nil {
+		t.Fatal(err)
+	}
+	back, err := readRunsCSV(path)
+	if err != nil || len(back) != 1 || back[0].Ringcp == nil || !reflect.DeepEqual(back[0].Ringcp.Neighbour, want) {
+		t.Fatalf("runs.csv gave back %+v (%v)", back, err)
 	}
 }

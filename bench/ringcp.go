@@ -144,6 +144,31 @@ type ringcpReport struct {
 	QueueDepth      int    `json:"queue_depth"`
 	DirectSrc       bool   `json:"direct_src"`
 	DirectDst       bool   `json:"direct_dst"`
+	// Neighbour is what its good neighbour chose (issue 27); nil with
+	// --queue-depth.
+	Neighbour *ringcpNeighbour `json:"neighbour,omitempty"`
+}
+
+// ringcpNeighbour is the part of ringcp's neighbour report the busy
+// workload reads: the speed alone it learnt, the most beside others, the
+// share it aimed at, and which windows it held for how long.
+type ringcpNeighbour struct {
+	SoloRate     int64          `json:"solo_rate"`
+	BestRate     int64          `json:"best_rate"`
+	Keep         float64        `json:"keep"`
+	MedianBytes  int64          `json:"median_bytes_in_flight"`
+	HeldMillis   int64          `json:"held_milliseconds"`
+	FloorMillis  int64          `json:"floor_milliseconds"`
+	OthersMillis int64          `json:"others_milliseconds"`
+	Samples      int            `json:"samples"`
+	Restarts     int            `json:"restarts"`
+	Windows      []ringcpWindow `json:"windows"`
+}
+
+// ringcpWindow is the time ringcp's window held Bytes in flight.
+type ringcpWindow struct {
+	Bytes  int64 `json:"bytes_in_flight"`
+	Millis int64 `json:"milliseconds"`
 }
 
 // parseRingcp reads the JSON object ringcp prints last on stdout and keeps

@@ -192,6 +192,22 @@ func (c *firstCause) met() error {
 	return nil
 }
 
+// firstOf is the first of causes that has one, for a SRC read through
+// another (an image on a web server: what the server said comes first).
+func firstOf(causes ...func() error) func() error {
+	return func() error {
+		for _, c := range causes {
+			if c == nil {
+				continue
+			}
+			if err := c(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
 // srcError is a copy's error with the cause a SRC that moves its own
 // bytes gave for it: both are matched by errors.Is and errors.As.
 type srcError struct{ err, cause error }

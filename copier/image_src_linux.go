@@ -237,9 +237,10 @@ func (s *imageSrc) open(p *Plan, rep *Report) (*held, error) {
 	}
 	s.opened = h
 	x := &imageReader{im: im, name: s.ep.path, about: s.about}
-	// The base's first cause (what a server said) goes with the copy's error.
-	// A stop, or the copy's failure, interrupts the base's reads in flight.
-	return &held{io: x, align: 1, cause: h.cause, interrupt: h.interrupt, release: s.readDirect(h, im)}, nil
+	// The base's first cause (what a server said), else the image's, goes
+	// with the copy's error. A stop, or the copy's failure, interrupts the
+	// base's reads in flight.
+	return &held{io: x, align: 1, cause: firstOf(h.cause, x.met), interrupt: h.interrupt, release: s.readDirect(h, im)}, nil
 }
 
 // lock takes the base end's locks on the host file.
@@ -262,6 +263,9 @@ type imageReader struct {
 	im    *qcow2.Image
 	name  string
 	about string
+	// The image's own first error (a cluster that does not decompress,
+	// named by its guest offset), which the engine reduces to an errno.
+	firstCause
 }
 
 var _ engine.IOEnd = (*imageReader)(nil)
@@ -272,10 +276,17 @@ func (x *imageReader) Settle() error                             { return nil }
 func (x *imageReader) Reserve(int64, int64, bool) error          { return unix.EBADF }
 func (x *imageReader) Truncate(int64) error                      { return unix.EBADF }
 func (x *imageReader) PrepareTail() error                        { return nil }
-func (x *imageReader) ReadAt(p []byte, off int64) (int, error)   { return x.im.ReadAt(p, off) }
 func (x *imageReader) WriteAt([]byte, int64) (int, error)        { return 0, unix.EBADF }
 func (x *imageReader) Zero(int64, int64, bool) error             { return unix.EBADF }
 func (x *imageReader) Flush() error                              { return nil }
+
+// ReadAt reads the guest's bytes, keeping the image's first error.
+func (x *imageReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := x.im.ReadAt(p, off)
+	x.keep(err)
+	return n, err
+}
+
 func (x *imageReader) IOInfo() engine.IOInfo {
 	return engine.IOInfo{Transport: "qcow2", Detail: x.name + ": " + strings.TrimSpace(x.about)}
 }

@@ -148,14 +148,15 @@ func (s *vmdkSrc) open(p *Plan, rep *Report) (*held, error) {
 	}
 	s.opened = h
 	x := &vmdkReader{im: im, name: s.ep.path, about: s.about}
-	return &held{io: x, align: 1, release: h.close}, nil
+	return &held{io: x, align: 1, cause: firstOf(h.cause, x.met), release: h.close}, nil
 }
 
 // vmdkReader is an open vmdk image as the engine reads it.
 type vmdkReader struct {
-	im    *vmdk.Image
-	name  string
-	about string
+	im         *vmdk.Image
+	name       string
+	about      string
+	firstCause // the image's own first error (a grain that does not inflate)
 }
 
 var _ engine.IOEnd = (*vmdkReader)(nil)
@@ -166,10 +167,17 @@ func (x *vmdkReader) Settle() error                             { return nil }
 func (x *vmdkReader) Reserve(int64, int64, bool) error          { return unix.EBADF }
 func (x *vmdkReader) Truncate(int64) error                      { return unix.EBADF }
 func (x *vmdkReader) PrepareTail() error                        { return nil }
-func (x *vmdkReader) ReadAt(p []byte, off int64) (int, error)   { return x.im.ReadAt(p, off) }
 func (x *vmdkReader) WriteAt([]byte, int64) (int, error)        { return 0, unix.EBADF }
 func (x *vmdkReader) Zero(int64, int64, bool) error             { return unix.EBADF }
 func (x *vmdkReader) Flush() error                              { return nil }
+
+// ReadAt reads the guest's bytes, keeping the image's first error.
+func (x *vmdkReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := x.im.ReadAt(p, off)
+	x.keep(err)
+	return n, err
+}
+
 func (x *vmdkReader) IOInfo() engine.IOInfo {
 	return engine.IOInfo{Transport: "vmdk", Detail: x.name + ": " + x.about}
 }

@@ -177,10 +177,14 @@ func (g *governor) neighbourReport() *NeighbourReport {
 		return nil
 	}
 	r := g.nbFirst.Report()
-	return &NeighbourReport{MinBytes: r.MinBytes, MedianBytes: r.MedianBytes, MaxBytes: r.MaxBytes,
+	rep := &NeighbourReport{MinBytes: r.MinBytes, MedianBytes: r.MedianBytes, MaxBytes: r.MaxBytes,
 		LeastLatency: r.LeastLatency.Seconds(), SoloRate: r.SoloRate, BestRate: r.BestRate, Keep: r.Keep, HeldSeconds: r.HeldSeconds,
 		LowestShare: r.LowestShare, FloorSeconds: r.FloorSeconds, Floor: r.Floor, Samples: r.Samples,
-		OthersSeconds: r.OthersSeconds}
+		OthersSeconds: r.OthersSeconds, Restarts: r.Restarts}
+	for _, w := range r.Windows {
+		rep.Windows = append(rep.Windows, NeighbourWindow{Bytes: w.Bytes, Seconds: w.Seconds})
+	}
+	return rep
 }
 
 // NeighbourReport is what the good neighbour chose during a copy whose
@@ -210,6 +214,26 @@ type NeighbourReport struct {
 	Samples int
 	// OthersSeconds is the time others used the copy's disks.
 	OthersSeconds float64
+	// Windows is the time its window held each number of bytes in
+	// flight, fewest first; Restarts how many times it grew afresh
+	// (others came, a cap was lifted, its best beside them measured
+	// again).
+	Windows  []NeighbourWindow
+	Restarts int
+}
+
+// NeighbourWindow is the time a window of Bytes in flight was held.
+type NeighbourWindow struct {
+	Bytes   int64
+	Seconds float64
+}
+
+// MarshalJSON: the bytes in flight and the time held, in ms.
+func (w NeighbourWindow) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Bytes        int64 `json:"bytes_in_flight"`
+		Milliseconds int64 `json:"milliseconds"`
+	}{w.Bytes, Milliseconds(w.Seconds)})
 }
 
 // String says what it chose, for -v.
@@ -247,22 +271,28 @@ func (r *NeighbourReport) Held() string {
 // MarshalJSON: bytes in flight as integers, times in ms, the least
 // latency in µs, shares from 0 to 1.
 func (r NeighbourReport) MarshalJSON() ([]byte, error) {
+	windows := r.Windows
+	if windows == nil {
+		windows = []NeighbourWindow{}
+	}
 	return json.Marshal(struct {
-		MinBytes          int64   `json:"min_bytes_in_flight"`
-		MedianBytes       int64   `json:"median_bytes_in_flight"`
-		MaxBytes          int64   `json:"max_bytes_in_flight"`
-		LeastLatency      int64   `json:"least_latency_microseconds"`
-		SoloRate          int64   `json:"solo_rate"`
-		BestRate          int64   `json:"best_rate"`
-		Keep              float64 `json:"keep"`
-		HeldMilliseconds  int64   `json:"held_milliseconds"`
-		LowestShare       float64 `json:"lowest_share"`
-		FloorMilliseconds int64   `json:"floor_milliseconds"`
-		Floor             float64 `json:"floor"`
-		Samples           int     `json:"samples"`
-		OthersMillis      int64   `json:"others_milliseconds"`
+		MinBytes          int64             `json:"min_bytes_in_flight"`
+		MedianBytes       int64             `json:"median_bytes_in_flight"`
+		MaxBytes          int64             `json:"max_bytes_in_flight"`
+		LeastLatency      int64             `json:"least_latency_microseconds"`
+		SoloRate          int64             `json:"solo_rate"`
+		BestRate          int64             `json:"best_rate"`
+		Keep              float64           `json:"keep"`
+		HeldMilliseconds  int64             `json:"held_milliseconds"`
+		LowestShare       float64           `json:"lowest_share"`
+		FloorMilliseconds int64             `json:"floor_milliseconds"`
+		Floor             float64           `json:"floor"`
+		Samples           int               `json:"samples"`
+		OthersMillis      int64             `json:"others_milliseconds"`
+		Windows           []NeighbourWindow `json:"windows"`
+		Restarts          int               `json:"restarts"`
 	}{r.MinBytes, r.MedianBytes, r.MaxBytes, int64(math.Round(r.LeastLatency * 1e6)), int64(math.Round(r.SoloRate)),
 		int64(math.Round(r.BestRate)), round3(r.Keep),
 		Milliseconds(r.HeldSeconds), round3(r.LowestShare), Milliseconds(r.FloorSeconds), r.Floor, r.Samples,
-		Milliseconds(r.OthersSeconds)})
+		Milliseconds(r.OthersSeconds), windows, r.Restarts})
 }

@@ -46,14 +46,17 @@ const (
 	// count: a tick that came late is followed by a short one, where a
 	// stray request was a rate of others.
 	yieldOthersLeast = 8
-	yieldMemory      = 8                     // ticks others count as there after they were last seen
-	yieldSlack       = 50 * time.Microsecond // added to twice the probe's base: jitter on a fast device
-	yieldPSIExcess   = 0.20                  // share of a tick stalled beyond the copy's own
-	yieldHold        = 2                     // ticks left alone after a cut
-	yieldSteps       = 16                    // ticks from the floor to full rate, in rate steps
-	yieldFloor       = 32                    // the rate never goes below 1/yieldFloor of the copy's own
-	yieldLearn       = 0.2                   // weight of a new tick in the learnt averages
-	yieldRecent      = 3                     // ticks over which the probe is the median
+	// yieldOthersStarved is the fewest that count where small reads
+	// wait so long that a foreground completes fewer (othersLeast).
+	yieldOthersStarved = 2
+	yieldMemory        = 8                     // ticks others count as there after they were last seen
+	yieldSlack         = 50 * time.Microsecond // added to twice the probe's base: jitter on a fast device
+	yieldPSIExcess     = 0.20                  // share of a tick stalled beyond the copy's own
+	yieldHold          = 2                     // ticks left alone after a cut
+	yieldSteps         = 16                    // ticks from the floor to full rate, in rate steps
+	yieldFloor         = 32                    // the rate never goes below 1/yieldFloor of the copy's own
+	yieldLearn         = 0.2                   // weight of a new tick in the learnt averages
+	yieldRecent        = 3                     // ticks over which the probe is the median
 	// yieldBefore is how long the disks are watched before the copy
 	// starts, yieldOthersBefore the requests a second by others that
 	// count then.
@@ -148,7 +151,7 @@ func (a *aimd) futile() bool {
 // report.
 func (a *aimd) observe(s yieldSample) {
 	rate := float64(s.moved) / max(s.dt.Seconds(), 1e-3)
-	alone := s.others < yieldOthers
+	alone := s.othersAlone()
 	if alone {
 		a.others = max(a.others-1, 0)
 	} else {
@@ -176,6 +179,30 @@ func (a *aimd) observe(s yieldSample) {
 	r.ProbeMax = max(r.ProbeMax, s.probe.Seconds())
 	r.OthersMax = max(r.OthersMax, s.others)
 	r.PSISomeMax, r.PSIFullMax = max(r.PSISomeMax, s.some), max(r.PSIFullMax, s.full)
+}
+
+// othersLeast is the fewest requests by others in a tick of dt that
+// count when a small read waits probe: yieldOthersLeast, or, where reads
+// wait so long that one request in flight completes fewer, that many
+// (yieldOthersStarved at least: a stray request is still none). A
+// foreground completes a request per wait for each it has in flight:
+// fio with 4, queued in a cgroup's throttle behind the copy's 8 MiB,
+// waited 290 ms a read like the probe and made 3 or 4 a tick, and was
+// never seen while the probe waited a thousand times its base
+// (TestYieldBesideReader). The copy's own requests that its counters
+// explain late are owed (yieldDisk.others), not counted here.
+func othersLeast(dt, probe time.Duration) int64 {
+	if probe <= 0 {
+		return yieldOthersLeast
+	}
+	return max(yieldOthersStarved, min(yieldOthersLeast, int64(dt/probe)))
+}
+
+// othersAlone: too few requests by others to count, yieldOthers a second
+// or, where reads wait long, othersLeast in the tick.
+func (s yieldSample) othersAlone() bool {
+	least := float64(othersLeast(s.dt, s.probe)) / max(s.dt.Seconds(), 1e-3)
+	return s.others < min(yieldOthers, least)
 }
 
 // learn moves an average toward v; a first value (avg <= 0) is taken

@@ -63,3 +63,56 @@ func TestSampleCountsOwnWritesOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestSampleSeesStarvedForeground: fio reading SRC 4 KiB at random, 4
+// in flight, in one blkio cgroup with the copy, throttled to 24 MiB/s,
+// and started after it: its reads queue behind the copy's 8 MiB in
+// flight and wait 290 ms each, as long as the probe's, so it completes
+// 3 or 4 a tick (TestYieldBesideReader's failing runs, tick after tick:
+// 7 MiB read in requests of 1 MiB, one probe read, 4 more requests).
+// Fewer than yieldOthersLeast, they were no one, while the probe waited
+// a thousand times its base; a request or two a tick, where reads wait
+// that long, are still a stray one.
+func TestSampleSeesStarvedForeground(t *testing.T) {
+	const req, dt, wait = 1 << 20, 290 * time.Millisecond, 290 * time.Millisecond
+	for _, c := range []struct {
+		name   string
+		others int64 // the disk's requests in a tick beyond the copy's
+		probe  time.Duration
+		seen   bool
+	}{
+		{"a reader starved behind the copy", 4, wait, true},
+		{"a stray request where reads wait long", 1, wait, false},
+		{"as many where reads are quick", 4, 2 * time.Millisecond, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			stat := filepath.Join(t.TempDir(), "stat")
+			setStat := func(reqs int64) {
+				t.Helper()
+				if err := os.WriteFile(stat, fmt.Appendf(nil, "%d 0 0 0 0 0 0 0 0 0 0\n", reqs), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			setStat(1000)
+			prog := &engine.Progress{}
+			y := &yielder{gov: &governor{depth: 8, block: req}, prog: prog, psi: [2]int64{-1, -1},
+				disks: []*yieldDisk{{stat: stat, req: req, src: true, reqs: 1000}}}
+			reqs := int64(1000)
+			var s yieldSample
+			for range 6 {
+				y.last = time.Now().Add(-dt)
+				prog.Read.Add(7 * req)
+				y.probed = 1
+				reqs += 7 + 1 + c.others
+				setStat(reqs)
+				s = y.count(c.probe)
+			}
+			if seen := s.others > 0; seen != c.seen {
+				t.Errorf("others %.1f/s, seen %v; want %v", s.others, seen, c.seen)
+			}
+			if c.seen && s.othersAlone() {
+				t.Errorf("others %.1f/s taken for nobody when reads wait %v", s.others, c.probe)
+			}
+		})
+	}
+}

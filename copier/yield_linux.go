@@ -290,7 +290,11 @@ func (y *yielder) run() {
 
 // sample takes one tick's figures.
 func (y *yielder) sample() yieldSample {
-	probe := y.probeNow(yieldProbes)
+	return y.count(y.probeNow(yieldProbes))
+}
+
+// count takes the tick's figures but the probe, which took probe.
+func (y *yielder) count(probe time.Duration) yieldSample {
 	now := time.Now()
 	read, done, writes := y.prog.Read.Load(), y.prog.Done.Load(), y.prog.Writes.Load()
 	s := yieldSample{dt: now.Sub(y.last), moved: read - y.read, probe: probe, some: -1, full: -1}
@@ -320,8 +324,8 @@ func (y *yielder) sample() yieldSample {
 		}
 		others += d.others(reqs, mine, inFlight)
 	}
-	if others < yieldOthersLeast {
-		others = 0 // a stray request or two (a journal commit, udev's probe): nobody to make room for
+	if others < othersLeast(s.dt, probe) {
+		others = 0 // a stray request (a journal commit, udev's probe), a few where reads are quick: nobody to make room for
 	}
 	// Others count from their second tick in a row. The copy's own
 	// requests are estimated (a chunk written in pieces and zeroed

@@ -196,3 +196,20 @@ func TestParsePSI(t *testing.T) {
 		t.Errorf("%v", got)
 	}
 }
+
+// TestAIMDStarvedForeground: TestYieldBesideReader's failing run as the
+// controller saw it. The probe's base is 0.34 ms, nobody else on the
+// disk yet; then fio starts beside the copy, behind its 8 MiB in
+// flight in a 24 MiB/s throttle: the probe waits 290 ms, fio completes
+// 4 requests a tick (14/s). It suffers: the copy is cut.
+func TestAIMDStarvedForeground(t *testing.T) {
+	a := newAIMD(8)
+	a.observe(yieldSample{dt: 30 * time.Millisecond, probe: 340 * time.Microsecond, some: -1, full: -1})
+	for range 6 {
+		a.step(yieldSample{dt: 290 * time.Millisecond, moved: 7 << 20, probe: 290 * time.Millisecond,
+			others: 4 / 0.29, some: 0.95, full: 0.9})
+	}
+	if a.rep.Cuts < 1 || a.rep.LowestDepth >= 8 {
+		t.Fatalf("a reader starved behind the copy was taken for nobody: %+v", a.rep)
+	}
+}

@@ -47,9 +47,15 @@ type jsonIOLimit struct {
 type jsonYield struct {
 	Cuts        int     `json:"cuts"`
 	Raises      int     `json:"raises"`
+	Futile      int     `json:"futile"`
+	CutMs       int64   `json:"cut_milliseconds"`
 	LowestDepth int     `json:"lowest_depth"`
 	LowestRate  int64   `json:"lowest_rate"`
+	ProbeBaseUs int64   `json:"probe_base_microseconds"`
+	ProbeMaxUs  int64   `json:"probe_max_microseconds"`
 	OthersMax   float64 `json:"others_max_iops"`
+	PSISomeMax  float64 `json:"psi_some_max"`
+	PSIFullMax  float64 `json:"psi_full_max"`
 }
 
 // jsonVerify is the "verify" object of --verify.

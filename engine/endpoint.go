@@ -47,6 +47,13 @@ type Endpoint interface {
 	PrepareTail() error
 }
 
+// Unreserver is an Endpoint that can give back blocks Reserve allocated
+// and nothing has written since: they read as zeros, and given back they
+// are a hole again.
+type Unreserver interface {
+	Unreserve(off, n int64) error
+}
+
 // OpNamer is an Endpoint that names the ops done on it in its own terms,
 // for errors: an NBD export says "write zeroes" and "flush" where a file
 // says "fallocate(PUNCH_HOLE)" and "fdatasync".

@@ -64,6 +64,13 @@ func (e FileEnd) Reserve(off, n int64, keepSize bool) error {
 	return fallocate(e.fd(), mode, off, n)
 }
 
+// Unreserve is fallocate(PUNCH_HOLE), which keeps the size.
+func (e FileEnd) Unreserve(off, n int64) error {
+	return fallocate(e.fd(), fallocPunchHole|fallocKeepSize, off, n)
+}
+
+var _ Unreserver = FileEnd{}
+
 // Truncate is ftruncate.
 func (e FileEnd) Truncate(size int64) error { return ftruncate(e.fd(), size) }
 

@@ -21,7 +21,8 @@ import "time"
 //   - grow (slow start): it drops to the least window (one request of
 //     neighbourMinRequest) and doubles it every judgement (a window's
 //     throughput over a few of its samples) until a window moves the
-//     share of solo, or a doubling no longer pays (neighbourGain): the
+//     share of solo, or a doubling no longer pays (neighbourGain, in
+//     neighbourGrowTries judgements: one may be a stall's): the
 //     others take so much of the disk that the share of solo is out of
 //     reach, and the best beside them (the larger of the last two
 //     windows) is what it keeps a share of instead. A copy that was
@@ -39,7 +40,9 @@ import "time"
 //     a step down is tried again. It never grows just to look: only a
 //     share of a best beside others (not of solo) is measured again,
 //     every neighbourRecheckEvery judgements, so rarely that the
-//     windows past the share it tries then are a sliver of the time;
+//     windows past the share it tries then are a sliver of the time,
+//     or at once when the window held moves neighbourBestWrong times
+//     it (the best was a stall's);
 //   - the floor: under neighbourFloor of its speed alone (or of the most
 //     it moved, for a copy that was never alone) neighbourPersist times
 //     in a row, it doubles the window, whatever else: a copy always
@@ -61,6 +64,10 @@ type Neighbour struct {
 	keep     float64  // the share of solo (or of the best beside others) it aims at
 	phase    nbPhase
 	thrAt    []float64 // bytes per second each window moved, this episode (0: not tried)
+	peakAt   []float64 // the most one judgement of each window moved, this episode (grow)
+	tries    int       // judgements of the window now, since it changed
+	lastAt   []int     // the judgement (count) each window was last judged at
+	judged   int       // judgements beside others, so far
 	best     float64   // the most a window moved beside others where growing stopped paying (0: not found)
 	bestEver float64   // the most best was, every episode
 	capAt    float64   // the cap the best was learnt under (0: not a cap's)
@@ -118,8 +125,24 @@ const (
 	neighbourMinRequest = 128 << 10 // the smallest request the window cuts to
 	neighbourOneMost    = 1 << 20   // the largest window of one request, with more slots than one
 	neighbourGain       = 1.10      // a doubling that grew the throughput less ends the growth
-	neighbourFloor      = 0.5       // of solo speed, never given up
-	neighbourProbeEvery = 10        // judgements at a window, steady, before trying one step down
+	// neighbourGrowTries: judgements of a doubled window before it is
+	// said not to pay, the most of them counting. This VM's disk stalls
+	// for 100-300 ms every second or so (judgements of 4 to 90 MB/s
+	// between ones of 300 to 500): one of them ended the growth at the
+	// least window, whose speed then set the aim (issue 27).
+	neighbourGrowTries = 2
+	// neighbourBestWrong: a window held that moves this many times the
+	// best beside others says the best was a stall's, and it is measured
+	// again. Not less: others that took less are the recheck's, and a
+	// best measured again in a burst of the host's cache set a floor of
+	// half the burst that kept the window growing (40 MiB beside fio).
+	neighbourBestWrong = 2
+	// neighbourStale: judgements after which what a window moved is
+	// forgotten, its next judgement a figure afresh (not smoothed into
+	// one of a stall long gone).
+	neighbourStale      = neighbourProbeEvery
+	neighbourFloor      = 0.5 // of solo speed, never given up
+	neighbourProbeEvery = 10  // judgements at a window, steady, before trying one step down
 	// neighbourForgetEvery: judgements, steady, after which the windows
 	// known to move under the aim may be tried again.
 	neighbourForgetEvery = 40
@@ -156,6 +179,8 @@ func NewNeighbour(slots, block, unit int) *Neighbour {
 	n := &Neighbour{block: block, slots: max(slots, 1), keep: NeighbourKeep, from: -1, lo: -1, hist: map[int]time.Duration{}}
 	n.levels = neighbourLevels(n.slots, block, max(unit, 1))
 	n.thrAt = make([]float64, len(n.levels))
+	n.peakAt = make([]float64, len(n.levels))
+	n.lastAt = make([]int, len(n.levels))
 	n.at = len(n.levels) - 1
 	return n
 }
@@ -209,6 +234,8 @@ func (n *Neighbour) levelOf(bytes int) int {
 func (n *Neighbour) regrow(at, from int) {
 	if from < 0 {
 		clear(n.thrAt)
+		clear(n.peakAt)
+		n.rep.Restarts++
 	}
 	n.phase, n.from = nbGrow, from
 	n.change(at)
@@ -350,7 +377,14 @@ func (n *Neighbour) learn(thr float64) {
 		n.learnSolo(thr)
 		return
 	}
+	n.judged++
+	if n.tries == 0 && n.judged-n.lastAt[n.at] > neighbourStale {
+		n.thrAt[n.at] = 0 // a figure from long ago (a stall's, a load's since gone) starts afresh
+	}
 	n.thrAt[n.at] = smooth(n.thrAt[n.at], thr)
+	n.peakAt[n.at] = max(n.peakAt[n.at], thr)
+	n.lastAt[n.at] = n.judged
+	n.tries++
 }
 
 // learnSolo keeps the speed alone: the most the smoothed throughput
@@ -411,7 +445,14 @@ func (n *Neighbour) grow() {
 		n.bisect(max(n.from, n.lo), n.at)
 		return
 	}
-	if n.from >= 0 && n.thrAt[n.at] < n.thrAt[n.from]*neighbourGain || n.at == top {
+	// The most a judgement of the window now moved against the most one
+	// of the window it grew from did: a stall's judgement of either is
+	// not the figure, and neither is the luck of one side only.
+	paid := n.from < 0 || n.peakAt[n.at] >= n.peakAt[n.from]*neighbourGain
+	if !paid && n.tries < neighbourGrowTries && n.at < top {
+		return // one judgement may be a stall's: judged again
+	}
+	if !paid || n.at == top {
 		// The best is where the growth stopped: the larger of the last
 		// two windows, as they move now (an earlier sample's luck, or
 		// a load since grown, would set an aim no window reaches).
@@ -503,6 +544,12 @@ func (n *Neighbour) hold(sig Signals) {
 		// judgement's: a step up, judged as growing.
 		n.lo = n.at
 		n.regrow(n.at+1, n.at)
+	case n.best > 0 && n.thrAt[n.at] > n.best*neighbourBestWrong:
+		// The window moves far more than the best beside others: that
+		// was a stall's. Measured again, from here: held, a best too
+		// low is an aim the least window moves.
+		n.best, n.lo = 0, -1
+		n.regrow(n.at, -1)
 	case n.best > 0 && (n.solo == 0 || n.best < n.solo) && n.since >= neighbourRecheckEvery:
 		n.best, n.lo = 0, -1 // others may take less now: the best again
 		n.regrow(n.at, -1)
@@ -545,7 +592,7 @@ func (n *Neighbour) starved(thr float64, sig Signals) bool {
 // change sets a new window and starts counting the samples at it.
 func (n *Neighbour) change(at int) {
 	n.at = min(max(at, 0), len(n.levels)-1)
-	n.steady, n.short = 0, 0
+	n.steady, n.short, n.tries = 0, 0, 0
 	n.acc = accum{warm: true}
 	n.few = Sample{}
 }

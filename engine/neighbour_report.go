@@ -29,6 +29,19 @@ type NeighbourReport struct {
 	Samples int
 	// OthersSeconds is the time others used the disks (Signals.Others).
 	OthersSeconds float64
+	// Windows is the time spent at each window, fewest bytes first: which
+	// windows it held, and for how long.
+	Windows []WindowTime
+	// Restarts is how many times a growth started afresh: others came
+	// (from the least window), a cap was lifted or the best beside them
+	// was measured again (from the window then).
+	Restarts int
+}
+
+// WindowTime is the time a window of Bytes in flight was held.
+type WindowTime struct {
+	Bytes   int64
+	Seconds float64
 }
 
 // account keeps what the report says.
@@ -64,6 +77,9 @@ func (n *Neighbour) Report() NeighbourReport {
 		return r
 	}
 	slices.Sort(sizes)
+	for _, b := range sizes {
+		r.Windows = append(r.Windows, WindowTime{Bytes: int64(b), Seconds: n.hist[b].Seconds()})
+	}
 	r.MinBytes, r.MaxBytes = int64(sizes[0]), int64(sizes[len(sizes)-1])
 	var seen time.Duration
 	for _, b := range sizes {

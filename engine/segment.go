@@ -40,7 +40,7 @@ func (r *run) startSegment(idx int) {
 		r.queue(idx)
 		return
 	}
-	switch r.zero.plan(s.hole) {
+	switch r.zero.plan(r.inReserve(s)) {
 	case zeroSkip:
 		r.finished(countHoles, s)
 		r.segmentDone(idx)
@@ -56,6 +56,12 @@ func (r *run) startSegment(idx int) {
 		}
 		r.queue(idx)
 	}
+}
+
+// inReserve: the slot's zero run, not one of SRC's holes, lies in blocks
+// this copy reserved on a DST that read as zeros (planner.zerosReserved).
+func (r *run) inReserve(s *slot) bool {
+	return !s.hole && r.zero.dstZeroed && r.planner.zerosReserved(s.rel+int64(s.seg))
 }
 
 // zeroOpDone handles a fallocate's completion: an errno that says "not

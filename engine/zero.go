@@ -35,13 +35,11 @@ var zeroMethods = []zeroMethod{
 type zeroer struct {
 	block     int // detection granularity; 0: off
 	dstZeroed bool
-	prealloc  bool
 	methods   []zeroMethod
 }
 
 func newZeroer(job *Job) zeroer {
-	z := zeroer{block: job.ZeroBlock, dstZeroed: job.DstZeroed, prealloc: job.Preallocate, methods: zeroMethods}
-	return z
+	return zeroer{block: job.ZeroBlock, dstZeroed: job.DstZeroed, methods: zeroMethods}
 }
 
 // scan returns the segment of buf that starts at from: a run of whole
@@ -63,11 +61,10 @@ func (z *zeroer) blockIsZero(buf []byte, at int) bool {
 }
 
 // plan decides what a zero run needs. On a DST that reads zeros it needs
-// nothing, except a run inside a range this copy preallocated: punching it
-// keeps DST as sparse as SRC (if punching is not possible, the reserved
-// blocks read as zeros anyway).
-func (z *zeroer) plan(hole bool) zeroAction {
-	reserved := z.dstZeroed && z.prealloc && !hole
+// nothing, except a run inside a range this copy preallocated (reserved):
+// punching it keeps DST as sparse as SRC (if punching is not possible, the
+// reserved blocks read as zeros anyway).
+func (z *zeroer) plan(reserved bool) zeroAction {
 	switch {
 	case z.dstZeroed && !reserved:
 		return zeroSkip

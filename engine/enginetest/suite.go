@@ -93,6 +93,8 @@ func RunTarget(t *testing.T, tg Target) {
 		Copy(t, tg, Spec{Size: 1<<20 + 7, Direct: true, BlockSize: 4096, Depth: 1, Length: -1, Truncate: true})
 	})
 	t.Run("sparse", func(t *testing.T) { SparseProperty(t, tg) })
+	t.Run("reservation", func(t *testing.T) { ReservationGivenBack(t, tg) })
+	t.Run("reservation-cut-short", func(t *testing.T) { ReservationCutShort(t, tg) })
 	t.Run("random", func(t *testing.T) { RandomCopies(t, tg) })
 	t.Run("chaos", func(t *testing.T) { ChaosCopies(t, tg) })
 	t.Run("stopped", func(t *testing.T) { StoppedCopies(t, tg) })

@@ -1,0 +1,89 @@
+package copier_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/internal/qemutest"
+)
+
+// TestDamagedClusterNamed: a compressed cluster of a qcow2 (zstd), or a
+// grain of a streamOptimized vmdk (deflate), that does not decompress
+// fails the copy, and the error names it (a qcow2 cluster by its guest
+// offset, a grain by its number and host offset), where it said only the
+// engine's errno (EIO). Both engines. The damage is checked first: qemu-img
+// convert must fail on it too.
+func TestDamagedClusterNamed(t *testing.T) {
+	qemutest.Need(t, "qemu-img")
+	for _, c := range []struct {
+		format, opts string
+		magic        []byte // how each compressed cluster begins
+		want         string // what the error says of the fifth, {img} its name
+	}{
+		{"qcow2", "compression_type=zstd", []byte{0x28, 0xb5, 0x2f, 0xfd}, "decompress cluster {img} at offset 262144: "},
+		{"vmdk", "subformat=streamOptimized", []byte{0x78, 0x9c}, "grain 4: inflate: "},
+	} {
+		t.Run(c.format, func(t *testing.T) {
+			dir := t.TempDir()
+			var text strings.Builder
+			for i := 0; text.Len() < 2<<20; i++ {
+				fmt.Fprintf(&text, "line %d of an image with a damaged cluster\n", i)
+			}
+			raw := filepath.Join(dir, "src.raw")
+			writeFile(t, raw, []byte(text.String()[:2<<20]))
+			img := filepath.Join(dir, "img."+c.format)
+			args := []string{"convert", "-q", "-f", "raw", "-O", c.format, "-o", c.opts, raw, img}
+			if c.format == "qcow2" {
+				args = append(args[:1], append([]string{"-c"}, args[1:]...)...)
+			}
+			qemu(t, "qemu-img", args...)
+			damageFifth(t, img, c.magic)
+			if out, err := exec.Command("qemu-img", "convert", "-f", c.format, "-O", "raw", img, filepath.Join(dir, "qemu.raw")).CombinedOutput(); err == nil {
+				t.Fatalf("qemu-img converts the damaged image: the damage missed the data\n%s", out)
+			}
+			for _, eng := range []copier.EngineChoice{copier.EngineAuto, copier.EnginePool} {
+				dst := filepath.Join(t.TempDir(), "out.raw")
+				_, err := copier.Copy(context.Background(), copier.Options{Src: img, Dst: dst, Engine: eng})
+				if err == nil {
+					t.Fatalf("%s: a damaged compressed cluster copied without an error", eng)
+				}
+				if want := strings.ReplaceAll(c.want, "{img}", img); !strings.Contains(err.Error(), want) {
+					t.Fatalf("%s: the error does not say the fifth cluster did not decompress (%q): %v", eng, want, err)
+				}
+				if _, serr := os.Stat(dst); !os.IsNotExist(serr) {
+					t.Errorf("%s: a failed copy left DST behind: %v", eng, serr)
+				}
+			}
+		})
+	}
+}
+
+// damageFifth overwrites the start of the image's fifth compressed
+// cluster, found by how one begins (qemu-img convert writes them in guest
+// order, one a cluster of 64 KiB): the cluster at 256 KiB cannot
+// decompress. (Bytes damaged inside a zstd frame may decode to other
+// bytes: QEMU's frames carry no checksum.)
+func damageFifth(t *testing.T, img string, magic []byte) {
+	t.Helper()
+	b, err := os.ReadFile(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := -1
+	for range 5 {
+		next := bytes.Index(b[at+1:], magic)
+		if next < 0 {
+			t.Fatal("fewer than five compressed clusters in the image")
+		}
+		at += 1 + next
+	}
+	copy(b[at:], "junk"[:len(magic)])
+	writeFile(t, img, b)
+}
