@@ -22,32 +22,9 @@ import (
 // convert must fail on it too.
 func TestDamagedClusterNamed(t *testing.T) {
 	qemutest.Need(t, "qemu-img")
-	for _, c := range []struct {
-		format, opts string
-		magic        []byte // how each compressed cluster begins
-		want         string // what the error says of the fifth, {img} its name
-	}{
-		{"qcow2", "compression_type=zstd", []byte{0x28, 0xb5, 0x2f, 0xfd}, "decompress cluster {img} at offset 262144: "},
-		{"vmdk", "subformat=streamOptimized", []byte{0x78, 0x9c}, "grain 4: inflate: "},
-	} {
+	for _, c := range damagedCases {
 		t.Run(c.format, func(t *testing.T) {
-			dir := t.TempDir()
-			var text strings.Builder
-			for i := 0; text.Len() < 2<<20; i++ {
-				fmt.Fprintf(&text, "line %d of an image with a damaged cluster\n", i)
-			}
-			raw := filepath.Join(dir, "src.raw")
-			writeFile(t, raw, []byte(text.String()[:2<<20]))
-			img := filepath.Join(dir, "img."+c.format)
-			args := []string{"convert", "-q", "-f", "raw", "-O", c.format, "-o", c.opts, raw, img}
-			if c.format == "qcow2" {
-				args = append(args[:1], append([]string{"-c"}, args[1:]...)...)
-			}
-			qemu(t, "qemu-img", args...)
-			damageFifth(t, img, c.magic)
-			if out, err := exec.Command("qemu-img", "convert", "-f", c.format, "-O", "raw", img, filepath.Join(dir, "qemu.raw")).CombinedOutput(); err == nil {
-				t.Fatalf("qemu-img converts the damaged image: the damage missed the data\n%s", out)
-			}
+			img := damagedImage(t, c.format, c.opts, c.magic)
 			for _, eng := range []copier.EngineChoice{copier.EngineAuto, copier.EnginePool} {
 				dst := filepath.Join(t.TempDir(), "out.raw")
 				_, err := copier.Copy(context.Background(), copier.Options{Src: img, Dst: dst, Engine: eng})
@@ -59,6 +36,85 @@ func TestDamagedClusterNamed(t *testing.T) {
 				}
 				if _, serr := os.Stat(dst); !os.IsNotExist(serr) {
 					t.Errorf("%s: a failed copy left DST behind: %v", eng, serr)
+				}
+			}
+		})
+	}
+}
+
+// damagedCases are the images TestDamagedClusterNamed and
+// TestDamagedClusterNamedReadPasses damage, and what their errors say.
+var damagedCases = []struct {
+	format, opts string
+	magic        []byte // how each compressed cluster begins
+	want         string // what the error says of the fifth, {img} its name
+}{
+	{"qcow2", "compression_type=zstd", []byte{0x28, 0xb5, 0x2f, 0xfd}, "decompress cluster {img} at offset 262144: "},
+	{"vmdk", "subformat=streamOptimized", []byte{0x78, 0x9c}, "grain 4: inflate: "},
+}
+
+// damagedImage converts 2 MiB of text to a compressed image of format
+// and damages its fifth compressed cluster (damageFifth), checked by
+// qemu-img convert failing on it.
+func damagedImage(t *testing.T, format, opts string, magic []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	var text strings.Builder
+	for i := 0; text.Len() < 2<<20; i++ {
+		fmt.Fprintf(&text, "line %d of an image with a damaged cluster\n", i)
+	}
+	raw := filepath.Join(dir, "src.raw")
+	writeFile(t, raw, []byte(text.String()[:2<<20]))
+	img := filepath.Join(dir, "img."+format)
+	args := []string{"convert", "-q", "-f", "raw", "-O", format, "-o", opts, raw, img}
+	if format == "qcow2" {
+		args = append(args[:1], append([]string{"-c"}, args[1:]...)...)
+	}
+	qemu(t, "qemu-img", args...)
+	damageFifth(t, img, magic)
+	if out, err := exec.Command("qemu-img", "convert", "-f", format, "-O", "raw", img, filepath.Join(dir, "qemu.raw")).CombinedOutput(); err == nil {
+		t.Fatalf("qemu-img converts the damaged image: the damage missed the data\n%s", out)
+	}
+	return img
+}
+
+// TestDamagedClusterNamedReadPasses: ringcp checksum and ringcp verify
+// (Checksum, Compare) of an image with a damaged compressed cluster name
+// it as the copy does, where they said only EIO at the request's offset;
+// on either side of a compare. Both engines.
+func TestDamagedClusterNamedReadPasses(t *testing.T) {
+	qemutest.Need(t, "qemu-img")
+	for _, c := range damagedCases {
+		t.Run(c.format, func(t *testing.T) {
+			img := damagedImage(t, c.format, c.opts, c.magic)
+			want := strings.ReplaceAll(c.want, "{img}", img)
+			raw := filepath.Join(t.TempDir(), "same.raw")
+			writeFile(t, raw, make([]byte, 2<<20))
+			for _, eng := range []copier.EngineChoice{copier.EngineAuto, copier.EnginePool} {
+				for _, pass := range []struct {
+					name string
+					run  func() error
+				}{
+					{"checksum", func() error {
+						_, err := copier.Checksum(context.Background(), copier.ReadOptions{Src: img, Engine: eng})
+						return err
+					}},
+					{"compare SRC", func() error {
+						_, err := copier.Compare(context.Background(), copier.ReadOptions{Src: img, Dst: raw, Engine: eng})
+						return err
+					}},
+					{"compare DST", func() error {
+						_, err := copier.Compare(context.Background(), copier.ReadOptions{Src: raw, Dst: img, Engine: eng})
+						return err
+					}},
+				} {
+					err := pass.run()
+					if err == nil {
+						t.Fatalf("%s %s: a damaged compressed cluster read without an error", pass.name, eng)
+					}
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("%s %s: the error does not say the fifth cluster did not decompress (%q): %v", pass.name, eng, want, err)
+					}
 				}
 			}
 		})
