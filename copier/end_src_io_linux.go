@@ -208,8 +208,9 @@ func firstOf(causes ...func() error) func() error {
 	}
 }
 
-// srcError is a copy's error with the cause a SRC that moves its own
-// bytes gave for it: both are matched by errors.Is and errors.As.
+// srcError is a copy's or a read pass's error with the cause an end that
+// moves its own bytes gave for it: both are matched by errors.Is and
+// errors.As.
 type srcError struct{ err, cause error }
 
 func (e *srcError) Error() string   { return e.err.Error() + ": " + e.cause.Error() }

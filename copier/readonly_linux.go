@@ -2,11 +2,14 @@ package copier
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
+	"github.com/ringcp/ringcp/stream"
 )
 
 // Compare and Checksum read existing files or devices through the engine
@@ -91,6 +94,31 @@ func (p *Plan) startRead(both bool) (*readRun, error) {
 	return r, nil
 }
 
+// explain adds to a read pass's error the cause the end that failed gave
+// (an image's cluster that does not decompress), as explainSrc does to a
+// copy's: the end the engine's failed request names. A stop, or an
+// error that is no end's read, stays as it is.
+func (r *readRun) explain(p *Plan, err error) error {
+	var op *engine.OpError
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &op) {
+		return err
+	}
+	for _, e := range []struct {
+		h    *held
+		path string
+	}{{r.src, p.src.path}, {r.dst, p.dst.path}} {
+		if e.h == nil || e.h.cause == nil || e.path != op.Path {
+			continue
+		}
+		c := e.h.cause()
+		if c == nil || errors.Is(err, c) || errors.Is(c, context.Canceled) || errors.Is(c, os.ErrDeadlineExceeded) || errors.Is(c, stream.ErrClosed) {
+			continue
+		}
+		return &srcError{err: err, cause: c}
+	}
+	return err
+}
+
 func (r *readRun) close() {
 	if r.bufs != nil {
 		r.bufs.Free()
@@ -136,6 +164,7 @@ func Checksum(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	job.MapHoles, job.Observer = p.src.mapsHoles, holesOnly{checkedHoles{h, p.opts.Progress}}
 	meter := startReadProgress(o, p.opts.Progress, job.Progress, p.Length)
 	st, err := p.readPass(ctx, job)
+	err = r.explain(p, err)
 	rep := p.readReport(st, start)
 	rep.Dst, rep.DirectDst, rep.Bytes = "", false, p.Length
 	if err != nil {
