@@ -12,6 +12,7 @@ import (
 
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/internal/qemutest"
+	"github.com/ringcp/ringcp/internal/webtest"
 )
 
 // TestDamagedClusterNamed: a compressed cluster of a qcow2 (zstd), or a
@@ -54,24 +55,31 @@ var damagedCases = []struct {
 }
 
 // damagedImage converts 2 MiB of text to a compressed image of format
-// and damages its fifth compressed cluster (damageFifth), checked by
+// and damages its fifth compressed cluster (damageNth), checked by
 // qemu-img convert failing on it.
 func damagedImage(t *testing.T, format, opts string, magic []byte) string {
 	t.Helper()
+	return damagedImageOf(t, format, opts, magic, 2<<20, 5)
+}
+
+// damagedImageOf converts size bytes of text to a compressed image of
+// format and damages its nth compressed cluster.
+func damagedImageOf(t *testing.T, format, opts string, magic []byte, size, nth int) string {
+	t.Helper()
 	dir := t.TempDir()
 	var text strings.Builder
-	for i := 0; text.Len() < 2<<20; i++ {
+	for i := 0; text.Len() < size; i++ {
 		fmt.Fprintf(&text, "line %d of an image with a damaged cluster\n", i)
 	}
 	raw := filepath.Join(dir, "src.raw")
-	writeFile(t, raw, []byte(text.String()[:2<<20]))
+	writeFile(t, raw, []byte(text.String()[:size]))
 	img := filepath.Join(dir, "img."+format)
 	args := []string{"convert", "-q", "-f", "raw", "-O", format, "-o", opts, raw, img}
 	if format == "qcow2" {
 		args = append(args[:1], append([]string{"-c"}, args[1:]...)...)
 	}
 	qemu(t, "qemu-img", args...)
-	damageFifth(t, img, magic)
+	damageNth(t, img, magic, nth)
 	if out, err := exec.Command("qemu-img", "convert", "-f", format, "-O", "raw", img, filepath.Join(dir, "qemu.raw")).CombinedOutput(); err == nil {
 		t.Fatalf("qemu-img converts the damaged image: the damage missed the data\n%s", out)
 	}
@@ -121,25 +129,59 @@ func TestDamagedClusterNamedReadPasses(t *testing.T) {
 	}
 }
 
-// damageFifth overwrites the start of the image's fifth compressed
-// cluster, found by how one begins (qemu-img convert writes them in guest
-// order, one a cluster of 64 KiB): the cluster at 256 KiB cannot
+// damageNth overwrites the start of the image's nth compressed cluster,
+// found by how one begins (qemu-img convert writes them in guest order,
+// one a cluster of 64 KiB): the fifth, the cluster at 256 KiB, cannot
 // decompress. (Bytes damaged inside a zstd frame may decode to other
 // bytes: QEMU's frames carry no checksum.)
-func damageFifth(t *testing.T, img string, magic []byte) {
+func damageNth(t *testing.T, img string, magic []byte, nth int) {
 	t.Helper()
 	b, err := os.ReadFile(img)
 	if err != nil {
 		t.Fatal(err)
 	}
 	at := -1
-	for range 5 {
+	for range nth {
 		next := bytes.Index(b[at+1:], magic)
 		if next < 0 {
-			t.Fatal("fewer than five compressed clusters in the image")
+			t.Fatalf("fewer than %d compressed clusters in the image", nth)
 		}
 		at += 1 + next
 	}
 	copy(b[at:], "junk"[:len(magic)])
 	writeFile(t, img, b)
+}
+
+// TestWebDamagedClusterNamed: a damaged image on a web server fails the
+// copy naming its cluster, as a local one does, with many requests in
+// flight: the copy's failure interrupts the server's reads still in
+// flight, and that interruption, the server end's first error, is no
+// cause, but it hid the image's (the pool said only EIO). Both engines,
+// and ringcp checksum.
+func TestWebDamagedClusterNamed(t *testing.T) {
+	qemutest.Need(t, "qemu-img")
+	for _, c := range damagedCases {
+		if c.format != "qcow2" {
+			continue // a vmdk is not read from a URL
+		}
+		// 32 MiB, the cluster at 24 MiB damaged: the copy reads from
+		// the server on many connections when it fails.
+		img := damagedImageOf(t, c.format, c.opts, c.magic, 32<<20, 385)
+		s := webtest.Nginx(t, filepath.Dir(img), webtest.Config{})
+		url := s.URL + "/" + filepath.Base(img)
+		want := "decompress cluster " + url + " at offset 25165824: "
+		for _, eng := range []copier.EngineChoice{copier.EngineAuto, copier.EnginePool} {
+			for _, bs := range []int{0, 64 << 10} {
+				dst := filepath.Join(t.TempDir(), "out.raw")
+				_, err := copier.Copy(context.Background(), copier.Options{Src: url, Dst: dst, Engine: eng, BlockSize: bs, QueueDepth: 8})
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("%s, block size %d: the error does not say the damaged cluster did not decompress (%q): %v", eng, bs, want, err)
+				}
+			}
+			_, err := copier.Checksum(context.Background(), copier.ReadOptions{Src: url, Engine: eng, BlockSize: 64 << 10, QueueDepth: 8})
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("checksum %s: the error does not say the damaged cluster did not decompress (%q): %v", eng, want, err)
+			}
+		}
+	}
 }
