@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
-	"github.com/ringcp/ringcp/stream"
 )
 
 // Compare and Checksum read existing files or devices through the engine
@@ -111,7 +109,7 @@ func (r *readRun) explain(p *Plan, err error) error {
 			continue
 		}
 		c := e.h.cause()
-		if c == nil || errors.Is(err, c) || errors.Is(c, context.Canceled) || errors.Is(c, os.ErrDeadlineExceeded) || errors.Is(c, stream.ErrClosed) {
+		if c == nil || errors.Is(err, c) || interruption(c) {
 			continue
 		}
 		return &srcError{err: err, cause: c}
