@@ -96,19 +96,16 @@ func (p *Plan) startRead(both bool) (*readRun, error) {
 // (an image's cluster that does not decompress), as explainSrc does to a
 // copy's: the end the engine's failed request names. A stop, or an
 // error that is no end's read, stays as it is.
-func (r *readRun) explain(p *Plan, err error) error {
+func (r *readRun) explain(err error) error {
 	var op *engine.OpError
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &op) {
 		return err
 	}
-	for _, e := range []struct {
-		h    *held
-		path string
-	}{{r.src, p.src.path}, {r.dst, p.dst.path}} {
-		if e.h == nil || e.h.cause == nil || e.path != op.Path {
+	for _, h := range []*held{r.src, r.dst} {
+		if h == nil || h.cause == nil || h.name() != op.Path {
 			continue
 		}
-		c := e.h.cause()
+		c := h.cause()
 		if c == nil || errors.Is(err, c) || interruption(c) {
 			continue
 		}
@@ -162,7 +159,7 @@ func Checksum(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	job.MapHoles, job.Observer = p.src.mapsHoles, holesOnly{checkedHoles{h, p.opts.Progress}}
 	meter := startReadProgress(o, p.opts.Progress, job.Progress, p.Length)
 	st, err := p.readPass(ctx, job)
-	err = r.explain(p, err)
+	err = r.explain(err)
 	rep := p.readReport(st, start)
 	rep.Dst, rep.DirectDst, rep.Bytes = "", false, p.Length
 	if err != nil {
