@@ -40,6 +40,7 @@ func Compare(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	job.SrcAlign, job.DstAlign = r.src.align, r.dst.align
 	meter := startReadProgress(o, p.opts.Progress, job.Progress, p.Length)
 	st, err := p.readPass(ctx, job)
+	err = r.explain(err)
 	meter.end(err == nil)
 	rep := p.readReport(st, start)
 	rep.Bytes = p.Length

@@ -270,6 +270,20 @@ func (h *held) into(job *engine.Job, id engine.FileID) {
 	job.Files[id], job.Ends[id] = nil, h.io
 }
 
+// name is what the engine calls h in an *engine.OpError: the name of
+// what into gave it.
+func (h *held) name() string {
+	switch {
+	case h.f != nil && h.mapped != nil:
+		return h.mapped.Name()
+	case h.f != nil:
+		return h.f.Name()
+	case h.io != nil:
+		return h.io.Name()
+	}
+	return ""
+}
+
 // close releases h once; safe on nil.
 func (h *held) close() {
 	if h != nil && h.release != nil {

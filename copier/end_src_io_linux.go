@@ -1,14 +1,17 @@
 package copier
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync/atomic"
 	"syscall"
 
 	"github.com/ringcp/ringcp/engine"
 	"github.com/ringcp/ringcp/qcow2"
+	"github.com/ringcp/ringcp/stream"
 )
 
 // The engine.IOEnds of the SRCs that move their own bytes and are only
@@ -194,22 +197,40 @@ func (c *firstCause) met() error {
 
 // firstOf is the first of causes that has one, for a SRC read through
 // another (an image on a web server: what the server said comes first).
+// An interruption of the reads (a stop, or the copy's failure elsewhere)
+// comes after any other: the failure of the image's own read (a cluster
+// that does not decompress) interrupts the server's reads in flight, which
+// is not why the copy failed.
 func firstOf(causes ...func() error) func() error {
 	return func() error {
+		var stopped error
 		for _, c := range causes {
 			if c == nil {
 				continue
 			}
-			if err := c(); err != nil {
+			switch err := c(); {
+			case err == nil:
+			case interruption(err):
+				if stopped == nil {
+					stopped = err
+				}
+			default:
 				return err
 			}
 		}
-		return nil
+		return stopped
 	}
 }
 
-// srcError is a copy's error with the cause a SRC that moves its own
-// bytes gave for it: both are matched by errors.Is and errors.As.
+// interruption tells whether err is only the interruption of a SRC's
+// reads (held.interrupt), not something the SRC met.
+func interruption(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, stream.ErrClosed)
+}
+
+// srcError is a copy's or a read pass's error with the cause an end that
+// moves its own bytes gave for it: both are matched by errors.Is and
+// errors.As.
 type srcError struct{ err, cause error }
 
 func (e *srcError) Error() string   { return e.err.Error() + ": " + e.cause.Error() }

@@ -119,9 +119,15 @@ func (p *Plan) finishSrc(a *acquired, rep *Report) error {
 }
 
 // explainSrc adds to a copy's error the cause its SRC gave, when the
-// engine's errno is all the error says.
+// engine's errno is all the error says. A request on another end that
+// failed (DST full) is not explained by what SRC met while the engine
+// drained (a damaged cluster read in flight).
 func explainSrc(a *acquired, err error, stop *srcStopper) error {
 	if err == nil || a.src == nil || a.src.cause == nil {
+		return err
+	}
+	var op *engine.OpError
+	if errors.As(err, &op) && op.Path != a.src.name() {
 		return err
 	}
 	if c := a.src.cause(); c != nil && !errors.Is(err, c) && !stop.abandonedCause(c) {

@@ -2,6 +2,7 @@ package copier
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -91,6 +92,28 @@ func (p *Plan) startRead(both bool) (*readRun, error) {
 	return r, nil
 }
 
+// explain adds to a read pass's error the cause the end that failed gave
+// (an image's cluster that does not decompress), as explainSrc does to a
+// copy's: the end the engine's failed request names. A stop, or an
+// error that is no end's read, stays as it is.
+func (r *readRun) explain(err error) error {
+	var op *engine.OpError
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &op) {
+		return err
+	}
+	for _, h := range []*held{r.src, r.dst} {
+		if h == nil || h.cause == nil || h.name() != op.Path {
+			continue
+		}
+		c := h.cause()
+		if c == nil || errors.Is(err, c) || interruption(c) {
+			continue
+		}
+		return &srcError{err: err, cause: c}
+	}
+	return err
+}
+
 func (r *readRun) close() {
 	if r.bufs != nil {
 		r.bufs.Free()
@@ -136,6 +159,7 @@ func Checksum(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	job.MapHoles, job.Observer = p.src.mapsHoles, holesOnly{checkedHoles{h, p.opts.Progress}}
 	meter := startReadProgress(o, p.opts.Progress, job.Progress, p.Length)
 	st, err := p.readPass(ctx, job)
+	err = r.explain(err)
 	rep := p.readReport(st, start)
 	rep.Dst, rep.DirectDst, rep.Bytes = "", false, p.Length
 	if err != nil {

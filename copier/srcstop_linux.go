@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/ringcp/ringcp/engine"
-	"github.com/ringcp/ringcp/stream"
 )
 
 // When Run's context ends, the engine stops submitting and waits for the
@@ -99,7 +98,7 @@ func (s *srcStopper) abandonedCause(c error) bool {
 		// makes the copy's error the stop it is (explain).
 		return false
 	}
-	return errors.Is(c, context.Canceled) || errors.Is(c, os.ErrDeadlineExceeded) || errors.Is(c, stream.ErrClosed)
+	return interruption(c)
 }
 
 // explain makes err, the copy's error when it is the SRC's reads that
