@@ -47,15 +47,17 @@ const deflateSmallMax = 32 << 10
 
 var deflaters32 = sync.Pool{New: func() any { return new(deflate32) }}
 
-// deflateSmall compresses src (at most deflateSmallMax bytes) as one final raw deflate
-// block, appended to dst.
+// deflateSmall compresses src (at most deflateSmallMax bytes) as one
+// final raw deflate block, appended to dst.
 func deflateSmall(dst, src []byte) []byte {
 	e := deflaters32.Get().(*deflate32)
 	defer deflaters32.Put(e)
 	e.parse(src)
 	e.out.b = dst
 	e.writeBlock()
-	return e.out.flush()
+	out := e.out.flush()
+	e.out.b = nil // the pool keeps no hold on the caller's buffer
+	return out
 }
 
 func dHash(p []byte) int {
