@@ -8,7 +8,6 @@ import (
 
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/zstd"
-	"github.com/ringcp/ringcp/internal/inflate"
 )
 
 // Compression is how a Writer compresses clusters.
@@ -51,7 +50,9 @@ func newCompressor(c Compression, clusterSize int64) (compressor, error) {
 	return nil, nil
 }
 
-// deflateLevel is klauspost's first level with zlib's block structure,
+// deflateLevel is klauspost's level for clusters larger than 32 KiB
+// (smaller ones go to deflateSmall, whose 3-byte matches make them
+// smaller than zlib's): its first level with zlib's block structure,
 // QEMU's deflate (zlib, level 6, memLevel 9): it ends a block every 32 Ki
 // symbols and codes each one as stored, fixed or dynamic, whichever is
 // shortest. Its levels 1 to 6 code up to 64 KiB of input as one block,
@@ -61,10 +62,11 @@ func newCompressor(c Compression, clusterSize int64) (compressor, error) {
 // zlib's, or did not shrink at all, and images 4 to 5% larger than
 // qemu-img's (TestWriterNoLargerMixed; issue 24's bench). Level 7 costs
 // 1.0 to 1.8 times level 6's CPU per cluster, the most on mixed clusters
-// (BenchmarkDeflate). A window of 32 KiB
-// (Go's) reads back in QEMU, which inflates a cluster with one call into
-// the whole cluster: its 4 KiB window (windowBits -12) limits only what
-// one call may refer to across calls.
+// (BenchmarkDeflate). Its 4-byte matches cost less at 64 KiB, where its
+// 32 KiB window finds what zlib's 4 KiB one cannot. A window of 32 KiB
+// reads back in QEMU, which inflates a cluster with one call into the
+// whole cluster: its 4 KiB window (windowBits -12) limits only what one
+// call may refer to across calls.
 const deflateLevel = 7
 
 // newFlateWriter makes the deflate writers.
@@ -90,6 +92,9 @@ var flateWriters = sync.Pool{New: func() any {
 type deflater struct{}
 
 func (deflater) compress(dst, src []byte) ([]byte, error) {
+	if len(src) <= deflateSmallMax {
+		return deflateSmall(dst, src), nil
+	}
 	f := flateWriters.Get().(*flateWriter)
 	defer flateWriters.Put(f)
 	f.out.Reset()
@@ -100,38 +105,7 @@ func (deflater) compress(dst, src []byte) ([]byte, error) {
 	if err := f.w.Close(); err != nil {
 		return nil, err
 	}
-	out := f.out.Bytes()
-	if len(src) <= 4<<10 {
-		out = trimFinalBlock(out, src)
-	}
-	return append(dst, out...), nil
-}
-
-// trimFinalBlock saves the byte or two that the library spends on an
-// empty final block after the data: zlib marks its last data block final
-// instead. When the stream's first block is its only one, marking it
-// final makes the trailing empty block dead bytes that can go. It is
-// tried, and kept only when the shorter stream inflates to src exactly
-// and ends there, its end-of-block code whole (inflate.DecodeWhole,
-// which reads no bit past the code, as zlib does): zlib decodes the code
-// after the last byte it needs before it sees the cluster is full, so a
-// cut code followed by the next cluster's bytes fails in QEMU. Worth it
-// on small clusters only, where those bytes are a few percent.
-func trimFinalBlock(out, src []byte) []byte {
-	if len(out) < 3 || out[0]&1 != 0 {
-		return out
-	}
-	try := append([]byte(nil), out...)
-	try[0] |= 1
-	check := getBuf(len(src))
-	defer putBuf(check)
-	for cut := 2; cut >= 1; cut-- {
-		cand := try[:len(try)-cut]
-		if inflate.DecodeWhole(check, cand) == nil && bytes.Equal(check, src) {
-			return cand
-		}
-	}
-	return out
+	return append(dst, f.out.Bytes()...), nil
 }
 
 // zstdEncoders are shared: EncodeAll runs on as many goroutines at once
@@ -142,11 +116,11 @@ func trimFinalBlock(out, src []byte) []byte {
 // the library's levels compress a little less than zstd's own at the
 // same name (see TestWriter), so clusters of 4 KiB and less take its best
 // level (their frames are small, their headers weigh), larger ones its
-// "better" level. That holds on TestWriter's and TestWriterNoLargerMixed's
-// sources, not everywhere: on issue 24's bench disk (64 KiB clusters) the
-// image is 1.004x qemu-img's, where "best" would make clusters 3% smaller
-// than "better" at 4.1 times its CPU, more than zstd's speed target
-// leaves room for.
+// "better" level ("best" makes 64 KiB clusters 3% smaller at 4.1 times
+// its CPU, more than zstd's speed target leaves room for). Its matches
+// take fewer bytes than zstd's level 3; what it lost was literals it left
+// raw (huffLiterals): on issue 24's bench disk (64 KiB clusters, seed 1)
+// the image was 1.003x qemu-img -c's, 0.992x with them coded.
 var zstdEncoders = [2]func() (*zstd.Encoder, error){
 	sync.OnceValues(func() (*zstd.Encoder, error) { return newZstdEncoder(zstd.SpeedBetterCompression) }),
 	sync.OnceValues(func() (*zstd.Encoder, error) { return newZstdEncoder(zstd.SpeedBestCompression) }),
@@ -175,6 +149,12 @@ func zstdCompressor(clusterSize int64) (compressor, error) {
 	return zstdEnc{e}, nil
 }
 
+// compress encodes src as one frame, then Huffman codes again the
+// literals the library left raw (huffLiterals).
 func (z zstdEnc) compress(dst, src []byte) ([]byte, error) {
-	return z.e.EncodeAll(src, dst), nil
+	buf := getBuf(len(src) + len(src)>>4 + 64)
+	frame := z.e.EncodeAll(src, buf[:0])
+	dst = huffLiterals(dst, frame)
+	putBuf(frame[:cap(frame)])
+	return dst, nil
 }
