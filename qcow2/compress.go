@@ -8,6 +8,7 @@ import (
 
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/zstd"
+	"github.com/ringcp/ringcp/internal/inflate"
 )
 
 // Compression is how a Writer compresses clusters.
@@ -93,8 +94,18 @@ type deflater struct{}
 
 func (deflater) compress(dst, src []byte) ([]byte, error) {
 	if len(src) <= deflateSmallMax {
-		return deflateSmall(dst, src), nil
+		start := len(dst)
+		dst = ownDeflate(dst, src)
+		if decodesTo(wholeInflater{}, dst[start:], src) {
+			return dst, nil
+		}
+		dst = dst[:start]
 	}
+	return deflateLibrary(dst, src)
+}
+
+// deflateLibrary is klauspost's deflate at deflateLevel.
+func deflateLibrary(dst, src []byte) ([]byte, error) {
 	f := flateWriters.Get().(*flateWriter)
 	defer flateWriters.Put(f)
 	f.out.Reset()
@@ -154,7 +165,38 @@ func zstdCompressor(clusterSize int64) (compressor, error) {
 func (z zstdEnc) compress(dst, src []byte) ([]byte, error) {
 	buf := getBuf(len(src) + len(src)>>4 + 64)
 	frame := z.e.EncodeAll(src, buf[:0])
-	dst = huffLiterals(dst, frame)
+	start := len(dst)
+	dst = ownLiterals(dst, frame)
+	recoded := !bytes.Equal(dst[start:], frame)
+	if recoded && !decodesTo(zstdDecompressor{}, dst[start:], src) {
+		dst = append(dst[:start], frame...)
+	}
 	putBuf(frame[:cap(frame)])
 	return dst, nil
 }
+
+// The encoders of our own, as variables so that a test can break them.
+var (
+	ownDeflate  = deflateSmall
+	ownLiterals = huffLiterals
+)
+
+// decodesTo says enc decodes to src, all of it. The clusters of the two
+// encoders of our own (deflateSmall, and huffLiterals' recoding of the
+// library's frames) are decoded again before they are stored, and ones
+// that do not come back are stored as the library codes them: a mistake
+// in those encoders would otherwise write a cluster that reads back
+// wrong without an error, seen only by a --verify or a qemu-img compare.
+// A decode costs a small part of an encode (about a tenth).
+func decodesTo(d decompressor, enc, src []byte) bool {
+	check := getBuf(len(src))
+	defer putBuf(check)
+	return d.decompress(check, enc) == nil && bytes.Equal(check, src)
+}
+
+// wholeInflater decodes a deflate stream that must end where dst is
+// full, its end code whole (inflate.DecodeWhole): what zlib, QEMU's
+// inflate, reads back exactly.
+type wholeInflater struct{}
+
+func (wholeInflater) decompress(dst, src []byte) error { return inflate.DecodeWhole(dst, src) }
