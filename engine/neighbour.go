@@ -41,12 +41,12 @@ import "time"
 //     share of a best beside others (not of solo) is measured again,
 //     every neighbourRecheckEvery judgements, so rarely that the
 //     windows past the share it tries then are a sliver of the time,
-//     or at once when the window held moves neighbourBestWrong times
-//     it (the best was a stall's);
+//     or soon when the window held moves neighbourBestWrong times it
+//     neighbourPersist judgements in a row (the best was a stall's);
 //   - the floor: under neighbourFloor of its speed alone (or of the most
-//     it moved, for a copy that was never alone) neighbourPersist times
-//     in a row, it doubles the window, whatever else: a copy always
-//     moves.
+//     it sustained, for a copy that was never alone: a best that a second
+//     of the windows held after it bore out) neighbourPersist times in a
+//     row, it doubles the window, whatever else: a copy always moves.
 //
 // Samples come every NeighbourEvery (Budget.SetSampleEvery), and a window
 // is judged over 50 ms and two of its windows of bytes at least: a copy
@@ -78,6 +78,8 @@ type Neighbour struct {
 	down     bool      // the last change was a step down, steady, to be judged
 	under    int       // judgements in a row under the floor
 	short    int       // judgements in a row under its share, steady
+	wrong    int       // judgements in a row, steady, that moved neighbourBestWrong times the best
+	thr      float64   // the last judgement's throughput
 	others   bool      // Signals.Others as last heard
 	solo     float64   // bytes per second alone at every slot (smoothed), the best seen
 	soloAt   float64   // the smoothed throughput alone now
@@ -133,8 +135,8 @@ const (
 	// least window, whose speed then set the aim (issue 27).
 	neighbourGrowTries = 2
 	// neighbourBestWrong: a window held that moves this many times the
-	// best beside others says the best was a stall's, and it is measured
-	// again. Not less: others that took less are the recheck's, and a
+	// best beside others, neighbourPersist judgements in a row, says the
+	// best was a stall's, and it is measured again. Not less: others that took less are the recheck's, and a
 	// best measured again in a burst of the host's cache set a floor of
 	// half the burst that kept the window growing (40 MiB beside fio).
 	neighbourBestWrong = 2
@@ -268,6 +270,7 @@ func (n *Neighbour) Step(s Sample, sig Signals) Window {
 	if !ok {
 		return n.Window()
 	}
+	n.thr = thr
 	capped := sig.Cap > 0 && thr >= 0.9*sig.Cap
 	if !capped { // a rate cap's speed says nothing of the window's
 		n.learn(thr)
@@ -566,6 +569,11 @@ func (n *Neighbour) hold(sig Signals) {
 	} else {
 		n.short = 0
 	}
+	if n.best > 0 && n.thr > n.best*neighbourBestWrong {
+		n.wrong++
+	} else {
+		n.wrong = 0
+	}
 	top := len(n.levels) - 1
 	switch {
 	case judged && n.thrAt[n.at] < aim:
@@ -578,10 +586,15 @@ func (n *Neighbour) hold(sig Signals) {
 		// judgement's: a step up, judged as growing.
 		n.lo = n.at
 		n.regrow(n.at+1, n.at)
-	case n.best > 0 && n.thrAt[n.at] > n.best*neighbourBestWrong:
+	case n.wrong >= neighbourPersist:
 		// The window moves far more than the best beside others: that
 		// was a stall's. Measured again, from here: held, a best too
-		// low is an aim the least window moves.
+		// low is an aim the least window moves. Not on one judgement's
+		// word, nor on the smoothed figure it lifts: a burst of the
+		// host's cache (three times the disk's speed, for a judgement
+		// or two) measured the best again every time, from a window
+		// held where the aim was met, and the growth after it judged
+		// the bursts.
 		n.best, n.lo = 0, -1
 		n.regrow(n.at, -1)
 	case n.best > 0 && (n.solo == 0 || n.best < n.solo) && n.since >= neighbourRecheckEvery:
@@ -627,7 +640,7 @@ func (n *Neighbour) starved(thr float64, sig Signals) bool {
 // change sets a new window and starts counting the samples at it.
 func (n *Neighbour) change(at int) {
 	n.at = min(max(at, 0), len(n.levels)-1)
-	n.steady, n.short, n.tries = 0, 0, 0
+	n.steady, n.short, n.wrong, n.tries = 0, 0, 0, 0
 	n.acc = accum{warm: true}
 	n.few = Sample{}
 }

@@ -35,9 +35,9 @@ func (d *burstDevice) sample(w int) Sample {
 
 // TestNeighbourBursts: a copy never alone (the foreground was there
 // before it, as in the busy bench) on a device like this VM's disk whose
-// samples come in bursts of three times its speed (75 ms in every 500,
-// the rest slower, the same bytes over each half second): the bursts do
-// not set its aim nor its floor. Once settled it holds about the least
+// samples come in bursts (three times its speed 75 ms in every 500, or
+// 2.5 times 200 ms in every second; the rest slower, the same bytes over
+// each period): the bursts do not set its aim nor its floor. Once settled it holds about the least
 // window that moves its share of what the device moves beside the
 // others (not of a burst's speed), and windows over twice that one hold
 // under 5% of the time.
@@ -47,6 +47,7 @@ func TestNeighbourBursts(t *testing.T) {
 		period, run int
 		factor      float64
 	}{
+		{"short", 20, 3, 3},
 		{"long", 40, 8, 2.5},
 	} {
 		t.Run(c.name, func(t *testing.T) {
