@@ -138,9 +138,10 @@ const (
 	neighbourGrowTries = 2
 	// neighbourBestWrong: a window held that moves this many times the
 	// best beside others, neighbourPersist judgements in a row, says the
-	// best was a stall's, and it is measured again. Not less: others that took less are the recheck's, and a
-	// best measured again in a burst of the host's cache set a floor of
-	// half the burst that kept the window growing (40 MiB beside fio).
+	// best was a stall's, and it is measured again. Not less: others
+	// that took less are the recheck's, and a best measured again in a
+	// burst of the host's cache set a floor of half the burst that kept
+	// the window growing (40 MiB beside fio).
 	neighbourBestWrong = 2
 	// neighbourStale: judgements after which what a window moved is
 	// forgotten, its next judgement a figure afresh (not smoothed into
@@ -333,8 +334,8 @@ func (n *Neighbour) Step(s Sample, sig Signals) Window {
 // comes down to 1/32 of the copy's speed and is raised by 1/16 a tick,
 // each raise a new cap: a growth afresh from 128 KiB each time, judged
 // in the disk's stalls and bursts (a copy beside fio held 128 KiB 4.5 s
-// of 5.9). A cap raised by less than
-// neighbourUncap is still the cap it was.
+// of 5.9). A cap raised by less than neighbourUncap is still the cap it
+// was.
 func (n *Neighbour) uncap(sig Signals) {
 	if n.capAt == 0 || sig.Cap > 0 && sig.Cap <= neighbourUncap*n.capAt {
 		return
@@ -420,15 +421,15 @@ func (n *Neighbour) learn(thr float64) {
 // covers neighbourSustain confirms the best beside others as far as it
 // bears it out: the window held aims at its share of the best, so what
 // it sustained over its share is a best it can move (never more than
-// the best measured). Only a best so confirmed
-// sets the floor of a copy never alone (bestEver): this VM's disk moves
-// bursts of the host's cache (1.9 to 3.4 GB/s judged over 50 ms, on a
-// disk of 1.1), and a best measured in one set a floor over what the
-// disk moves at any window, which then doubled the window every
-// judgement, up to every slot (a foreground's p99 7x its own). A second
-// holds the burst and what the host pays for it after. Confirmed, the
-// floor stays when a load grows later: what a copy was seen to sustain
-// is what others may not take from it.
+// the best measured). Only a best so confirmed sets the floor of a copy
+// never alone (bestEver): this VM's disk moves bursts of the host's
+// cache (1.9 to 3.4 GB/s judged over 50 ms, on a disk of 1.1), and a
+// best measured in one set a floor over what the disk moves at any
+// window, which then doubled the window every judgement, up to every
+// slot (a foreground's p99 7x its own). A second holds the burst and
+// what the host pays for it after. Confirmed, the floor stays when a
+// load grows later: what a copy was seen to sustain is what others may
+// not take from it.
 func (n *Neighbour) sustain(thr float64) {
 	if n.phase == nbGrow {
 		return
