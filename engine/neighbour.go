@@ -71,8 +71,6 @@ type Neighbour struct {
 	best     float64   // the most a window moved beside others where growing stopped paying (0: not found)
 	bestEver float64   // the most best was, every episode, as a window held sustained it (the floor's, for a copy never alone)
 	capAt    float64   // the cap the best was learnt under (0: not a cap's)
-	preCap   int       // the level held when a cap came (-1: none), to go back to when it is lifted
-	preBest  float64   // the best beside others then, uncapped (0: none)
 	from     int       // grow: the level it grew from (-1: from the start)
 	lo, hi   int       // the greatest level known to move under the aim (-1: none), the least known to move it
 	steady   int       // judgements since the last change, steady
@@ -186,7 +184,7 @@ const (
 // whose requests are multiples of unit. It starts alone, with every
 // slot.
 func NewNeighbour(slots, block, unit int) *Neighbour {
-	n := &Neighbour{block: block, slots: max(slots, 1), keep: NeighbourKeep, from: -1, lo: -1, preCap: -1, hist: map[int]time.Duration{}}
+	n := &Neighbour{block: block, slots: max(slots, 1), keep: NeighbourKeep, from: -1, lo: -1, hist: map[int]time.Duration{}}
 	n.levels = neighbourLevels(n.slots, block, max(unit, 1))
 	n.thrAt = make([]float64, len(n.levels))
 	n.peakAt = make([]float64, len(n.levels))
@@ -224,7 +222,7 @@ func (n *Neighbour) Hear(sig Signals) Window {
 		n.change(len(n.levels) - 1)
 		return n.Window()
 	}
-	n.best, n.lo, n.preCap, n.preBest = 0, -1, -1, 0
+	n.best, n.lo = 0, -1
 	n.regrow(0, -1)
 	return n.Window()
 }
@@ -300,9 +298,6 @@ func (n *Neighbour) Step(s Sample, sig Signals) Window {
 		// it), and the step down is judged as any: a window that no
 		// longer moves its share steps back up, and one known not to
 		// carry the cap is not tried again.
-		if n.capAt == 0 { // the cap came: what worked before it, for when it goes
-			n.preCap, n.preBest = n.at, n.best
-		}
 		n.phase = nbSteady
 		n.best = max(n.best, min(thr, sig.Cap)) // a burst after a wait measures over the cap
 		n.capAt = sig.Cap
@@ -323,19 +318,12 @@ func (n *Neighbour) Step(s Sample, sig Signals) Window {
 }
 
 // uncap forgets a best the cap set once the cap is lifted or raised
-// (Plan.SetMaxRate, --yield's cut): it was the cap's, not the most the
-// copy moves beside others, and held until the best was measured again
-// (400 judgements) the window that carried the old cap. It goes back to
-// the window it held when the cap came (or the one now, when larger),
-// with the best it knew then, and holds it as any: one that no longer
-// moves its share grows. With no best from before the cap, it grows
-// from there, as when the best is measured again. Before, it grew
-// afresh from the window the cap had stepped down to: --yield's cut
-// comes down to 1/32 of the copy's speed and is raised by 1/16 a tick,
-// each raise a new cap: a growth afresh from 128 KiB each time, judged
-// in the disk's stalls and bursts (a copy beside fio held 128 KiB 4.5 s
-// of 5.9). A cap raised by less than neighbourUncap is still the cap it
-// was.
+// (Plan.SetMaxRate): it was the cap's, not the most the copy moves
+// beside others, and held until the best was measured again (400
+// judgements) the window that carried the old cap. It grows from the
+// window now, as when the best is measured again. A cap raised by less
+// than neighbourUncap (--yield's cut creeps up a little every tick) is
+// still the cap it was.
 func (n *Neighbour) uncap(sig Signals) {
 	if n.capAt == 0 || sig.Cap > 0 && sig.Cap <= neighbourUncap*n.capAt {
 		return
@@ -344,14 +332,8 @@ func (n *Neighbour) uncap(sig Signals) {
 	if n.phase == nbAlone {
 		return
 	}
-	at := max(n.at, n.preCap)
-	n.best, n.lo = n.preBest, -1
-	if n.best == 0 {
-		n.regrow(at, -1)
-		return
-	}
-	n.phase, n.hi, n.since = nbSteady, at, 0
-	n.change(at)
+	n.best, n.lo = 0, -1
+	n.regrow(n.at, -1)
 }
 
 // fold holds back samples of fewer than neighbourMinSample requests and
