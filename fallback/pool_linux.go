@@ -20,7 +20,11 @@ type Pool struct {
 	ioprio  engine.IOPrio
 }
 
-var _ engine.Backend = (*Pool)(nil)
+var _ engine.ThreadFree = (*Pool)(nil)
+
+// ThreadFree: the workers make the system calls, so any thread may
+// submit and reap (engine.ThreadFree).
+func (*Pool) ThreadFree() {}
 
 // New starts a pool with one worker per slot for s, whose ends may be
 // descriptors (Setup.Files) and IOEnds (Setup.Ends) in any mix. It fits
