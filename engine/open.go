@@ -14,10 +14,12 @@ import (
 //
 // Open locks the calling goroutine to its OS thread until Close: io_uring
 // SINGLE_ISSUER rings accept enter only from the thread that created them.
-// Run, Finish and Close must be called from the goroutine that called Open.
+// A backend that is ThreadFree (the pool) leaves it unlocked. Run, Finish
+// and Close must be called from the goroutine that called Open.
 type Copy struct {
 	job    Job
 	be     Backend
+	locked bool // Open locked the goroutine to its thread; Close unlocks it
 	used   bool // Run or Finish was called: a Copy runs once
 	closed bool
 	// undrained: Run or Finish returned an error matching ErrUndrained;
@@ -46,7 +48,12 @@ func Open(job Job, newBackend NewBackend) (*Copy, error) {
 		runtime.UnlockOSThread()
 		return nil, err
 	}
-	return &Copy{job: job, be: be}, nil
+	c := &Copy{job: job, be: be, locked: true}
+	if _, free := be.(ThreadFree); free {
+		runtime.UnlockOSThread()
+		c.locked = false
+	}
+	return c, nil
 }
 
 // errUsed: a Copy runs its range once.
@@ -115,7 +122,9 @@ func (c *Copy) Close() error {
 		return c.undrained
 	}
 	c.closed = true
-	defer runtime.UnlockOSThread()
+	if c.locked {
+		defer runtime.UnlockOSThread()
+	}
 	if c.undrained != nil {
 		return c.undrained
 	}

@@ -18,9 +18,14 @@ type Pool struct {
 	names   []string // the transports of the IOEnds served, in FileID order
 	details []string
 	ioprio  engine.IOPrio
+	rings   *ringWrites // O_DIRECT writes on ext4 (ringwrite_linux.go)
 }
 
-var _ engine.Backend = (*Pool)(nil)
+var _ engine.ThreadFree = (*Pool)(nil)
+
+// ThreadFree: the workers make the system calls, so any thread may
+// submit and reap (engine.ThreadFree).
+func (*Pool) ThreadFree() {}
 
 // New starts a pool with one worker per slot for s, whose ends may be
 // descriptors (Setup.Files) and IOEnds (Setup.Ends) in any mix. It fits
@@ -49,9 +54,13 @@ func New(s engine.Setup) (engine.Backend, error) {
 		}
 		p.details = append(p.details, in.Detail)
 	}
+	p.rings = newRingWrites(s)
 	serve := func(q engine.Request) engine.Completion {
 		if e := ends[q.File]; e != nil {
 			return doEnd(e, q)
+		}
+		if c, ok := p.rings.write(fds[q.File], q); ok {
+			return c
 		}
 		return Do(fds[q.File], q)
 	}
@@ -78,10 +87,14 @@ func (p *Pool) Name() string {
 }
 
 func (p *Pool) Caps() engine.Caps {
-	if len(p.details) > 0 {
-		return engine.Caps{Detail: fmt.Sprintf("%d workers; %s", p.n, strings.Join(p.details, "; "))}
+	rings := ""
+	if p.rings.used() {
+		rings = ", O_DIRECT writes on ext4 through io_uring"
 	}
-	detail := fmt.Sprintf("%d pread/pwrite workers", p.n)
+	if len(p.details) > 0 {
+		return engine.Caps{Detail: fmt.Sprintf("%d workers%s; %s", p.n, rings, strings.Join(p.details, "; "))}
+	}
+	detail := fmt.Sprintf("%d pread/pwrite workers%s", p.n, rings)
 	if p.ioprio != 0 {
 		detail += ", ioprio " + p.ioprio.String()
 	}
@@ -110,5 +123,7 @@ func (p *Pool) Close() error {
 			p.seq[i] = nil
 		}
 	}
-	return p.workers.Close()
+	err := p.workers.Close()
+	p.rings.close()
+	return err
 }
