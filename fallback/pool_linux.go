@@ -54,7 +54,7 @@ func New(s engine.Setup) (engine.Backend, error) {
 		}
 		p.details = append(p.details, in.Detail)
 	}
-	p.rings = newRingWrites(s)
+	p.rings = newRingWrites(s, len(p.details) > 0)
 	serve := func(q engine.Request) engine.Completion {
 		if e := ends[q.File]; e != nil {
 			return doEnd(e, q)

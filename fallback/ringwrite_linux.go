@@ -32,9 +32,12 @@ import (
 // and the writes of all workers reach the disk together.
 //
 // Only there: io_uring retries a short write itself at the file position
-// (engine.NeedsHonestShortIO), which ext4 reports honestly; the pool is
-// also what copier falls back to where io_uring is not trusted or not
-// there. Not with an I/O priority nor with Setup.Blocking, whose
+// (engine.NeedsHonestShortIO), which ext4 reports honestly. And only in a
+// pool that serves an end moving its own bytes (an image, a web or NBD
+// end: the pool is there because the end needs it): a pool of
+// descriptors alone is the fallback copier takes where io_uring is not
+// there or not trusted, or that --engine pool asks for, and there it is
+// pread and pwrite, what the fallback's tests exercise. Not with an I/O priority nor with Setup.Blocking, whose
 // throttling wants each write issued by the worker itself (io_uring's
 // own workers would issue it). When a ring cannot be had (io_uring off,
 // locked memory short) the pool writes with pwrite, as before.
@@ -49,9 +52,9 @@ type ringWrites struct {
 }
 
 // newRingWrites picks the descriptors of s written through rings; nil
-// when there are none.
-func newRingWrites(s engine.Setup) *ringWrites {
-	if s.IOPrio != 0 || s.Blocking {
+// when there are none. servesEnds: the pool serves IOEnds too.
+func newRingWrites(s engine.Setup, servesEnds bool) *ringWrites {
+	if !servesEnds || s.IOPrio != 0 || s.Blocking {
 		return nil
 	}
 	w := &ringWrites{free: make(chan *ring.Ring, s.Depth)}

@@ -2,6 +2,7 @@ package fallback_test
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,10 @@ import (
 // worker at once into the file's holes, and the file holds what was
 // written, with the holes between left as holes; a write that O_DIRECT
 // refuses fails with the errno pwrite gives (EINVAL); the same file
-// without O_DIRECT is written with pwrite, as before.
+// without O_DIRECT is written with pwrite, as before, and so is one a
+// pool of descriptors alone writes (the fallback where io_uring is not
+// there or not trusted, and --engine pool): rings only where the pool
+// serves an end that moves its own bytes.
 func TestPoolWritesDirectExt4ThroughRings(t *testing.T) {
 	dir := t.TempDir()
 	var fs unix.Statfs_t
@@ -33,8 +37,17 @@ func TestPoolWritesDirectExt4ThroughRings(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer bufs.Free()
-	for _, direct := range []bool{true, false} {
-		path := filepath.Join(dir, map[bool]string{true: "direct", false: "buffered"}[direct])
+	cases := []struct {
+		name              string
+		direct, servesEnd bool
+	}{
+		{"direct", true, true},
+		{"buffered", false, true},
+		{"direct-descriptors-only", true, false}, // the fallback proper, and --engine pool
+	}
+	for _, tc := range cases {
+		direct, rings := tc.direct, tc.direct && tc.servesEnd
+		path := filepath.Join(dir, tc.name)
 		flags := os.O_RDWR | os.O_CREATE
 		if direct {
 			flags |= unix.O_DIRECT
@@ -48,7 +61,11 @@ func TestPoolWritesDirectExt4ThroughRings(t *testing.T) {
 		if err := dst.Truncate(size); err != nil {
 			t.Fatal(err)
 		}
-		p, err := fallback.New(engine.Setup{Files: engine.Files{engine.FileDst: dst}, Buffers: bufs.Slots, Depth: depth})
+		setup := engine.Setup{Files: engine.Files{engine.FileDst: dst}, Buffers: bufs.Slots, Depth: depth}
+		if tc.servesEnd {
+			setup.Ends[engine.FileSrc] = &stream{t: t, name: "src", rng: rand.New(rand.NewPCG(1, 3))}
+		}
+		p, err := fallback.New(setup)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,8 +97,8 @@ func TestPoolWritesDirectExt4ThroughRings(t *testing.T) {
 			}
 		}
 		detail := p.Caps().Detail
-		if got := strings.Contains(detail, "io_uring"); got != direct {
-			t.Errorf("direct %v: Caps %q: want io_uring named %v", direct, detail, direct)
+		if got := strings.Contains(detail, "io_uring"); got != rings {
+			t.Errorf("%s: Caps %q: want io_uring named %v", tc.name, detail, rings)
 		}
 		if err := p.Close(); err != nil {
 			t.Fatal(err)
