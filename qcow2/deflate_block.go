@@ -3,6 +3,8 @@ package qcow2
 import (
 	"math/bits"
 	"slices"
+
+	"github.com/ringcp/ringcp/internal/inflate"
 )
 
 // bitWriter writes deflate's bits, least significant first.
@@ -263,16 +265,7 @@ func codeLengthRuns(l []uint8) []uint32 {
 // that never occur take part in making the codes of the others.
 func fixedLengths() (lit [288]uint8, dist [30]uint8) {
 	for s := range lit {
-		switch {
-		case s < 144:
-			lit[s] = 8
-		case s < 256:
-			lit[s] = 9
-		case s < 280:
-			lit[s] = 7
-		default:
-			lit[s] = 8
-		}
+		lit[s] = inflate.FixedLitLength(s)
 	}
 	for s := range dist {
 		dist[s] = 5

@@ -47,21 +47,27 @@ type tables struct {
 	dist [distSize]uint32
 }
 
+// FixedLitLength is the length of literal/length symbol s (0 to 287) in
+// deflate's fixed code (RFC 1951, 3.2.6); every distance code's is 5.
+func FixedLitLength(s int) uint8 {
+	switch {
+	case s < 144:
+		return 8
+	case s < 256:
+		return 9
+	case s < 280:
+		return 7
+	}
+	return 8
+}
+
 // fixedTables are the fixed code's (block type 1), built once.
 var fixedTables = sync.OnceValue(func() *tables {
 	var lens [maxLitSym + 32]uint8
 	for s := range lens {
-		switch {
-		case s < 144:
-			lens[s] = 8
-		case s < 256:
-			lens[s] = 9
-		case s < 280:
-			lens[s] = 7
-		case s < maxLitSym:
-			lens[s] = 8
-		default:
-			lens[s] = 5
+		lens[s] = 5 // the distance codes'
+		if s < maxLitSym {
+			lens[s] = FixedLitLength(s)
 		}
 	}
 	t := new(tables)
