@@ -125,10 +125,12 @@ func deflateLibrary(dst, src []byte) ([]byte, error) {
 // needs no window size). The level is chosen by cluster size so that the
 // image is no larger than qemu-img convert -c makes with zstd's level 3:
 // the library's levels compress a little less than zstd's own at the
-// same name (see TestWriter), so clusters of 4 KiB and less take its best
-// level (their frames are small, their headers weigh), larger ones its
-// "better" level ("best" makes 64 KiB clusters 3% smaller at 4.1 times
-// its CPU, more than zstd's speed target leaves room for). Its matches
+// same name (see TestWriter), so clusters of 16 KiB and less take its
+// best level (their frames are small, their headers weigh: with "better"
+// the programs of /usr/bin made images 1.015x qemu-img -c's at 8 and 16
+// KiB clusters, 0.995x at 32 KiB), larger ones its "better" level
+// ("best" makes 64 KiB clusters 3% smaller at 4.1 times its CPU, more
+// than zstd's speed target leaves room for). Its matches
 // take fewer bytes than zstd's level 3; what it lost was literals it left
 // raw (huffLiterals): on issue 24's bench disk (64 KiB clusters, seed 1)
 // the image was 1.003x qemu-img -c's, 0.992x with them coded.
@@ -146,11 +148,14 @@ func newZstdEncoder(level zstd.EncoderLevel) (*zstd.Encoder, error) {
 		zstd.WithWindowSize(1<<maxClusterBits))
 }
 
+// zstdBestMax is the largest cluster the library's best level codes.
+const zstdBestMax = 16 << 10
+
 type zstdEnc struct{ e *zstd.Encoder }
 
 func zstdCompressor(clusterSize int64) (compressor, error) {
 	pick := zstdEncoders[0]
-	if clusterSize <= 4<<10 {
+	if clusterSize <= zstdBestMax {
 		pick = zstdEncoders[1]
 	}
 	e, err := pick()

@@ -60,8 +60,10 @@ func deflateSmall(dst, src []byte) []byte {
 	return out
 }
 
+// dHash is shifted as a uint32: an int of 32 bits would be negative for
+// half the products.
 func dHash(p []byte) int {
-	return int((uint32(p[0])<<16|uint32(p[1])<<8|uint32(p[2]))*0x9E3779B1) >> (32 - dHashBits)
+	return int((uint32(p[0])<<16 | uint32(p[1])<<8 | uint32(p[2])) * 0x9E3779B1 >> (32 - dHashBits))
 }
 
 func (e *deflate32) insert(src []byte, i int) {

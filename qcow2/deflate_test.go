@@ -59,3 +59,18 @@ func TestDeflateSmall(t *testing.T) {
 		}
 	}
 }
+
+// TestDeflateHashInRange: every 3-byte prefix hashes into the head table.
+// The hash was made an int before its shift, negative on 32-bit platforms
+// for half the prefixes: deflateSmall panicked there (index out of range)
+// on the first cluster with a repeated 3 bytes, crashing a zlib write
+// (GOARCH=arm go test -exec qemu-arm -run TestDeflate ./qcow2).
+func TestDeflateHashInRange(t *testing.T) {
+	var p [3]byte
+	for v := range 1 << 24 {
+		p[0], p[1], p[2] = byte(v>>16), byte(v>>8), byte(v)
+		if h := dHash(p[:]); h < 0 || h >= 1<<dHashBits {
+			t.Fatalf("prefix %x hashes to %d, outside [0, %d)", p, h, 1<<dHashBits)
+		}
+	}
+}

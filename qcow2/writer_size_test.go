@@ -182,7 +182,7 @@ func TestWriterNoLargerMixed(t *testing.T) {
 		{"programs", func(t testing.TB, path string) []byte { return programsRaw(t, path, 16<<20) }},
 	}
 	for _, source := range sources {
-		for _, cs := range []int64{4 << 10, 64 << 10} {
+		for _, cs := range []int64{4 << 10, 16 << 10, 64 << 10} {
 			for _, comp := range []Compression{CompressZlib, CompressZstd} {
 				t.Run(fmt.Sprintf("%s/cs=%d/%s", source.name, cs, comp), func(t *testing.T) {
 					t.Parallel()
