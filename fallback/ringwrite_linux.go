@@ -40,7 +40,8 @@ import (
 // pread and pwrite, what the fallback's tests exercise. Not with an I/O priority nor with Setup.Blocking, whose
 // throttling wants each write issued by the worker itself (io_uring's
 // own workers would issue it). When a ring cannot be had (io_uring off,
-// locked memory short) the pool writes with pwrite, as before.
+// locked memory short), or the pids cgroup leaves no room for io-wq's
+// threads (threads_linux.go), the pool writes with pwrite, as before.
 
 // ringWrites hands the workers' writes to rings, one per worker at most.
 type ringWrites struct {
@@ -54,7 +55,7 @@ type ringWrites struct {
 // newRingWrites picks the descriptors of s written through rings; nil
 // when there are none. servesEnds: the pool serves IOEnds too.
 func newRingWrites(s engine.Setup, servesEnds bool) *ringWrites {
-	if !servesEnds || s.IOPrio != 0 || s.Blocking {
+	if !servesEnds || s.IOPrio != 0 || s.Blocking || !threadsToSpare(s.Depth) {
 		return nil
 	}
 	w := &ringWrites{free: make(chan *ring.Ring, s.Depth)}
@@ -120,6 +121,15 @@ func (w *ringWrites) write(fd int, q engine.Request) (c engine.Completion, handl
 	}
 	r.CQESeen()
 	w.free <- r
+	if cqe.Res == -int32(syscall.ECANCELED) {
+		// io-wq could not start a worker for the write (a pids cgroup
+		// or RLIMIT_NPROC full: copy_process says EAGAIN, and io-wq
+		// cancels what it cannot run), so the kernel cancelled it
+		// before it ran: nothing moved. pwrite needs no thread of the
+		// kernel's: it does this one, and every later one.
+		w.off.Store(true)
+		return c, false
+	}
 	if cqe.Res < 0 {
 		return engine.Completion{Slot: q.Slot, Errno: syscall.Errno(-cqe.Res)}, true
 	}
