@@ -48,6 +48,7 @@ type ringWrites struct {
 	files [engine.NumFiles]bool // the descriptors written through a ring
 	free  chan *ring.Ring
 	off   atomic.Bool // a ring could not be had: pwrite from now on
+	wrote atomic.Bool // a write completed through a ring (for Caps)
 	mu    sync.Mutex
 	all   []*ring.Ring
 }
@@ -130,6 +131,7 @@ func (w *ringWrites) write(fd int, q engine.Request) (c engine.Completion, handl
 		w.off.Store(true)
 		return c, false
 	}
+	w.wrote.Store(true)
 	if cqe.Res < 0 {
 		return engine.Completion{Slot: q.Slot, Errno: syscall.Errno(-cqe.Res)}, true
 	}
@@ -178,12 +180,9 @@ func (w *ringWrites) close() {
 	w.all = nil
 }
 
-// used says whether any write went through a ring, for Caps.
+// used says whether any write went through a ring, for Caps: one that
+// was set up but then failed to submit, or whose write io-wq cancelled,
+// wrote nothing.
 func (w *ringWrites) used() bool {
-	if w == nil {
-		return false
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.all) > 0
+	return w != nil && w.wrote.Load()
 }
