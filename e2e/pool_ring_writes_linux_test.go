@@ -161,3 +161,63 @@ func firstLines(s string, n int) string {
 	lines := strings.SplitAfter(s, "\n")
 	return strings.Join(lines[:min(n, len(lines))], "")
 }
+
+// TestImageImportUnderNprocLimit: as TestImageImportUnderPidsLimit, for
+// a user that is not root under RLIMIT_NPROC (ulimit -u), which counts
+// io-wq's threads as it counts Go's: Go could not start a thread
+// ("pthread_create failed", "newosproc") where the pool's O_DIRECT
+// pwrite had room.
+func TestImageImportUnderNprocLimit(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run the copy as nobody")
+	}
+	qemutest.Need(t, "setpriv", "prlimit")
+	img, want, dir := ext4Import(t, 200<<20)
+	for _, p := range []string{dir, filepath.Dir(dir)} {
+		if err := os.Chmod(p, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(img, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The binary where nobody may run it (binary's folder is root's).
+	bin := filepath.Join(dir, "ringcp")
+	exe, err := os.ReadFile(binary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, "dst")
+	run := func(t *testing.T, limit int) result {
+		os.Remove(dst)
+		n := strconv.Itoa(limit)
+		return runCommand(t, "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+			"prlimit", "--nproc="+n+":"+n, bin, "--direct", "always", "-q", "8", "-b", "64K", img, dst)
+	}
+	limit := 0
+	t.Run("pwrite", func(t *testing.T) {
+		uringtest.SwitchOff(t, "2")
+		for l := 8; l <= 64 && limit == 0; l++ {
+			if run(t, l).code == exitOK {
+				limit = l
+			}
+		}
+	})
+	if limit == 0 {
+		t.Skip("pwrite does not finish the import under any RLIMIT_NPROC up to 64")
+	}
+	uringtest.NeedOn(t)
+	for l := limit + 1; l <= limit+9; l += 2 {
+		r := run(t, l)
+		if r.code != exitOK {
+			t.Errorf("RLIMIT_NPROC %d (pwrite finished at %d): exit %d\n%s", l, limit, r.code, firstLines(r.stderr, 4))
+			continue
+		}
+		if got, _ := os.ReadFile(dst); !bytes.Equal(got, want) {
+			t.Errorf("RLIMIT_NPROC %d: DST differs from the image's guest bytes", l)
+		}
+	}
+}
