@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Threads for the rings. A ring write that would block on ext4 runs in
@@ -18,18 +20,22 @@ import (
 // cancelled (ECANCELED, handled in write), or the io-wq workers took the
 // last pids and Go could not start a thread ("fatal error: newosproc").
 // So rings only where the pids cgroup of the process, and every cgroup
-// above it, leaves room for that many more.
+// above it, leaves room for that many more, and RLIMIT_NPROC too (the
+// same failures as nobody under ulimit -u).
 
 // threadsPerWorker is how many threads a worker may take through a ring,
 // counted with room to spare: its own, its io-wq worker's, and Go's
 // threads for goroutines that block meanwhile.
 const threadsPerWorker = 4
 
-// threadsToSpare says whether the pids cgroups of the process leave room
-// for depth workers' threads through rings; true where there is no
-// limit or it cannot be read (no pids controller).
+// threadsToSpare says whether the pids cgroups of the process, and
+// RLIMIT_NPROC, leave room for depth workers' threads through rings;
+// true where there is no limit or it cannot be read.
 func threadsToSpare(depth int) bool {
 	want := int64(threadsPerWorker*depth + 32)
+	if !nprocToSpare(want) {
+		return false
+	}
 	for _, dir := range pidsCgroups() {
 		for d := dir; ; d = filepath.Dir(d) {
 			if max, ok := readPidsFile(filepath.Join(d, "pids.max")); ok {
@@ -81,4 +87,49 @@ func readPidsFile(path string) (int64, bool) {
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 	return n, err == nil
+}
+
+// nprocToSpare says whether RLIMIT_NPROC leaves room for want more
+// threads of the real user, who has them counted against it (io-wq's
+// too); root is not held to it (copy_process lets CAP_SYS_ADMIN and
+// CAP_SYS_RESOURCE past, and root's own user always), so it is not
+// counted for root. The user's threads are counted from /proc.
+func nprocToSpare(want int64) bool {
+	var lim unix.Rlimit
+	if os.Geteuid() == 0 || unix.Getrlimit(unix.RLIMIT_NPROC, &lim) != nil || lim.Cur == unix.RLIM_INFINITY {
+		return true
+	}
+	if lim.Cur < uint64(want) {
+		return false
+	}
+	return int64(lim.Cur)-userThreads(os.Getuid()) >= want
+}
+
+// userThreads counts the threads of the processes whose real user is
+// uid, from /proc/PID/status (Uid: real first, Threads:).
+func userThreads(uid int) int64 {
+	pids, _ := filepath.Glob("/proc/[0-9]*/status")
+	var n int64
+	for _, p := range pids {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // exited meanwhile
+		}
+		var real, threads string
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 {
+				switch f[0] {
+				case "Uid:":
+					real = f[1]
+				case "Threads:":
+					threads = f[1]
+				}
+			}
+		}
+		if real == strconv.Itoa(uid) {
+			t, _ := strconv.ParseInt(threads, 10, 64)
+			n += t
+		}
+	}
+	return n
 }
