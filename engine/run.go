@@ -164,6 +164,10 @@ func (r *run) look() {
 // leave ends the run's hold on the budget, unless requests may still be in
 // flight (ErrUndrained): their slots stay taken for good.
 func (r *run) leave(err error) error {
+	// Caps again at the end: Stats say how the copy ran, and a backend
+	// may only know that once it wrote (the pool's rings, which it sets
+	// up at the first write that can use one).
+	r.stats.Caps = r.be.Caps()
 	if errors.Is(err, ErrUndrained) {
 		return err
 	}

@@ -40,13 +40,15 @@ import (
 // pread and pwrite, what the fallback's tests exercise. Not with an I/O priority nor with Setup.Blocking, whose
 // throttling wants each write issued by the worker itself (io_uring's
 // own workers would issue it). When a ring cannot be had (io_uring off,
-// locked memory short) the pool writes with pwrite, as before.
+// locked memory short), or the pids cgroup leaves no room for io-wq's
+// threads (threads_linux.go), the pool writes with pwrite, as before.
 
 // ringWrites hands the workers' writes to rings, one per worker at most.
 type ringWrites struct {
 	files [engine.NumFiles]bool // the descriptors written through a ring
 	free  chan *ring.Ring
 	off   atomic.Bool // a ring could not be had: pwrite from now on
+	wrote atomic.Bool // a write completed through a ring (for Caps)
 	mu    sync.Mutex
 	all   []*ring.Ring
 }
@@ -54,7 +56,7 @@ type ringWrites struct {
 // newRingWrites picks the descriptors of s written through rings; nil
 // when there are none. servesEnds: the pool serves IOEnds too.
 func newRingWrites(s engine.Setup, servesEnds bool) *ringWrites {
-	if !servesEnds || s.IOPrio != 0 || s.Blocking {
+	if !servesEnds || s.IOPrio != 0 || s.Blocking || !threadsToSpare(s.Depth) {
 		return nil
 	}
 	w := &ringWrites{free: make(chan *ring.Ring, s.Depth)}
@@ -120,6 +122,16 @@ func (w *ringWrites) write(fd int, q engine.Request) (c engine.Completion, handl
 	}
 	r.CQESeen()
 	w.free <- r
+	if cqe.Res == -int32(syscall.ECANCELED) {
+		// io-wq could not start a worker for the write (a pids cgroup
+		// or RLIMIT_NPROC full: copy_process says EAGAIN, and io-wq
+		// cancels what it cannot run), so the kernel cancelled it
+		// before it ran: nothing moved. pwrite needs no thread of the
+		// kernel's: it does this one, and every later one.
+		w.off.Store(true)
+		return c, false
+	}
+	w.wrote.Store(true)
 	if cqe.Res < 0 {
 		return engine.Completion{Slot: q.Slot, Errno: syscall.Errno(-cqe.Res)}, true
 	}
@@ -168,12 +180,9 @@ func (w *ringWrites) close() {
 	w.all = nil
 }
 
-// used says whether any write went through a ring, for Caps.
+// used says whether any write went through a ring, for Caps: one that
+// was set up but then failed to submit, or whose write io-wq cancelled,
+// wrote nothing.
 func (w *ringWrites) used() bool {
-	if w == nil {
-		return false
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.all) > 0
+	return w != nil && w.wrote.Load()
 }

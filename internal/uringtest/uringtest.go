@@ -40,11 +40,17 @@ func SwitchOff(t testing.TB, value string) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to set kernel.io_uring_disabled")
 	}
-	old, err := os.ReadFile(SysctlPath)
-	if err != nil {
+	if _, err := os.Stat(SysctlPath); err != nil {
 		t.Skipf("no io_uring_disabled sysctl on this kernel (< 6.6): %v", err)
 	}
 	lock(t, unix.LOCK_EX)
+	// The old value is read under the lock: read before, it may be
+	// another test's "2" while that one holds io_uring off, and restored
+	// after that test restored its own, it left io_uring off.
+	old, err := os.ReadFile(SysctlPath)
+	if err != nil {
+		t.Fatalf("read %s: %v", SysctlPath, err)
+	}
 	if err := os.WriteFile(SysctlPath, []byte(value), 0o644); err != nil {
 		t.Fatalf("set %s=%s: %v", SysctlPath, value, err)
 	}
