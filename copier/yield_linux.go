@@ -12,6 +12,7 @@ import (
 
 	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
+	"github.com/ringcp/ringcp/internal/blkcg"
 	"github.com/ringcp/ringcp/internal/sysblock"
 	"golang.org/x/sys/unix"
 )
@@ -166,35 +167,74 @@ func (y *yielder) before() yieldSample {
 	return s
 }
 
-// watchDisks finds the whole disks under SRC and DST.
+// watchDisks finds the whole disks under SRC and DST, and under a loop
+// device those that hold what backs it: the copy's requests to a loop
+// device reach the disk under its backing file as the loop's, and a
+// disk that also holds SRC (a loop device on a file beside SRC, as
+// tests and benches make) would count them as others' and the copy
+// would hold itself back behind its own writes.
 func (y *yielder) watchDisks(p *Plan) {
 	for _, side := range []struct {
 		ep  *endpoint
 		src bool
 	}{{p.src, true}, {p.dst, false}} {
 		disk, ok := side.ep.disk, side.ep.onDisk
-		if !ok {
-			continue
-		}
-		dev, err := sysblock.Lookup(disk)
-		if err != nil {
-			continue
-		}
-		i := slices.IndexFunc(y.disks, func(d *yieldDisk) bool { return d.stat == filepath.Join(dev.Dir, "stat") })
-		if i < 0 {
-			req := min(int64(p.BlockSize), ownBio)
-			if q, ok := sysblock.QueueOf(disk); ok && q.MaxSectorsKB > 0 {
-				req = min(req, int64(q.MaxSectorsKB)*1024)
+		for hops := 0; ok && hops < maxLoopHops; hops++ {
+			if !y.watchDisk(disk, side.src, p.BlockSize) {
+				break
 			}
-			y.disks = append(y.disks, &yieldDisk{stat: filepath.Join(dev.Dir, "stat"), req: req})
-			i = len(y.disks) - 1
-		}
-		if side.src {
-			y.disks[i].src = true
-		} else {
-			y.disks[i].dst = true
+			disk, ok = loopBackingDisk(disk)
 		}
 	}
+}
+
+// maxLoopHops bounds the loop devices followed down (a loop device on a
+// file on another loop device is rare; a cycle cannot be made, but the
+// walk never trusts that).
+const maxLoopHops = 4
+
+// watchDisk adds disk to those watched, on SRC's side or DST's; false
+// when it has no entry in sysfs.
+func (y *yielder) watchDisk(disk uint64, src bool, blockSize int) bool {
+	dev, err := sysblock.Lookup(disk)
+	if err != nil {
+		return false
+	}
+	i := slices.IndexFunc(y.disks, func(d *yieldDisk) bool { return d.stat == filepath.Join(dev.Dir, "stat") })
+	if i < 0 {
+		req := min(int64(blockSize), ownBio)
+		if q, ok := sysblock.QueueOf(disk); ok && q.MaxSectorsKB > 0 {
+			req = min(req, int64(q.MaxSectorsKB)*1024)
+		}
+		y.disks = append(y.disks, &yieldDisk{stat: filepath.Join(dev.Dir, "stat"), req: req})
+		i = len(y.disks) - 1
+	}
+	if src {
+		y.disks[i].src = true
+	} else {
+		y.disks[i].dst = true
+	}
+	return true
+}
+
+// loopBackingDisk is the whole disk under what backs loop device disk:
+// the device itself, or the filesystem's holding the backing file.
+func loopBackingDisk(disk uint64) (uint64, bool) {
+	dev, err := sysblock.Lookup(disk)
+	if err != nil {
+		return 0, false
+	}
+	l, ok := sysblock.LoopOf(dev)
+	if !ok {
+		return 0, false
+	}
+	if l.Backing.Rdev != 0 {
+		return blkcg.DiskOf(l.Backing.Rdev)
+	}
+	if l.Backing.Dev == 0 {
+		return 0, false
+	}
+	return blkcg.DiskOf(l.Backing.Dev)
 }
 
 // openProbe opens SRC again for the probe reads: 4 KiB (or SRC's
