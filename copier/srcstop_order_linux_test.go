@@ -73,10 +73,14 @@ func failureThenStop(t *testing.T, interruption error) {
 // fail the copy and the engine's OnFail comes second: the copy was
 // stopped (a *CanceledError), as before.
 func TestStopThenFailure(t *testing.T) {
+	const url = "https://example.com/disk.img"
 	var mu sync.Mutex
 	var srcErr error
 	interrupted := make(chan struct{}, 2)
 	src := &held{
+		// The SRC the interrupted read names: explainSrc adds a cause
+		// only to a failure of SRC's own requests.
+		io: namedEnd{name: url},
 		interrupt: func() {
 			mu.Lock()
 			srcErr = context.Canceled
@@ -94,7 +98,7 @@ func TestStopThenFailure(t *testing.T) {
 	defer stop.end()
 	cancel()
 	<-interrupted
-	readFailed := &engine.OpError{Op: "read", Path: "https://example.com/disk.img", Offset: 0, Err: syscall.ECANCELED}
+	readFailed := &engine.OpError{Op: "read", Path: url, Offset: 0, Err: syscall.ECANCELED}
 	stop.abandon(readFailed)
 	err := stop.explain(ctx, engine.Stats{}, explainSrc(&acquired{src: src}, readFailed, stop))
 	var canceled *CanceledError
@@ -102,3 +106,11 @@ func TestStopThenFailure(t *testing.T) {
 		t.Fatalf("a stopped copy: %v, want a *CanceledError", err)
 	}
 }
+
+// namedEnd is an end that only has a name: explainSrc asks no more of it.
+type namedEnd struct {
+	engine.IOEnd
+	name string
+}
+
+func (e namedEnd) Name() string { return e.name }
