@@ -61,6 +61,21 @@ func SwitchOff(t testing.TB, value string) {
 	})
 }
 
+// OnlyForAdmin sets kernel.io_uring_disabled to 1 for the rest of the
+// test: only a process with CAP_SYS_ADMIN (or in io_uring_group) can set
+// up a ring. A test that needs a ringcp without io_uring runs it as
+// another user or without that capability, and the tests of other
+// packages, root with every capability, keep io_uring meanwhile: one that
+// did not take NeedOn failed while another package held it at 2.
+func OnlyForAdmin(t testing.TB) {
+	t.Helper()
+	SwitchOff(t, "1")
+	group, err := os.ReadFile(filepath.Join(filepath.Dir(SysctlPath), "io_uring_group"))
+	if err == nil && strings.TrimSpace(string(group)) != "-1" {
+		t.Logf("io_uring_group is %s: its members keep io_uring", strings.TrimSpace(string(group)))
+	}
+}
+
 // lock takes a flock held until the test's cleanup; cleanups run last in,
 // first out, so a restore registered after it runs before the unlock.
 // Without the sysctl (a kernel before 6.6) nothing can switch io_uring
