@@ -42,7 +42,7 @@ func TestNeighbourBesideFio(t *testing.T) {
 				t.Fatal(err)
 			}
 			rep, err := p.Run(context.Background())
-			fg.Process.Kill()
+			killFio(fg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,11 +123,11 @@ func fioOn(t *testing.T, dev, rw string, off, size int64) *exec.Cmd {
 		}
 		return cmd
 	}
-	cmd := exec.Command("fio", append(args, "--bs=4k", "--iodepth=4", "--time_based", "--runtime=120")...)
+	cmd := fioCommand(append(args, "--bs=4k", "--iodepth=4", "--time_based", "--runtime=120")...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() { killFio(cmd); cmd.Wait() })
 	return cmd
 }
 

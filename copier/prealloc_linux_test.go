@@ -8,6 +8,7 @@ import (
 
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/internal/blocktest"
+	"github.com/ringcp/ringcp/internal/uringtest"
 	"golang.org/x/sys/unix"
 )
 
@@ -17,6 +18,7 @@ import (
 // ENOSPC: the zeros are punched as they come and never need the room.
 func TestPreallocationDoesNotNeedRoomForZeros(t *testing.T) {
 	blocktest.NeedRoot(t)
+	uringtest.NeedOn(t)
 	small := t.TempDir()
 	if err := unix.Mount("tmpfs", small, "tmpfs", 0, "size=8m"); err != nil {
 		t.Skipf("mount a small tmpfs: %v", err)

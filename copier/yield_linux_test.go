@@ -38,9 +38,9 @@ func TestYieldToRealLoad(t *testing.T) {
 				t.Fatal(err)
 			}
 			fio := startFio(t, filepath.Join(dir, "fg"))
-			time.AfterFunc(1500*time.Millisecond, func() { fio.Process.Kill() })
+			time.AfterFunc(1500*time.Millisecond, func() { killFio(fio) })
 			rep, err := p.Run(context.Background())
-			fio.Process.Kill()
+			killFio(fio)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,12 +98,12 @@ func sameFiles(t *testing.T, a, b string) {
 func startFio(t *testing.T, path string) *exec.Cmd {
 	t.Helper()
 	fioFile(t, path, "256M")
-	cmd := exec.Command("fio", "--name=fg", "--filename="+path, "--size=256M", "--rw=randread", "--bs=4k", "--iodepth=4",
+	cmd := fioCommand("--name=fg", "--filename="+path, "--size=256M", "--rw=randread", "--bs=4k", "--iodepth=4",
 		"--direct=1", "--ioengine=libaio", "--time_based", "--runtime=60", "--output=/dev/null")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() { killFio(cmd); cmd.Wait() })
 	time.Sleep(500 * time.Millisecond) // fio lays out its job, then reads
 	if cmd.ProcessState != nil {
 		t.Fatal(fmt.Errorf("fio exited early: %v", cmd.ProcessState))
