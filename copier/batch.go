@@ -133,9 +133,12 @@ func (e *BatchError) Unwrap() []error {
 // SetMaxRate changes the cap on all the jobs together (BatchOptions.
 // MaxRate), before or while Run runs, from any goroutine; 0 removes it.
 // It takes effect at each job's next request, and lowers the shared depth
-// so that no more than 50 ms of the cap is in flight. A batch given a
-// limiter of the caller's (BatchOptions.Rate) is changed through it
-// instead: SetMaxRate does nothing there.
+// so that no more than 50 ms of the cap is in flight. As with
+// Plan.SetMaxRate, requests never grow past the block size PrepareAll
+// fitted to the first cap: a batch started under a tiny cap that is
+// lifted later goes on in small blocks (one unit, 512 B, from 1 B/s). A
+// batch given a limiter of the caller's (BatchOptions.Rate) is changed
+// through it instead: SetMaxRate does nothing there.
 func (b *Batch) SetMaxRate(bytesPerSecond int64) {
 	if b.gov != nil {
 		b.gov.setCap(bytesPerSecond)
