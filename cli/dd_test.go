@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ringcp/ringcp/internal/blocktest"
+	"github.com/ringcp/ringcp/internal/cmdtest"
 	"github.com/ringcp/ringcp/internal/qemutest"
 )
 
@@ -259,5 +260,20 @@ func TestDDImageReadsTheWholeGuest(t *testing.T) {
 		if !bytes.Equal(got, guest[c.start:c.end]) {
 			t.Errorf("dd %s: %d bytes, want the guest's bytes %d to %d", c.ops, len(got), c.start, c.end)
 		}
+	}
+	// The image as standard input, a regular file: read alike.
+	in, err := os.Open(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out := filepath.Join(dir, "stdin.raw")
+	cmd := exec.Command(cmdtest.Binary(t), "dd", "of="+out, "status=none")
+	cmd.Stdin = in
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ringcp dd of=%s < %s: %v\n%s", out, img, err, b)
+	}
+	if got, err := os.ReadFile(out); err != nil || !bytes.Equal(got, guest) {
+		t.Errorf("dd from standard input: %d bytes (%v), want the guest's %d", len(got), err, len(guest))
 	}
 }

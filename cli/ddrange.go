@@ -129,9 +129,6 @@ func sourceEnd(src string) (size int64, known bool, err error) {
 // as the copy reads it. A SRC the copier refuses keeps its size: the
 // copy's own Prepare then refuses it.
 func guestEnd(src string, size int64) int64 {
-	if src == "-" {
-		return size
-	}
 	p, err := copier.Prepare(copier.Options{Src: src, Dst: os.DevNull})
 	if err != nil {
 		return size
