@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/ringcp/ringcp/internal/blocktest"
+	"github.com/ringcp/ringcp/internal/cmdtest"
+	"github.com/ringcp/ringcp/internal/qemutest"
 )
 
 // ddCase is one dd command line, run by GNU dd and by ringcp dd on the
@@ -219,5 +221,59 @@ func TestDDSkipPastEnd(t *testing.T) {
 	r.want(t, exitOK, "ringcp dd: "+fx.Src+": cannot skip to specified offset", "0+0 records in\n0+0 records out\n0 bytes copied, ")
 	if fi, err := os.Stat(fx.Dst); err != nil || fi.Size() != 4096 {
 		t.Fatalf("DST: %v %v, want 4096 bytes", fi, err)
+	}
+}
+
+// TestDDImageReadsTheWholeGuest: ringcp dd reads a qcow2 SRC as its guest
+// sees it, so its records run to the guest's end, not to the end of the
+// image file: a sparse image's file (here 3 MiB of data in an 8 MiB
+// guest, a file of a little over 3 MiB) made a truncated disk with exit
+// 0, and skip= and count= past the file's size were cut there.
+func TestDDImageReadsTheWholeGuest(t *testing.T) {
+	qemutest.Need(t, "qemu-img", "qemu-io")
+	dir := t.TempDir()
+	img := filepath.Join(dir, "sparse.qcow2")
+	blocktest.Run(t, "qemu-img", "create", "-q", "-f", "qcow2", img, "8M")
+	blocktest.Run(t, "qemu-io", "-f", "qcow2", "-c", "write -P 0x61 0 3M", "-c", "write -P 0x62 7M 64k", img)
+	raw := filepath.Join(dir, "guest.raw")
+	blocktest.Run(t, "qemu-img", "convert", "-q", "-f", "qcow2", "-O", "raw", img, raw)
+	guest, err := os.ReadFile(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		ops        string
+		start, end int64
+	}{
+		{"bs=1M", 0, 8 << 20},
+		{"bs=64k skip=100 count=20", 100 << 16, 120 << 16},
+		{"bs=64k skip=64", 64 << 16, 8 << 20},
+	} {
+		out := filepath.Join(dir, "out.raw")
+		os.Remove(out)
+		args := append([]string{"dd", "if=" + img, "of=" + out, "status=none"}, strings.Fields(c.ops)...)
+		cli(t, args...).want(t, exitOK)
+		got, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, guest[c.start:c.end]) {
+			t.Errorf("dd %s: %d bytes, want the guest's bytes %d to %d", c.ops, len(got), c.start, c.end)
+		}
+	}
+	// The image as standard input, a regular file: read alike.
+	in, err := os.Open(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out := filepath.Join(dir, "stdin.raw")
+	cmd := exec.Command(cmdtest.Binary(t), "dd", "of="+out, "status=none")
+	cmd.Stdin = in
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ringcp dd of=%s < %s: %v\n%s", out, img, err, b)
+	}
+	if got, err := os.ReadFile(out); err != nil || !bytes.Equal(got, guest) {
+		t.Errorf("dd from standard input: %d bytes (%v), want the guest's %d", len(got), err, len(guest))
 	}
 }

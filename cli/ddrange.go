@@ -104,13 +104,13 @@ func sourceEnd(src string) (size int64, known bool, err error) {
 	err = unix.Stat(path, &st)
 	switch {
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG:
-		return st.Size, true, nil
+		return guestEnd(src, st.Size), true, nil
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFBLK:
 		f, err := os.Open(path)
 		if err == nil {
 			defer f.Close()
 			if end, err := f.Seek(0, io.SeekEnd); err == nil {
-				return end, true, nil
+				return guestEnd(src, end), true, nil
 			}
 		}
 	case src == "-", err == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO, err == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR:
@@ -120,4 +120,19 @@ func sourceEnd(src string) (size int64, known bool, err error) {
 		return 0, true, perr
 	}
 	return 0, true, &copier.RefusedError{Kind: copier.KindCheckFailed, Path: src, Field: "Src", Reason: "cannot tell its size"}
+}
+
+// guestEnd is the size the copy reads of a file or device SRC of size
+// bytes: a disk image's (qcow2, sparse vmdk) is its guest's, which the
+// image file's size says nothing of (a sparse image's file is smaller,
+// a full one's larger), so skip= and count= are cut at the guest's end
+// as the copy reads it. A SRC the copier refuses keeps its size: the
+// copy's own Prepare then refuses it.
+func guestEnd(src string, size int64) int64 {
+	p, err := copier.Prepare(copier.Options{Src: src, Dst: os.DevNull})
+	if err != nil {
+		return size
+	}
+	defer p.Close()
+	return p.Length
 }

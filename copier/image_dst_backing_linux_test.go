@@ -128,3 +128,60 @@ func TestQcow2DstPastFileLimit(t *testing.T) {
 	// qemu-img compare walks 20 TiB slowly: what was written reads back.
 	qemuIO(t, dst, "read -P 9 17T 64k", "read -P 0 0 1m", "read -P 0 21990232489984 65536")
 }
+
+// TestQcow2DstBackingChanged: a backing file replaced (renamed over) or
+// written during the copy fails it, and the new image never gets its
+// name: it stores only what differed from the backing file ringcp read,
+// and would name another, so QEMU would read it differently from SRC.
+func TestQcow2DstBackingChanged(t *testing.T) {
+	qemutest.Need(t, "qemu-img")
+	for _, how := range []string{"replaced", "written"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			base := filepath.Join(dir, "base.raw")
+			b := randomBytes(8<<20, 41)
+			writeFile(t, base, b)
+			src := filepath.Join(dir, "src")
+			copy(b[5<<20:], randomBytes(64<<10, 42))
+			writeFile(t, src, b)
+			dst := filepath.Join(dir, "out.qcow2")
+			changed := false
+			o := copier.Options{Src: src, Dst: dst, SrcFormat: copier.FormatRaw, DstFormat: copier.FormatQcow2,
+				Qcow2:     copier.Qcow2Options{Backing: base, BackingFormat: copier.FormatRaw},
+				BlockSize: 256 << 10, QueueDepth: 1, MaxRate: 8 << 20, ProgressInterval: 10 * time.Millisecond,
+				OnProgress: func(s copier.Status) {
+					if changed || s.BytesDone < 1<<20 {
+						return
+					}
+					changed = true
+					if how == "replaced" {
+						other := filepath.Join(dir, "other.raw")
+						writeFile(t, other, make([]byte, 8<<20))
+						if err := os.Rename(other, base); err != nil {
+							t.Error(err)
+						}
+						return
+					}
+					f, err := os.OpenFile(base, os.O_WRONLY, 0)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					defer f.Close()
+					if _, err := f.WriteAt(make([]byte, 4096), 0); err != nil {
+						t.Error(err)
+					}
+				}}
+			_, err := copier.Copy(context.Background(), o)
+			if !changed {
+				t.Fatal("the copy ended before the backing file was changed")
+			}
+			if err == nil || !strings.Contains(err.Error(), "backing file") {
+				t.Fatalf("err = %v; want a failure naming the backing file that changed", err)
+			}
+			if _, err := os.Lstat(dst); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("DST was given its name over a backing file that changed: %v", err)
+			}
+		})
+	}
+}

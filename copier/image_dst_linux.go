@@ -108,6 +108,42 @@ func (d *imageDst) checkBacking(p *Plan) error {
 type backing struct {
 	r     qcow2.GuestReader
 	close func()
+	// path and st: the file as opened, for unchanged.
+	path string
+	fd   int
+	st   unix.Stat_t
+}
+
+// unchanged fails when the backing file changed since it was opened:
+// its name now another file (renamed over, replaced), or the file
+// written (its size, mtime or ctime). The image stores only what
+// differs from the bytes ringcp read there, and names the file by its
+// name: QEMU would read it differently from SRC.
+func (b backing) unchanged() error {
+	if b.close == nil {
+		return nil
+	}
+	var now, named unix.Stat_t
+	if err := unix.Fstat(b.fd, &now); err != nil {
+		return &os.PathError{Op: "fstat", Path: b.path, Err: err}
+	}
+	what := ""
+	switch err := unix.Stat(b.path, &named); {
+	case err != nil:
+		what = fmt.Sprintf("its name no longer opens it (%v)", err)
+	case named.Dev != b.st.Dev || named.Ino != b.st.Ino:
+		what = fmt.Sprintf("its name is another file now (inode %d, was %d)", named.Ino, b.st.Ino)
+	case now.Mode&unix.S_IFMT != unix.S_IFREG:
+		// A device's node says nothing of writes to it.
+	case now.Size != b.st.Size:
+		what = fmt.Sprintf("its size is %d bytes, was %d", now.Size, b.st.Size)
+	case now.Mtim != b.st.Mtim || now.Ctim != b.st.Ctim:
+		what = "it was written (its mtime or ctime changed)"
+	}
+	if what == "" {
+		return nil
+	}
+	return fmt.Errorf("%s: the backing file changed during the copy: %s; the new image stores only what differs from the backing file as it was read, and is discarded", b.path, what)
 }
 
 // openBacking opens the backing file (its own chain too) and fills in
@@ -144,7 +180,7 @@ func (d *imageDst) openBacking(p *Plan) (backing, error) {
 			return backing{}, refuseErr(KindCheckFailed, path, "cannot tell the backing file's size", err).on("Qcow2.Backing")
 		}
 		d.wopt.Backing = io.NewSectionReader(file, 0, size)
-		return backing{d.wopt.Backing, func() { file.Close() }}, nil
+		return withStat(backing{r: d.wopt.Backing, close: func() { file.Close() }}, file, path)
 	}
 	// A format taken from the magic is a guess: the backing file may be
 	// a raw disk whose guest wrote a qcow2 header, and the new image would
@@ -160,7 +196,17 @@ func (d *imageDst) openBacking(p *Plan) (backing, error) {
 		return backing{}, err
 	}
 	d.wopt.Backing = im
-	return backing{im, func() { im.Close(); file.Close() }}, nil
+	return withStat(backing{r: im, close: func() { im.Close(); file.Close() }}, file, path)
+}
+
+// withStat records what the backing file is as opened, for unchanged.
+func withStat(b backing, file localFile, path string) (backing, error) {
+	b.path, b.fd = path, int(file.Fd())
+	if err := unix.Fstat(b.fd, &b.st); err != nil {
+		b.close()
+		return backing{}, refuseErr(KindCheckFailed, path, "cannot stat the backing file", err).on("Qcow2.Backing")
+	}
+	return b, nil
 }
 
 // localFile is a file qcow2.FileOpener opened.
@@ -168,6 +214,7 @@ type localFile interface {
 	qcow2.Transport
 	io.Seeker
 	Close() error
+	Fd() uintptr
 }
 
 // same, overlap: those of the new file beneath.
@@ -251,6 +298,9 @@ func (t *imageTarget) cut(p *Plan) error              { return nil }
 // then gives it its name.
 func (t *imageTarget) publish(p *Plan, sync bool) error {
 	if err := t.x.finish(); err != nil {
+		return err
+	}
+	if err := t.backing.unchanged(); err != nil {
 		return err
 	}
 	return t.target.publish(p, sync)

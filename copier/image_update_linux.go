@@ -165,6 +165,19 @@ func (t *updateTarget) publish(p *Plan, sync bool) error {
 	return t.target.publish(p, sync)
 }
 
+// left: what the file kind says, but the image's tables are written
+// only when the copy completes (finish), so after a stop or a failure
+// the guest reads the copy's bytes only below the first cluster whose
+// entry the copy changed (qcow2.Updater.Pending); past it, the old
+// bytes. The prefix DST holds ends there.
+func (t *updateTarget) left(p *Plan, rep *Report) DstState {
+	st := t.target.left(p, rep)
+	if !t.x.done || t.x.err != nil {
+		rep.Contiguous = max(0, min(rep.Contiguous, t.x.u.Pending()-p.opts.DstOffset))
+	}
+	return st
+}
+
 // readBack finishes the image and reads it back from the storage
 // through a reader of its own.
 func (t *updateTarget) readBack(p *Plan) (string, error) {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/internal/blocktest"
@@ -200,5 +201,46 @@ func TestQcow2DstExistingRefusals(t *testing.T) {
 				t.Fatal("DST changed")
 			}
 		})
+	}
+}
+
+// TestQcow2DstExistingStopped: a copy into an existing image stopped
+// half way leaves the image's tables as they were, so only the clusters
+// overwritten in place are the guest's: the part of the range the
+// report says DST holds must read (through QEMU) as SRC's, though SRC's
+// hole over the image's data became a zero cluster that no table names
+// yet, and SRC's bytes past its data went to new clusters.
+func TestQcow2DstExistingStopped(t *testing.T) {
+	qemutest.Need(t, "qemu-img", "qemu-io")
+	const size = 8 << 20
+	dir := t.TempDir()
+	src := holedSrc(t, dir, size)
+	dst := existingImage(t, dir, size, "", false)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rep, err := copier.Copy(ctx, copier.Options{Src: src, Dst: dst, DstFormat: copier.FormatQcow2,
+		BlockSize: 256 << 10, QueueDepth: 1, MaxRate: 4 << 20, ProgressInterval: 10 * time.Millisecond,
+		OnProgress: func(s copier.Status) {
+			if s.BytesDone >= 5<<20 {
+				cancel()
+			}
+		}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if rep.DstState != copier.DstPartial {
+		t.Fatalf("DST state %v, want partial", rep.DstState)
+	}
+	qemu(t, "qemu-img", "check", "-q", dst)
+	got, err := os.ReadFile(qemuRaw(t, dst, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := firstDiff(got[:rep.Contiguous], want[:rep.Contiguous]); i < int(rep.Contiguous) {
+		t.Fatalf("the report says DST holds the first %d bytes of the copy, but the image reads differently from SRC at %d", rep.Contiguous, i)
 	}
 }

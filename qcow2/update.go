@@ -41,13 +41,17 @@ type Updater struct {
 
 	locks [updateLocks]sync.Mutex // by guest cluster: a cluster's read-modify-write is one at a time
 
-	mu     sync.Mutex
-	next   int64              // the next free host byte
-	l2     map[int64][]uint64 // L2 tables touched, by L1 index, as they will be written
-	dirty  map[int64]bool     // of those, the ones changed
-	freed  []int64            // host clusters that lose one reference (one entry per reference)
-	err    error
-	closed bool
+	mu    sync.Mutex
+	next  int64              // the next free host byte
+	l2    map[int64][]uint64 // L2 tables touched, by L1 index, as they will be written
+	dirty map[int64]bool     // of those, the ones changed
+	freed []int64            // host clusters that lose one reference (one entry per reference)
+	// pending is the first guest byte of the lowest cluster whose table
+	// entry changed: what was written there is the guest's only once
+	// Close writes the tables (size when none).
+	pending int64
+	err     error
+	closed  bool
 }
 
 // updateLocks stripes the per-cluster locks.
@@ -69,7 +73,7 @@ func OpenUpdater(t WriteTransport, opts Options) (*Updater, error) {
 	}
 	u := &Updater{t: t, im: im, name: im.name, cs: im.cs, size: im.size,
 		zeroF: im.h.Version >= 3, backed: im.backing != nil || im.h.BackingFile != "",
-		l2: map[int64][]uint64{}, dirty: map[int64]bool{}}
+		l2: map[int64][]uint64{}, dirty: map[int64]bool{}, pending: im.size}
 	end, err := usedEnd(im)
 	if err != nil {
 		im.Close()
@@ -228,6 +232,18 @@ func (u *Updater) WriteZeroes(off, n int64) error {
 		pos = stop
 	}
 	return nil
+}
+
+// Pending is the guest offset below which everything written reads as
+// written without Close (clusters overwritten in place): from there on,
+// a write went to a new cluster, or made or unmade a zero cluster, which
+// the image's tables name only once Close writes them. Size when no
+// write did. After Abandon, or a Close that failed, only the writes
+// below Pending are the guest's.
+func (u *Updater) Pending() int64 {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.pending
 }
 
 // Flush makes the data written so far durable (the metadata is written

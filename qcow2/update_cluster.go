@@ -180,6 +180,7 @@ func (u *Updater) setEntryLocked(ci int64, e uint64) {
 	}
 	t[ci%u.im.l2n] = e
 	u.dirty[i] = true
+	u.pending = min(u.pending, ci*u.cs)
 }
 
 // replace sets cluster ci's entry to e, and releases what old held.

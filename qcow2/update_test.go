@@ -188,3 +188,49 @@ func TestUpdaterRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdaterPending: writes into clusters the image stores alone leave
+// Pending at the size; a write that needs a new cluster, or a zero
+// cluster, brings it down to that cluster, and the image abandoned
+// there reads (through QEMU) the writes below it.
+func TestUpdaterPending(t *testing.T) {
+	needQemu(t)
+	dir := t.TempDir()
+	img := filepath.Join(dir, "img.qcow2")
+	qemuImg(t, "create", "-q", "-f", "qcow2", img, "1M")
+	qemuIO(t, "qcow2", img, "write -P 1 0 256k")
+	f, err := os.OpenFile(img, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	u, err := OpenUpdater(f, Options{Opener: FileOpener})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := rawOf(t, img)
+	updateOp{0, 100 << 10, false}.apply(t, u, want, 1)
+	updateOp{100 << 10, 28 << 10, false}.apply(t, u, want, 2)
+	if got := u.Pending(); got != 1<<20 {
+		t.Fatalf("after writes in place: Pending %d, want the size", got)
+	}
+	if err := u.WriteZeroes(192<<10, 64<<10); err != nil {
+		t.Fatal(err)
+	}
+	if got := u.Pending(); got != 192<<10 {
+		t.Fatalf("after a zero cluster at 192k: Pending %d", got)
+	}
+	if _, err := u.WriteAt(make([]byte, 10), 512<<10+3); err != nil {
+		t.Fatal(err)
+	}
+	if got := u.Pending(); got != 192<<10 {
+		t.Fatalf("after a write into a new cluster past it: Pending %d", got)
+	}
+	if _, err := u.WriteAt([]byte{9}, 64<<10+5); err != nil { // in place: not pending
+		t.Fatal(err)
+	}
+	want[64<<10+5] = 9
+	u.Abandon()
+	got := rawOf(t, img)
+	sameBytes(t, "the abandoned image below Pending", got[:192<<10], want[:192<<10])
+}
