@@ -180,10 +180,12 @@ func (y *yielder) watchDisks(p *Plan) {
 	}{{p.src, true}, {p.dst, false}} {
 		disk, ok := side.ep.disk, side.ep.onDisk
 		for hops := 0; ok && hops < maxLoopHops; hops++ {
-			if !y.watchDisk(disk, side.src, p.BlockSize) {
+			dev, err := sysblock.Lookup(disk)
+			if err != nil {
 				break
 			}
-			disk, ok = loopBackingDisk(disk)
+			y.watchDisk(dev, side.src, p.BlockSize)
+			disk, ok = loopBackingDisk(dev)
 		}
 	}
 }
@@ -193,20 +195,17 @@ func (y *yielder) watchDisks(p *Plan) {
 // walk never trusts that).
 const maxLoopHops = 4
 
-// watchDisk adds disk to those watched, on SRC's side or DST's; false
-// when it has no entry in sysfs.
-func (y *yielder) watchDisk(disk uint64, src bool, blockSize int) bool {
-	dev, err := sysblock.Lookup(disk)
-	if err != nil {
-		return false
-	}
-	i := slices.IndexFunc(y.disks, func(d *yieldDisk) bool { return d.stat == filepath.Join(dev.Dir, "stat") })
+// watchDisk adds dev, a whole disk, to those watched, on SRC's side or
+// DST's.
+func (y *yielder) watchDisk(dev sysblock.Dev, src bool, blockSize int) {
+	stat := filepath.Join(dev.Dir, "stat")
+	i := slices.IndexFunc(y.disks, func(d *yieldDisk) bool { return d.stat == stat })
 	if i < 0 {
 		req := min(int64(blockSize), ownBio)
-		if q, ok := sysblock.QueueOf(disk); ok && q.MaxSectorsKB > 0 {
+		if q, ok := sysblock.QueueOf(dev.Rdev); ok && q.MaxSectorsKB > 0 {
 			req = min(req, int64(q.MaxSectorsKB)*1024)
 		}
-		y.disks = append(y.disks, &yieldDisk{stat: filepath.Join(dev.Dir, "stat"), req: req})
+		y.disks = append(y.disks, &yieldDisk{stat: stat, req: req})
 		i = len(y.disks) - 1
 	}
 	if src {
@@ -214,16 +213,11 @@ func (y *yielder) watchDisk(disk uint64, src bool, blockSize int) bool {
 	} else {
 		y.disks[i].dst = true
 	}
-	return true
 }
 
-// loopBackingDisk is the whole disk under what backs loop device disk:
+// loopBackingDisk is the whole disk under what backs loop device dev:
 // the device itself, or the filesystem's holding the backing file.
-func loopBackingDisk(disk uint64) (uint64, bool) {
-	dev, err := sysblock.Lookup(disk)
-	if err != nil {
-		return 0, false
-	}
+func loopBackingDisk(dev sysblock.Dev) (uint64, bool) {
 	l, ok := sysblock.LoopOf(dev)
 	if !ok {
 		return 0, false

@@ -52,9 +52,9 @@ func TestWatchDisksUnderLoop(t *testing.T) {
 		disk     uint64
 		src, dst bool
 	}{{loopDisk, false, true}, {under, true, true}} {
-		found := false
+		found, path := false, stat(want.disk)
 		for _, d := range y.disks {
-			if d.stat == stat(want.disk) {
+			if d.stat == path {
 				found = true
 				if d.src != want.src || d.dst != want.dst {
 					t.Errorf("%s: src %v dst %v, want src %v dst %v", d.stat, d.src, d.dst, want.src, want.dst)
@@ -62,7 +62,7 @@ func TestWatchDisksUnderLoop(t *testing.T) {
 			}
 		}
 		if !found {
-			t.Errorf("%s not watched", stat(want.disk))
+			t.Errorf("%s not watched", path)
 		}
 	}
 }

@@ -117,11 +117,18 @@ func withoutUring(t *testing.T, command ...string) []string {
 	t.Helper()
 	qemutest.Need(t, "setpriv")
 	drop := []string{"setpriv", "--bounding-set=-sys_admin", "--inh-caps=-sys_admin"}
-	probe := runCommand(t, drop[0], append(drop[1:], binary(t), "--version")...)
-	if !strings.Contains(probe.stdout, "io_uring switched off") {
-		t.Fatalf("ringcp without CAP_SYS_ADMIN under io_uring_disabled=1 still has io_uring:\n%s", probe.stdout)
-	}
+	wantNoUring(t, append(drop, binary(t))...)
 	return append(drop, command...)
+}
+
+// wantNoUring fails unless ringcp, run as command (a wrapper and the
+// binary), says with --version that io_uring is switched off for it.
+func wantNoUring(t *testing.T, command ...string) {
+	t.Helper()
+	probe := runCommand(t, command[0], append(command[1:], "--version")...)
+	if !strings.Contains(probe.stdout, "io_uring switched off") {
+		t.Fatalf("%s under io_uring_disabled=1 still has io_uring:\n%s", strings.Join(command, " "), probe.stdout)
+	}
 }
 
 // TestImageImportUnderPidsLimit: under a limit on the threads the copy
@@ -217,10 +224,7 @@ func TestImageImportUnderNprocLimit(t *testing.T) {
 	t.Run("pwrite", func(t *testing.T) {
 		// nobody is not in io_uring_group: no ring for it.
 		uringtest.OnlyForAdmin(t)
-		probe := runCommand(t, "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", bin, "--version")
-		if !strings.Contains(probe.stdout, "io_uring switched off") {
-			t.Fatalf("nobody under io_uring_disabled=1 still has io_uring:\n%s", probe.stdout)
-		}
+		wantNoUring(t, "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", bin)
 		for l := 8; l <= 64 && limit == 0; l++ {
 			if run(t, l).code == exitOK {
 				limit = l
