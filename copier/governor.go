@@ -177,9 +177,13 @@ func (g *governor) apply() {
 	if !math.IsInf(r, 1) {
 		limit = rate.Limit(r)
 		if !g.keep {
-			// At least one unit (a sector): a buffered copy could
+			// A multiple of the page once that large (fitSize); at
+			// least one unit (a sector): a buffered copy could
 			// otherwise move a byte per request under a tiny cap.
-			request = max(g.unit, int(min(r/capSteps, float64(g.block))))
+			request = g.block
+			if step := r / capSteps; step < float64(g.block) {
+				request = int(fitSize(int64(step), int64(g.unit)))
+			}
 			burst = max(request, g.unit) // no more passes at once after a pause
 		}
 	}

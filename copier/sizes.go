@@ -186,7 +186,7 @@ func (s *sizes) fit(in sizing, givenBS, givenQD bool) {
 	unit := in.unit()
 	bs, qd := int64(s.block), s.depth
 	shrink := func(limit int64, why string) {
-		limit = max(unit, align.RoundDown(max(limit, 0), unit))
+		limit = fitSize(limit, unit)
 		switch {
 		case bs <= limit:
 		case givenBS:
