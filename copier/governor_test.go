@@ -64,6 +64,7 @@ func TestGovernor(t *testing.T) {
 // 209408 bytes, and ext4 (blocks of 4 KiB) zeroed the partial blocks
 // around each O_DIRECT write, five times the copy's writes on the disk,
 // which the watcher took for others' I/O. Under 4 KiB, whole sectors.
+// So are the blocks fitted to a cgroup limit (an eighth of a second).
 func TestGovernorPageRequests(t *testing.T) {
 	const block, unit = 4 << 20, 512
 	for _, c := range []struct {
@@ -77,10 +78,10 @@ func TestGovernorPageRequests(t *testing.T) {
 			t.Errorf("cap %d B/s: requests of %d bytes, want %d", c.bps, got, c.want)
 		}
 	}
-	in := sizing{src: align.Geometry{OffsetAlign: unit, MemAlign: unit, LogicalBlockSize: unit, DirectSupported: true}, cap: 8 << 20}
+	in := sizing{src: align.Geometry{OffsetAlign: unit, MemAlign: unit, LogicalBlockSize: unit, DirectSupported: true}, limit: 10_000_000, limitWhy: "cgroup"}
 	in.dst = in.src
 	if s := decideSizes(in); s.block%4096 != 0 {
-		t.Errorf("cap 8 MiB/s: block size %d, want whole pages", s.block)
+		t.Errorf("cgroup limit of 10 MB/s: block size %d, want whole pages", s.block)
 	}
 }
 

@@ -17,8 +17,12 @@ import (
 //     still in flight, which the pacing keeps to the cap times the
 //     latency. A small cap moves in small steps, not in bursts (8 MiB x 8
 //     in flight at 10 MB/s would move 64 MiB, then stall for six seconds).
-//     The block size is fitted to it at the start; a cap lowered while the
-//     copy runs cuts the requests from then on (the budget's window).
+//     The cap cuts the requests (the budget's window); the blocks are
+//     at most a MiB (capBlock), or 1/40 s of the cap when that is more:
+//     a cap lowered, raised or lifted while the copy runs sets the
+//     requests from then on, up to a block. Blocks fitted to the first
+//     cap stayed that small for good (from 1 B/s, 512 bytes: a 2 MiB
+//     rest after a lift went as 4096 requests).
 //   - The slots out follow the latency the engine measures of the copy's
 //     own requests (governor.capDepth): enough to keep the cap with half
 //     as much again in hand, and one waiting for its turn. A fixed share
@@ -56,6 +60,13 @@ const (
 	// five times the copy's writes, which the watcher took for others'
 	// I/O, and a copy alone on an idle disk said others held it back.
 	fitGrain = 4096
+	// capBlock: under a cap, blocks are no larger than this unless 1/40
+	// s of the cap is more; the cap cuts the requests, and a cap lifted
+	// later moves blocks of this size. Not the blocks of no cap (8 MiB x
+	// 8): a capped copy's buffers stay small (ringcp cdi-importer's pod
+	// counts them against its memory limit, and leaves --max-rate to
+	// size them).
+	capBlock = 1 << 20
 )
 
 // fitSize is n bytes (a fraction of a cap or limit) as a block or
