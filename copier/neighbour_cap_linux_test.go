@@ -24,7 +24,6 @@ func TestNeighbourAloneCapped(t *testing.T) {
 	const size, capBPS = 32 << 20, 8 << 20
 	dir := privateTmpfs(t, 256<<20)
 	img := filepath.Join(dir, "fs.img")
-	writeRandomFile(t, img, 0)
 	blocktest.Run(t, "truncate", "-s", "200M", img)
 	blocktest.Mkfs(t, img, "ext4", "-b", "4096") // as most: a block of 4 KiB
 	dev := blocktest.Loop(t, img, "--direct-io=on")
