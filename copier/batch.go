@@ -33,7 +33,7 @@ type BatchOptions struct {
 	// at least one, and more jobs than buffers would take turns unevenly.
 	Parallel int
 	// MaxRate caps the bytes of the ranges moved per second by all the
-	// jobs together, as Options.MaxRate caps one copy: the block size and
+	// jobs together, as Options.MaxRate caps one copy: the requests and
 	// the shared depth are fitted to it, and Batch.SetMaxRate changes it
 	// while the jobs run. 0 is no cap. A job's own Options.MaxRate caps
 	// that job as well.
@@ -134,9 +134,10 @@ func (e *BatchError) Unwrap() []error {
 // MaxRate), before or while Run runs, from any goroutine; 0 removes it.
 // It takes effect at each job's next request, and lowers the shared depth
 // so that no more than 50 ms of the cap is in flight. As with
-// Plan.SetMaxRate, requests never grow past the block size PrepareAll
-// fitted to the first cap: a batch started under a tiny cap that is
-// lifted later goes on in small blocks (one unit, 512 B, from 1 B/s). A
+// Plan.SetMaxRate, the cap cuts the requests, not the shared buffers,
+// whose blocks are a MiB at least (1/40 s of the first cap when more):
+// a batch started under a tiny cap that is raised or lifted later moves
+// blocks of a MiB, not of 512 bytes. A
 // batch given a limiter of the caller's (BatchOptions.Rate) is changed
 // through it instead: SetMaxRate does nothing there.
 func (b *Batch) SetMaxRate(bytesPerSecond int64) {

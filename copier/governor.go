@@ -177,9 +177,13 @@ func (g *governor) apply() {
 	if !math.IsInf(r, 1) {
 		limit = rate.Limit(r)
 		if !g.keep {
-			// At least one unit (a sector): a buffered copy could
+			// A multiple of the page once that large (fitSize); at
+			// least one unit (a sector): a buffered copy could
 			// otherwise move a byte per request under a tiny cap.
-			request = max(g.unit, int(min(r/capSteps, float64(g.block))))
+			request = g.block
+			if step := r / capSteps; step < float64(g.block) {
+				request = int(fitSize(int64(step), int64(g.unit)))
+			}
 			burst = max(request, g.unit) // no more passes at once after a pause
 		}
 	}
@@ -250,9 +254,11 @@ func (g *governor) capDepth(r float64, request int) int {
 // cap (unless Options.BlockSize was given) and the depth follows it;
 // requests already in flight finish. A read pass after the copy
 // (Options.Verify, a resumed Options.Checksum) runs under the cap too.
-// Requests never grow past the block size Prepare fitted to the first
-// cap: a copy started under a tiny cap that is lifted later goes on in
-// small blocks.
+// The cap cuts the requests, not the blocks, which Prepare makes a MiB
+// at least (1/40 s of the first cap when more; the block size of no cap
+// when less): a copy started under a tiny cap that is raised or lifted
+// later moves blocks of a MiB, not the 512 bytes that 1/40 s of 1 B/s
+// is.
 func (p *Plan) SetMaxRate(bytesPerSecond int64) { p.gov.setCap(bytesPerSecond) }
 
 // MaxRate is the rate cap now, in bytes per second; 0 for none.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/engine"
 	"golang.org/x/time/rate"
 )
@@ -40,7 +41,7 @@ func TestGovernor(t *testing.T) {
 	g.setCap(3 << 20)
 	check("cap 3 MiB/s", 3<<20, 2, block)
 	g.setYield(1<<20, 0)
-	check("cut to 1 MiB/s", 1<<20, 2, (1<<20)/40)
+	check("cut to 1 MiB/s", 1<<20, 2, (1<<20)/40/unit*unit)
 	g.setYield(1<<30, 2)
 	check("cut above the cap", 3<<20, 2, block)
 	g.setCap(0)
@@ -56,6 +57,32 @@ func TestGovernor(t *testing.T) {
 	check("huge cap", 100<<30, 8, block)
 	g.setCap(1)
 	check("1 byte per second", 1, 1, unit) // a request and the burst are one unit
+}
+
+// TestGovernorPageRequests: ends of 512-byte sectors under a cap get
+// requests of whole pages: 1/40 s of 8 MiB/s cut to the sector was
+// 209408 bytes, and ext4 (blocks of 4 KiB) zeroed the partial blocks
+// around each O_DIRECT write, five times the copy's writes on the disk,
+// which the watcher took for others' I/O. Under 4 KiB, whole sectors.
+// So are the blocks fitted to a cgroup limit (an eighth of a second).
+func TestGovernorPageRequests(t *testing.T) {
+	const block, unit = 4 << 20, 512
+	for _, c := range []struct {
+		bps  int64
+		want int
+	}{{8 << 20, 208896}, {10_000_000, 249856}, {100_000, 2048}, {1, unit}, {1 << 30, block}} {
+		g := newGovernor(c.bps, block, unit, 8, false, false)
+		b := engine.NewBudget(make([][]byte, 8))
+		g.attach(b)
+		if got := b.Window().Request; got != c.want {
+			t.Errorf("cap %d B/s: requests of %d bytes, want %d", c.bps, got, c.want)
+		}
+	}
+	in := sizing{src: align.Geometry{OffsetAlign: unit, MemAlign: unit, LogicalBlockSize: unit, DirectSupported: true}, limit: 10_000_000, limitWhy: "cgroup"}
+	in.dst = in.src
+	if s := decideSizes(in); s.block%4096 != 0 {
+		t.Errorf("cgroup limit of 10 MB/s: block size %d, want whole pages", s.block)
+	}
 }
 
 // TestGovernorLatency: the depth under a cap follows the latency the

@@ -204,7 +204,9 @@ type NeighbourReport struct {
 	// at: 0.75, or 0.5 with --yield.
 	BestRate, Keep float64
 	// HeldSeconds is the time others used the disks and the copy moved
-	// under 90% of its solo speed; LowestShare the least share of it.
+	// under 90% of its solo speed, not held back by its rate cap (it
+	// neither moved the cap nor waited on it); LowestShare the least
+	// share of it.
 	HeldSeconds, LowestShare float64
 	// FloorSeconds is the time the floor (Floor of the solo speed) kept
 	// the window from shrinking further.

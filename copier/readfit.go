@@ -3,7 +3,6 @@ package copier
 import (
 	"fmt"
 
-	"github.com/ringcp/ringcp/align"
 	"github.com/ringcp/ringcp/internal/units"
 )
 
@@ -55,7 +54,7 @@ func fitReads(f ioLimits, unit int64, bufs int) readFit {
 	}
 	rf := readFit{limited: true, depth: bufs}
 	if f.limit > 0 {
-		rf.request = int(max(unit, align.RoundDown(f.limit/8, unit)))
+		rf.request = int(fitSize(f.limit/8, unit))
 		rf.depth = min(rf.depth, max(1, int(f.limit/int64(rf.request))))
 		rf.note = fmt.Sprintf("reads of at most %s, %d in flight: an eighth and a second of %s/s (%s)",
 			units.Format(int64(rf.request)), rf.depth, units.Format(f.limit), f.limitWhy)

@@ -1,20 +1,28 @@
 package copier
 
-import "github.com/ringcp/ringcp/internal/units"
+import (
+	"github.com/ringcp/ringcp/align"
+	"github.com/ringcp/ringcp/internal/units"
+)
 
 // Sharing a busy host: a copy fits what it is given, a rate cap
 // (Options.MaxRate) and the cgroup I/O limits on the disks behind SRC and
 // DST, and then uses all of it.
 //
 //   - The cap paces requests as they are sent (engine/pace.go), one
-//     request at a time, each at most 1/40 s of the cap (capSteps): in any
+//     request at a time, each at most 1/40 s of the cap (capSteps), in
+//     whole pages once that large (fitGrain): in any
 //     second no more than the cap and one request is sent, and what
 //     completes in a second is that plus what was sent before it and is
 //     still in flight, which the pacing keeps to the cap times the
 //     latency. A small cap moves in small steps, not in bursts (8 MiB x 8
 //     in flight at 10 MB/s would move 64 MiB, then stall for six seconds).
-//     The block size is fitted to it at the start; a cap lowered while the
-//     copy runs cuts the requests from then on (the budget's window).
+//     The cap cuts the requests (the budget's window); the blocks are
+//     at most a MiB (capBlock), or 1/40 s of the cap when that is more:
+//     a cap lowered, raised or lifted while the copy runs sets the
+//     requests from then on, up to a block. Blocks fitted to the first
+//     cap stayed that small for good (from 1 B/s, 512 bytes: a 2 MiB
+//     rest after a lift went as 4096 requests).
 //   - The slots out follow the latency the engine measures of the copy's
 //     own requests (governor.capDepth): enough to keep the cap with half
 //     as much again in hand, and one waiting for its turn. A fixed share
@@ -44,7 +52,33 @@ const (
 	// sample (engine.SampleEvery) at most, so a spike is met at once and
 	// forgotten over a couple of seconds.
 	perByteDecay = 0.9
+	// fitGrain: a block or request cut to a fraction of a cap or limit
+	// is a multiple of this (and of the ends' alignment) once it is that
+	// large: the page, and the block of most file systems. Cut to the
+	// 512-byte sector only, 1/40 s of 8 MiB/s was 209408 bytes, and ext4
+	// zeroed the partial blocks around every O_DIRECT write: the disk saw
+	// five times the copy's writes, which the watcher took for others'
+	// I/O, and a copy alone on an idle disk said others held it back.
+	fitGrain = 4096
+	// capBlock: under a cap, blocks are no larger than this unless 1/40
+	// s of the cap is more; the cap cuts the requests, and a cap lifted
+	// later moves blocks of this size. Not the blocks of no cap (8 MiB x
+	// 8): a capped copy's buffers stay small (ringcp cdi-importer's pod
+	// counts them against its memory limit, and leaves --max-rate to
+	// size them).
+	capBlock = 1 << 20
 )
+
+// fitSize is n bytes (a fraction of a cap or limit) as a block or
+// request: a multiple of lcm(unit, fitGrain) once it is at least that,
+// else of unit, never less than one unit.
+func fitSize(n, unit int64) int64 {
+	unit = max(unit, 1)
+	if g := align.LCM(unit, fitGrain); n >= g {
+		return align.RoundDown(n, g)
+	}
+	return max(unit, align.RoundDown(max(n, 0), unit))
+}
 
 // blockingWhy is why requests under a cgroup limit are issued blocking.
 // Found on Linux 6.18 with a v1 write_bps_device of 100 MiB/s on a loop

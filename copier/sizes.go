@@ -91,7 +91,8 @@ func (s *sizes) note(format string, args ...any) { s.why = append(s.why, fmt.Spr
 //     within align's bounds (an asked size or depth is kept), then no
 //     larger than an end's kind takes in one request, asked or not;
 //  3. the fit to the caps (fit): yield's small blocks, an eighth of a
-//     second of a cgroup limit, 1/40 s of the rate cap; the depth to what
+//     second of a cgroup limit (the rate cap cuts the requests, not the
+//     blocks: governor.go); the depth to what
 //     the cgroup limits let through (a size or depth the caller asked
 //     for is kept, with a note); under the cap the governor decides how
 //     many of the buffers are out, from the latency it measures;
@@ -179,14 +180,15 @@ func (in sizing) unit() int64 {
 	return align.LCM(int64(in.src.DirectAlign()), int64(in.dst.DirectAlign()))
 }
 
-// fit shrinks the block size and depth to the caps (share.go says why
-// these fractions). A block size or depth the caller gave (givenBS,
-// givenQD) is kept, with a note when it does not fit.
+// fit shrinks the block size and depth to the limits (share.go says
+// why these fractions), and says how the rate cap cuts the requests. A
+// block size or depth the caller gave (givenBS, givenQD) is kept, with a
+// note when it does not fit.
 func (s *sizes) fit(in sizing, givenBS, givenQD bool) {
 	unit := in.unit()
 	bs, qd := int64(s.block), s.depth
 	shrink := func(limit int64, why string) {
-		limit = max(unit, align.RoundDown(max(limit, 0), unit))
+		limit = fitSize(limit, unit)
 		switch {
 		case bs <= limit:
 		case givenBS:
@@ -203,7 +205,7 @@ func (s *sizes) fit(in sizing, givenBS, givenQD bool) {
 		shrink(in.limit/8, fmt.Sprintf("at most 1/8 of %s/s (%s), so the copy moves in steps of an eighth of a second", units.Format(in.limit), in.limitWhy))
 	}
 	if in.cap > 0 {
-		shrink(in.cap/capSteps, fmt.Sprintf("two blocks are 50 ms of the %s/s cap, so the copy moves in small steps and never runs ahead of the cap", units.Format(in.cap)))
+		bs = s.fitCap(in, bs, unit, givenBS)
 	}
 	depth, why := qd, ""
 	if in.limit > 0 {
@@ -224,6 +226,30 @@ func (s *sizes) fit(in sizing, givenBS, givenQD bool) {
 		s.note("in flight under the cap: as many of the %d blocks as the latency measured needs to keep it, and one more (2 at first)", qd)
 	}
 	s.block, s.depth = int(bs), qd
+}
+
+// fitCap fits the block size bs to the rate cap: the cap cuts the
+// requests to 1/40 s of it (the governor), not the blocks, which are at
+// most capBlock unless 1/40 s of the cap is more. So a cap raised or
+// lifted later moves blocks of a MiB at least: fitted to the first cap,
+// they stayed that small for good, 512 bytes from 1 B/s (a 2 MiB rest
+// after a lift went as 4096 O_DIRECT writes). A given block size is
+// kept, with a note when it is over a step.
+func (s *sizes) fitCap(in sizing, bs, unit int64, givenBS bool) int64 {
+	step := fitSize(in.cap/capSteps, unit)
+	why := fmt.Sprintf("two are 50 ms of the %s/s cap, so the copy moves in small steps and never runs ahead of the cap", units.Format(in.cap))
+	switch {
+	case bs <= step:
+	case givenBS:
+		s.note("block size %s (given) is over %s: %s", units.Format(bs), units.Format(step), why)
+	case step >= capBlock:
+		bs = step
+		s.note("block size %s: %s", units.Format(bs), why)
+	default:
+		bs = min(bs, fitSize(capBlock, unit))
+		s.note("requests of at most %s while the cap holds: %s; blocks of %s, which a cap raised or lifted later moves whole", units.Format(step), why, units.Format(bs))
+	}
+	return bs
 }
 
 // batchJob is what a job of a batch tells the sizing of the shared

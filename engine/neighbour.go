@@ -178,6 +178,9 @@ const (
 	// before what it moved confirms a best (sustain): longer than a
 	// burst of the host's cache and the slow time that pays for it.
 	neighbourSustain = time.Second
+	// neighbourPaced: the share of a judgement's time the copy waited on
+	// the rate cap (Sample.Paced) that says the cap held it back.
+	neighbourPaced = 0.5
 )
 
 // NewNeighbour controls a budget of slots buffers of block bytes each,
@@ -272,12 +275,15 @@ func (n *Neighbour) Step(s Sample, sig Signals) Window {
 		return n.Window()
 	}
 	n.thr = thr
-	capped := sig.Cap > 0 && thr >= 0.9*sig.Cap
+	// Capped: it moved the cap, or waited on it (Sample.Paced) half the
+	// time at least. A copy that waits for its cap is held back by the
+	// cap, not by others, whatever bytes finished in the judgement.
+	capped := sig.Cap > 0 && (thr >= 0.9*sig.Cap || n.acc.paced >= neighbourPaced*n.acc.judged.Seconds())
 	if !capped { // a rate cap's speed says nothing of the window's
 		n.learn(thr)
 	}
-	starved := n.starved(n.now(thr), sig)
-	n.account(n.acc.judged, thr, starved)
+	starved := !capped && n.starved(n.now(thr), sig)
+	n.account(n.acc.judged, thr, starved, capped)
 	if starved {
 		n.under++
 	} else {
@@ -347,6 +353,7 @@ func (n *Neighbour) fold(s Sample) (Sample, bool) {
 	f.Requests += s.Requests
 	f.Bytes += s.Bytes
 	f.Busy += s.Busy
+	f.Paced += s.Paced
 	if s.Least > 0 && (f.Least == 0 || s.Least < f.Least) {
 		f.Least = s.Least
 	}
@@ -371,12 +378,13 @@ func (n *Neighbour) measure(s Sample) (float64, bool) {
 	}
 	a.bytes += s.Bytes
 	a.time += s.Elapsed
+	a.waited += s.Paced
 	if a.time < neighbourJudge || a.bytes < int64(neighbourJudgeWindows*n.Bytes()) && a.time < neighbourJudgeMost {
 		return 0, false
 	}
 	thr := float64(a.bytes) / a.time.Seconds()
-	a.judged = a.time
-	a.bytes, a.time = 0, 0
+	a.judged, a.paced = a.time, min(a.waited.Seconds(), a.time.Seconds())
+	a.bytes, a.time, a.waited = 0, 0, 0
 	return thr, true
 }
 
@@ -651,5 +659,7 @@ type accum struct {
 	warm   bool // the next sample is the change's: not counted
 	bytes  int64
 	time   time.Duration
+	waited time.Duration // Sample.Paced, summed
 	judged time.Duration // the time the last judgement covered
+	paced  float64       // seconds of it the copy waited on the cap (at most judged)
 }

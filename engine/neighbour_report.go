@@ -17,7 +17,9 @@ type NeighbourReport struct {
 	// BestRate, when less or unmeasured) the window aimed at.
 	SoloRate, BestRate, Keep float64
 	// HeldSeconds is the time others used the disk and the copy moved
-	// under 90% of its solo speed; LowestShare the least share of it then.
+	// under 90% of its solo speed, neither moving its rate cap nor
+	// waiting on it (Sample.Paced); LowestShare the least share of it
+	// then.
 	HeldSeconds float64
 	LowestShare float64
 	// FloorSeconds is the time the copy moved under the floor (Floor of
@@ -44,12 +46,14 @@ type WindowTime struct {
 	Seconds float64
 }
 
-// account keeps what the report says.
-func (n *Neighbour) account(dt time.Duration, thr float64, starved bool) {
+// account keeps what the report says. A judgement capped (the copy
+// moved its cap, or waited on it) was held back by the cap, not by
+// others.
+func (n *Neighbour) account(dt time.Duration, thr float64, starved, capped bool) {
 	if starved {
 		n.rep.FloorSeconds += dt.Seconds()
 	}
-	if solo := n.soloRate(); n.phase != nbAlone && solo > 0 && thr < 0.9*solo {
+	if solo := n.soloRate(); !capped && n.phase != nbAlone && solo > 0 && thr < 0.9*solo {
 		n.rep.HeldSeconds += dt.Seconds()
 		share := thr / solo
 		if n.rep.LowestShare == 0 || share < n.rep.LowestShare {

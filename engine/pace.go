@@ -43,6 +43,7 @@ type pacer struct {
 	limit [2]rate.Limit // each limiter's limit when held was taken
 	heldN int           // the bytes held pays for
 	due   time.Time     // when the first in line may go
+	wait  time.Duration // how long held made it wait, from when it was taken
 }
 
 func newPacer(job *Job) pacer { return pacer{lims: [2]*rate.Limiter{job.Rate, job.SharedRate}} }
@@ -75,7 +76,7 @@ func (p *pacer) reserve(now time.Time, n int) error {
 		p.held[i] = res
 		wait = max(wait, res.DelayFrom(now))
 	}
-	p.heldN, p.due = n, now.Add(wait)
+	p.heldN, p.due, p.wait = n, now.Add(wait), wait
 	return nil
 }
 
@@ -178,6 +179,9 @@ func (r *run) admit() {
 			return
 		}
 		r.slots[idx].paid += n
+		if n > 0 {
+			r.meter.paced += p.wait // the caps held it back that long (Sample.Paced)
+		}
 		p.spent()
 		r.queue(idx)
 	}

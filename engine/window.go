@@ -50,6 +50,13 @@ type Sample struct {
 	// as it is) count in neither.
 	Bytes int64
 	Busy  time.Duration
+	// Paced is the time requests waited in line for the rate caps
+	// (pace.go) before they were sent, summed over the copies. A copy
+	// that waits on its cap is held back by the cap, whatever its bytes
+	// say: a chunk moved in several requests (a 4 MiB verification
+	// cell, 1/40 s of the cap a request) counts its bytes when the last
+	// one completes, so at 8 MiB/s most 50 ms saw none finish.
+	Paced time.Duration
 }
 
 // Controller decides a budget's window from what its copies measure.
@@ -96,6 +103,7 @@ func (p *sampler) add(m *meter, now time.Time) (Controller, Sample, bool) {
 	}
 	p.s.Bytes += m.bytes
 	p.s.Busy += m.busy
+	p.s.Paced += m.paced
 	if p.ctrl == nil || now.Sub(p.since) < p.period() {
 		return nil, Sample{}, false
 	}
@@ -116,7 +124,8 @@ type meter struct {
 	least    time.Duration
 	bytes    int64
 	busy     time.Duration
-	last     time.Time // of the last report
+	paced    time.Duration // waited for the rate caps (Sample.Paced)
+	last     time.Time     // of the last report
 }
 
 // reportEvery: a run hands its meter to the budget at most this often,

@@ -34,6 +34,7 @@ const (
 func Neighbourly(t *testing.T, tg Target) {
 	t.Run("alone-then-loaded", func(t *testing.T) { neighbourLoaded(t, tg) })
 	t.Run("rate-cap", func(t *testing.T) { neighbourCapped(t, tg) })
+	t.Run("rate-cap-cells", func(t *testing.T) { neighbourCappedCells(t, tg) })
 }
 
 func neighbourLoaded(t *testing.T, tg Target) {
@@ -275,3 +276,53 @@ func median(s []int) int {
 	slices.Sort(sorted)
 	return sorted[len(sorted)/2]
 }
+
+// neighbourCappedCells: a copy under a rate cap whose chunks are whole
+// 4 MiB cells (verification's, Job.Grid) moved in requests of 1/40 s of
+// the cap, beside others, is held back by its cap and by nothing else:
+// the controller must not say others held it back, nor grow its window
+// for a floor. A cell finishes once every half second at 8 MiB/s, so
+// most judgements saw no bytes finish at all, which counted as moving
+// nothing: "held back by others' I/O, down to 0% of its speed alone".
+func neighbourCappedCells(t *testing.T, tg Target) {
+	const size, block, slots, cap = 16 << 20, 4 << 20, 4, 8 << 20
+	const request = cap / 40 / 4096 * 4096
+	dir := t.TempDir()
+	src := RandomBytes(size, 41)
+	srcPath, dstPath := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	writeFile(t, srcPath, src)
+	job, cleanup := NewJob(t, srcPath, dstPath, false, block, slots)
+	defer cleanup()
+	job.Length, job.FinalSize, job.Grid = size, size, block
+	job.Budget = engine.NewBudget(job.Buffers)
+	job.Rate = rate.NewLimiter(cap, request)
+	tg.serve(t, &job)
+	n := engine.NewNeighbour(slots, block, 4096)
+	sig := engine.Signals{Others: true, Cap: cap}
+	fit := func(w engine.Window) engine.Window {
+		if w.Request == 0 || w.Request > request {
+			w.Request = request
+		}
+		return w
+	}
+	job.Budget.SetWindow(fit(n.Hear(sig)))
+	job.Budget.SetSampleEvery(engine.NeighbourEvery)
+	job.Budget.SetController(controlFunc(func(s engine.Sample) { job.Budget.SetWindow(fit(n.Step(s, sig))) }))
+	if _, err := engine.Run(context.Background(), job, tg.New); err != nil {
+		t.Fatal(err)
+	}
+	CompareFile(t, dstPath, src)
+	r := n.Report()
+	t.Logf("%+v", r)
+	if r.Samples < 20 {
+		t.Fatalf("%d samples: too few to judge", r.Samples)
+	}
+	if r.HeldSeconds >= 0.5 || r.FloorSeconds >= 0.5 {
+		t.Errorf("capped at %d B/s in cells of %d bytes: held back by others %.2f s (down to %.0f%%), floor %.2f s: want neither", cap, block, r.HeldSeconds, 100*r.LowestShare, r.FloorSeconds)
+	}
+}
+
+// controlFunc is a Controller.
+type controlFunc func(engine.Sample)
+
+func (f controlFunc) Observe(s engine.Sample) { f(s) }
