@@ -85,6 +85,11 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 		err = p.finishTrust(ctx, a, &rep)
 	}
 	if err == nil {
+		// Last of all SRC's reads (the verification's and a resumed
+		// checksum's included), first of DST's naming.
+		err = a.src.srcUnchanged()
+	}
+	if err == nil {
 		err = a.dst.publish(p, !p.opts.NoSync)
 	}
 	p.endTrust(a, &rep, err)
