@@ -57,7 +57,7 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 	}
 	y := p.startYield()
 	st, err := p.move(ctx, a, &rep)
-	err = srcStop.explain(ctx, st, explainSrc(a, err, srcStop))
+	err = srcStop.explain(ctx, st, explainDst(a, explainSrc(a, err, srcStop)))
 	if rep.Yield = y.stop(); rep.Yield != nil {
 		rep.note("%s", rep.Yield)
 	}
