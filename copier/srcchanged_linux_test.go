@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/engine"
 	"github.com/ringcp/ringcp/internal/blocktest"
 	"github.com/ringcp/ringcp/internal/qemutest"
 	"github.com/ringcp/ringcp/internal/uringtest"
@@ -175,4 +176,49 @@ func TestSrcReadByOthersUnchanged(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSrcChangedInBatch: in a batch, the job whose SRC is written while
+// it is read fails and its new DST is discarded; the other job, whose
+// SRC nothing writes, completes.
+func TestSrcChangedInBatch(t *testing.T) {
+	dir := t.TempDir()
+	jobs := fileJobs(t, dir, 8<<20, 8<<20)
+	watched := &engine.Progress{}
+	jobs[0].opts.Progress = watched
+	stop := make(chan struct{})
+	written := make(chan bool, 1)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				written <- false
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			if n := watched.Done.Load(); n >= 2<<20 && n < 6<<20 {
+				writeAt(t, jobs[0].opts.Src, randomBytes(4096, 58), 0)
+				written <- true
+				return
+			}
+		}
+	}()
+	rep, err := runBatch(t, context.Background(), jobs, copier.BatchOptions{MaxRate: 8 << 20},
+		func(o *copier.Options) { o.BlockSize, o.QueueDepth = 256<<10, 1 })
+	close(stop)
+	if !<-written {
+		t.Fatal("the batch ended before SRC was written")
+	}
+	if err == nil {
+		t.Fatal("the batch succeeded")
+	}
+	wantSrcChanged(t, rep.Jobs[0].Err, jobs[0].opts.Src)
+	if rep.Jobs[0].DstState != copier.DstDiscarded {
+		t.Errorf("job 1: DST %v, want discarded", rep.Jobs[0].DstState)
+	}
+	mustNotExist(t, jobs[0].opts.Dst)
+	if j := rep.Jobs[1]; j.Err != nil || j.DstState != copier.DstComplete {
+		t.Errorf("job 2: %v, DST %v", j.Err, j.DstState)
+	}
+	compareFile(t, jobs[1].opts.Dst, jobs[1].want)
 }
