@@ -256,7 +256,7 @@ func (s *imageSrc) open(p *Plan, rep *Report) (*held, error) {
 // validator instead (end_web_linux.go).
 func (s *imageSrc) watchedOpener(chain *[]*srcFile) qcow2.Opener {
 	open := s.localOpener()
-	if open == nil || s.ep.role != roleSrc {
+	if open == nil {
 		return open
 	}
 	return func(ref qcow2.Ref) (qcow2.Transport, qcow2.Format, error) {
@@ -268,9 +268,10 @@ func (s *imageSrc) watchedOpener(chain *[]*srcFile) qcow2.Opener {
 		if err != nil || !ok {
 			return t, format, err
 		}
-		what := fmt.Sprintf("%s, the %s of %s in SRC's chain,", f.Name(), ref.Kind, ref.From)
+		tag := s.ep.role.tag()
+		what := fmt.Sprintf("%s, the %s of %s in %s's chain,", f.Name(), ref.Kind, ref.From, tag)
 		if ref.From == s.under.path {
-			what = fmt.Sprintf("SRC's %s %s", ref.Kind, f.Name())
+			what = fmt.Sprintf("%s's %s %s", tag, ref.Kind, f.Name())
 		}
 		w, err := watchSrc(f, f.Name(), 0, what)
 		if err != nil {

@@ -103,3 +103,18 @@ func mixedIn(err error) bool {
 	sc.Mixed = true
 	return true
 }
+
+// unchanged fails a read pass (Checksum, Compare, PrepareEach's) whose
+// ends changed while it read them; of names what it made of them.
+func (r *readRun) unchanged(of string) error {
+	for _, h := range []*held{r.src, r.dst} {
+		if err := h.srcUnchanged(); err != nil {
+			var sc *SrcChangedError
+			if errors.As(err, &sc) {
+				sc.Of = of
+			}
+			return err
+		}
+	}
+	return nil
+}

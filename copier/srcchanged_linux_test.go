@@ -222,3 +222,27 @@ func TestSrcChangedInBatch(t *testing.T) {
 	}
 	compareFile(t, jobs[1].opts.Dst, jobs[1].want)
 }
+
+// TestSrcChangedWhileChecksummed: ringcp checksum (Checksum) of a SRC
+// written while it is read fails rather than give the digest of a mix.
+func TestSrcChangedWhileChecksummed(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	writeFile(t, src, randomBytes(64<<20, 59))
+	done := false
+	_, err := copier.Checksum(context.Background(), copier.ReadOptions{Src: src, BlockSize: 4096, QueueDepth: 1,
+		Direct: copier.DirectAlways, ProgressInterval: 2 * time.Millisecond, OnProgress: func(s copier.Status) {
+			if done || s.BytesDone < 4<<20 || s.BytesDone >= s.BytesTotal {
+				return
+			}
+			done = true
+			writeAt(t, src, randomBytes(4096, 60), 0)
+		}})
+	if !done {
+		t.Fatalf("the checksum ended before SRC was written (%v)", err)
+	}
+	wantSrcChanged(t, err, src)
+	if !strings.Contains(err.Error(), "the checksum is of neither its old nor its new content") {
+		t.Errorf("err = %v; want it to say what the checksum is", err)
+	}
+}
