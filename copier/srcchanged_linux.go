@@ -20,7 +20,7 @@ import (
 // and QEMU-style locks (fcntl, no inode change), another reader's
 // (QEMU, qemu-img, cat); atime is not compared. A block device other
 // than a loop device keeps no marks: nothing tells that something wrote
-// it, and it is not checked (a mounted one is refused, guard). A
+// it, and it is not checked (one mounted read-write is refused). A
 // filesystem with coarse stamps (NFS with whole seconds, ext3) misses a
 // write within the same tick as the open: the marks are compared equal
 // or not, no more is claimed.
@@ -84,8 +84,8 @@ func unchangedAll(ws ...*srcFile) func() error {
 	}
 }
 
-// srcUnchanged fails the copy when a file it read changed while it was
-// read (see above); ok for a SRC that records none.
+// srcUnchanged fails the copy when a file the end read changed while
+// it was read (see above); nil for an end that watches none.
 func (h *held) srcUnchanged() error {
 	if h == nil || h.unchanged == nil {
 		return nil
