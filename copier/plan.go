@@ -28,6 +28,11 @@ type Plan struct {
 	// FallbackReason is why the pool is used although io_uring was wanted
 	// (auto mode), or "".
 	FallbackReason string
+	// ownWrites, when not "", says how the copy's own writes (or a batch
+	// neighbour's) reach a file it reads, in other bytes: its marks then
+	// change with them, and cannot tell another writer's
+	// (srcchanged_linux.go).
+	ownWrites      string
 	truncate       bool // DST is a file to be cut to DstOffset+Length
 	sparse         engine.Sparse
 	offloadMode    OffloadMode // OffloadNever, OffloadReflink or OffloadCopyRange: what Run tries first
@@ -161,6 +166,7 @@ func (p *Plan) checkSameObject() error {
 	if p.truncate || overlap || p.Length == 0 {
 		return refuse(KindOverlap, o.Dst, fmt.Sprintf("SRC and DST are %s and the ranges overlap", what)).on("Dst")
 	}
+	p.ownWrites = fmt.Sprintf("SRC and DST are %s", what)
 	return nil
 }
 

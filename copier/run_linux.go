@@ -87,7 +87,7 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 	if err == nil {
 		// Last of all SRC's reads (the verification's and a resumed
 		// checksum's included), first of DST's naming.
-		err = a.src.srcUnchanged()
+		err = p.srcUnchanged(a, &rep)
 	}
 	if err == nil {
 		err = a.dst.publish(p, !p.opts.NoSync)

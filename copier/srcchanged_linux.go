@@ -93,6 +93,19 @@ func (h *held) srcUnchanged() error {
 	return h.unchanged()
 }
 
+// srcUnchanged is the check of a's SRC at the end of the copy, unless
+// the copy's own writes (or a batch neighbour's) reach a file it reads
+// in other bytes (one file, distinct ranges; a loop device over it):
+// then its marks change with them, cannot tell another writer's, and
+// the report says it was not checked.
+func (p *Plan) srcUnchanged(a *acquired, rep *Report) error {
+	if p.ownWrites != "" {
+		rep.note("SRC is not checked for writes while it was read: %s, whose writes change its marks", p.ownWrites)
+		return nil
+	}
+	return a.src.srcUnchanged()
+}
+
 // mixedIn marks err, a *SrcChangedError, as having left its mix in an
 // existing DST: the state is DstMixed.
 func mixedIn(err error) bool {
