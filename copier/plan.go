@@ -32,14 +32,14 @@ type Plan struct {
 	// neighbour's) reach a file it reads, in other bytes: its marks then
 	// change with them, and cannot tell another writer's
 	// (srcchanged_linux.go).
-	ownWrites      string
-	truncate       bool // DST is a file to be cut to DstOffset+Length
-	sparse         engine.Sparse
-	offloadMode    OffloadMode // OffloadNever, OffloadReflink or OffloadCopyRange: what Run tries first
-	Notes          []string
-	Forced         string      // what Options.Force overrode (DST in use, a new file in /dev, too little room), or ""
-	resume         *resumePlan // Options.Resume: the state file and where the copy starts
-	meter          *meter      // the copy's progress (progress.go)
+	ownWrites   string
+	truncate    bool // DST is a file to be cut to DstOffset+Length
+	sparse      engine.Sparse
+	offloadMode OffloadMode // OffloadNever, OffloadReflink or OffloadCopyRange: what Run tries first
+	Notes       []string
+	Forced      string      // what Options.Force overrode (DST in use, a new file in /dev, too little room), or ""
+	resume      *resumePlan // Options.Resume: the state file and where the copy starts
+	meter       *meter      // the copy's progress (progress.go)
 	// IOLimits are the cgroup I/O limits on the disks the copy reads and
 	// writes; the block size and depth were fitted to them.
 	IOLimits []IOLimit
