@@ -28,22 +28,22 @@ type Plan struct {
 	// FallbackReason is why the pool is used although io_uring was wanted
 	// (auto mode), or "".
 	FallbackReason string
-	// ownWrites, when not "", says how the copy's own writes (or a batch
-	// neighbour's) reach a file it reads, in other bytes: its marks then
-	// change with them, and cannot tell another writer's
-	// (srcchanged_linux.go).
-	ownWrites   string
-	truncate    bool // DST is a file to be cut to DstOffset+Length
-	sparse      engine.Sparse
-	offloadMode OffloadMode // OffloadNever, OffloadReflink or OffloadCopyRange: what Run tries first
-	Notes       []string
-	Forced      string      // what Options.Force overrode (DST in use, a new file in /dev, too little room), or ""
-	resume      *resumePlan // Options.Resume: the state file and where the copy starts
-	meter       *meter      // the copy's progress (progress.go)
+	truncate       bool // DST is a file to be cut to DstOffset+Length
+	sparse         engine.Sparse
+	offloadMode    OffloadMode // OffloadNever, OffloadReflink or OffloadCopyRange: what Run tries first
+	Notes          []string
+	Forced         string      // what Options.Force overrode (DST in use, a new file in /dev, too little room), or ""
+	resume         *resumePlan // Options.Resume: the state file and where the copy starts
+	meter          *meter      // the copy's progress (progress.go)
 	// IOLimits are the cgroup I/O limits on the disks the copy reads and
 	// writes; the block size and depth were fitted to them.
 	IOLimits []IOLimit
 	passFit  readFit // the read passes' fit to the cgroup read limits (readfit.go)
+	// ownWrites, when not "", says how the copy's own writes (or a batch
+	// neighbour's) reach a file it reads, in other bytes: its marks then
+	// change with them, and cannot tell another writer's
+	// (srcchanged_linux.go).
+	ownWrites string
 	// IOPrio is the I/O priority the copy's reads and writes will have
 	// ("idle", "be:4"...), "" for the kernel's default.
 	IOPrio string
