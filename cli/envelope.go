@@ -91,6 +91,10 @@ func errorJSON(err error) *jsonError {
 	default:
 		e.Kind = kindFailed
 	}
+	var changed *copier.SrcChangedError
+	if errors.As(err, &changed) {
+		e.Path = changed.Path
+	}
 	var op *engine.OpError
 	if errors.As(err, &op) {
 		e.Op, e.Path, e.Offset = op.Op, op.Path, &op.Offset

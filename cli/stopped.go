@@ -64,6 +64,13 @@ func dstState(opts copier.Options, rep copier.Report) string {
 		return resumableLine(rep)
 	case copier.DstMismatch:
 		return "was copied, but does not read back as SRC: do not use it"
+	case copier.DstMixed:
+		held := ""
+		if rep.PartialPath != "" {
+			held = fmt.Sprintf(" (in %s)", rep.PartialPath)
+		}
+		return fmt.Sprintf("holds%s all %s of the range from offset %d, read from a SRC that changed meanwhile: a mix of its old and new content, not a copy; do not use it",
+			held, byteCount(rep.Length), opts.DstOffset)
 	}
 	return "" // untouched: nothing to say
 }

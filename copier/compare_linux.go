@@ -41,6 +41,9 @@ func Compare(ctx context.Context, o ReadOptions) (ReadReport, error) {
 	meter := startReadProgress(o, p.opts.Progress, job.Progress, p.Length)
 	st, err := p.readPass(ctx, job)
 	err = r.explain(err)
+	if err == nil {
+		err = r.unchanged("the comparison")
+	}
 	meter.end(err == nil)
 	rep := p.readReport(st, start)
 	rep.Bytes = p.Length

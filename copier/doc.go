@@ -90,6 +90,13 @@
 //     failed too). The error names op, path, offset and errno
 //     (*engine.OpError, or *engine.CanceledError for a context) and
 //     unwraps to the errno: errors.Is(err, syscall.ENOSPC).
+//   - A *SrcChangedError: the copy ran to its end, but a file it read
+//     (SRC, a loop device SRC's backing file, a file of an image SRC's
+//     chain) changed while it was read: its size, mtime or ctime is not
+//     what it was when opened. A new DST is discarded (DstDiscarded); an
+//     existing one holds a mix of the file's old and new content
+//     (DstMixed). A block device other than a loop device keeps no such
+//     marks and is not checked.
 //   - An error matching engine.ErrUndrained (DstChanging): a backend died
 //     with requests in flight. They may still change DST until the
 //     process exits; the copy's buffers and descriptors are kept for the

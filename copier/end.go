@@ -258,6 +258,9 @@ type held struct {
 	// gives nothing (a stalled server, a silent pipe). Run calls it when
 	// its context ends.
 	interrupt func()
+	// unchanged, when not nil, fails when a file the end read changed
+	// while it was read (srcchanged_linux.go); a SRC's.
+	unchanged func() error
 }
 
 // into makes h end id of job: its descriptor in Files, or its IOEnd in

@@ -73,6 +73,9 @@ func (f *fileEnd) checkOverlap(p *Plan) error {
 	if ov := f.overlap(p.dstRange(), p.src, p.srcRange()); ov != nil {
 		return refuse(KindOverlap, p.opts.Dst, fmt.Sprintf("SRC and DST overlap on %s: SRC %s, DST %s", ov.on, ov.theirs, ov.mine)).on("Dst")
 	}
+	if ov := f.overlap(byteRange{0, -1}, p.src, byteRange{0, -1}); ov != nil && p.ownWrites == "" {
+		p.ownWrites = fmt.Sprintf("SRC and DST share %s, in other bytes", ov.on)
+	}
 	return nil
 }
 

@@ -21,7 +21,14 @@ func (f *fileEnd) open(p *Plan, rep *Report) (*held, error) {
 		file.Close()
 		return nil, err
 	}
-	return &held{f: file, align: ep.alignment(), release: func() { file.Close() }}, nil
+	// Before the first read: what a write changes must be as it is now
+	// when the copy or the read pass ends (srcchanged_linux.go).
+	w, err := watchSrc(file, ep.path, ep.geo.Size, ep.role.tag()+" "+ep.path)
+	if err != nil {
+		file.Close()
+		return nil, refuseErr(KindCheckFailed, ep.path, "cannot tell what it is", err).on(ep.role.field())
+	}
+	return &held{f: file, align: ep.alignment(), release: func() { file.Close() }, unchanged: unchangedAll(w)}, nil
 }
 
 // srcData is SRC's data extents in the range (SEEK_DATA/SEEK_HOLE; a

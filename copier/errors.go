@@ -105,3 +105,35 @@ func (e *RefusedError) on(field string) *RefusedError {
 // credentials (the password of its userinfo, a presigned signature), which
 // Options.Src holds as given.
 func shown(operand string) string { return httpobj.RedactOperand(operand) }
+
+// SrcChangedError is a copy (or a read pass: Checksum, Compare) that ran
+// to its end while something wrote a file it read: SRC itself, a loop
+// device SRC's backing file, a file of an image SRC's chain (a backing
+// file, its data file). What it read is neither the file's old content
+// nor its new one. A new DST is discarded; an existing one (Mixed)
+// holds that mix, and Report.DstState is DstMixed. The ringcp command
+// exits 1 on it.
+type SrcChangedError struct {
+	Path string // the file that changed
+	// What names it in the message: "SRC /a.img", "SRC's backing file
+	// /base.raw", "SRC /dev/loop0's backing file /a.img".
+	What string
+	// Why says what changed: its size, mtime or ctime, from what to what.
+	Why string
+	// Mixed: DST existed, and holds what the copy wrote.
+	Mixed bool
+	// Of, for a read pass (Checksum, Compare), names what it made of
+	// the file ("the checksum"); "" for a copy.
+	Of string
+}
+
+func (e *SrcChangedError) Error() string {
+	left := "the copy is neither its old nor its new content"
+	switch {
+	case e.Of != "":
+		left = e.Of + " is of neither its old nor its new content"
+	case e.Mixed:
+		left = "DST holds a mix of its old and new content"
+	}
+	return fmt.Sprintf("%s changed while it was read (%s): %s; copy from a snapshot or a file nothing writes", e.What, e.Why, left)
+}

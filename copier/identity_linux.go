@@ -52,8 +52,10 @@ func marksAt(dirfd int, path string, flags int) (*marks, *unix.Statx_t) {
 }
 
 // identityOf describes the local end f, opened at path: a file or a block
-// device of size bytes. withMarks adds its marks (SRC).
-func identityOf(f *os.File, path string, size int64, withMarks bool) (identity, error) {
+// device of size bytes. withMarks adds its marks (SRC; and every file a
+// copy reads, which must not change while it is read:
+// srcchanged_linux.go).
+func identityOf(f fder, path string, size int64, withMarks bool) (identity, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		return identity{}, &os.PathError{Op: "fstat", Path: path, Err: err}

@@ -185,3 +185,42 @@ func TestQcow2DstBackingChanged(t *testing.T) {
 		})
 	}
 }
+
+// TestQcow2DstBackingTruncated: a backing file cut short during the copy
+// fails it naming the backing file as the cause, not only the write to
+// DST that could not compare its clusters with it.
+func TestQcow2DstBackingTruncated(t *testing.T) {
+	qemutest.Need(t, "qemu-img")
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.raw")
+	b := randomBytes(8<<20, 43)
+	writeFile(t, base, b)
+	src := filepath.Join(dir, "src")
+	copy(b[5<<20:], randomBytes(64<<10, 44))
+	writeFile(t, src, b)
+	dst := filepath.Join(dir, "out.qcow2")
+	cut := false
+	o := copier.Options{Src: src, Dst: dst, SrcFormat: copier.FormatRaw, DstFormat: copier.FormatQcow2,
+		Qcow2:     copier.Qcow2Options{Backing: base, BackingFormat: copier.FormatRaw},
+		BlockSize: 256 << 10, QueueDepth: 1, MaxRate: 8 << 20, ProgressInterval: 10 * time.Millisecond,
+		OnProgress: func(s copier.Status) {
+			if cut || s.BytesDone < 1<<20 || s.BytesDone >= s.BytesTotal {
+				return
+			}
+			cut = true
+			if err := os.Truncate(base, 4096); err != nil {
+				t.Error(err)
+			}
+		}}
+	_, err := copier.Copy(context.Background(), o)
+	if !cut {
+		t.Fatal("the copy ended before the backing file was cut")
+	}
+	if err == nil || !strings.Contains(err.Error(), base) || !strings.Contains(err.Error(), "backing file") {
+		t.Fatalf("err = %v; want a failure naming the backing file %s", err, base)
+	}
+	t.Log(err)
+	if _, err := os.Lstat(dst); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("DST was given its name over a backing file cut short: %v", err)
+	}
+}

@@ -254,7 +254,7 @@ func (d *imageDst) openDst(p *Plan, rep *Report) (target, error) {
 		return nil, err
 	}
 	it.x = &imageWriter{w: w, f: file, name: d.ep.path, about: describeNew(opt), checkpoints: opt.Checkpoints, resumed: resumed}
-	it.h = held{io: it.x, align: 1}
+	it.h = held{io: it.x, align: 1, cause: it.cause}
 	rep.note("DST %s: %s", d.ep.path, it.x.about)
 	return it, nil
 }
@@ -294,11 +294,29 @@ func (t *imageTarget) held() *held                    { return &t.h }
 func (t *imageTarget) shape(p *Plan, job *engine.Job) {} // the Writer sizes its file
 func (t *imageTarget) cut(p *Plan) error              { return nil }
 
+// cause is what the Writer met first, for the write the engine reports
+// with an errno.
+func (t *imageTarget) cause() error { return t.named(t.x.met()) }
+
+// named is err, the Writer's, with a backing file that could not be
+// read named (the Writer knows it as a reader only), and said to have
+// changed when it did (cut short during the copy).
+func (t *imageTarget) named(err error) error {
+	var ioe *qcow2.IOError
+	if !errors.As(err, &ioe) || ioe.Op != "read backing" || t.backing.close == nil {
+		return err
+	}
+	if changed := t.backing.unchanged(); changed != nil {
+		return changed
+	}
+	return &qcow2.IOError{Op: "read the backing file", Name: t.backing.path, Off: ioe.Off, Err: ioe.Err}
+}
+
 // publish finishes the image (tables, refcounts, the header, synced),
 // then gives it its name.
 func (t *imageTarget) publish(p *Plan, sync bool) error {
 	if err := t.x.finish(); err != nil {
-		return err
+		return t.named(err)
 	}
 	if err := t.backing.unchanged(); err != nil {
 		return err
@@ -352,6 +370,9 @@ type imageWriter struct {
 	// (Flush); resumed: one an earlier run began, whose part already
 	// copied is checked (read) before anything is written, until proven.
 	checkpoints, resumed, proven bool
+	// The Writer's first error (a backing file that could not be read),
+	// which the engine reduces to an errno.
+	firstCause
 }
 
 var _ engine.IOEnd = (*imageWriter)(nil)
@@ -379,12 +400,18 @@ func (x *imageWriter) Reserve(int64, int64, bool) error { return unix.EOPNOTSUPP
 func (x *imageWriter) Truncate(int64) error             { return unix.EOPNOTSUPP }
 func (x *imageWriter) PrepareTail() error               { return nil }
 func (x *imageWriter) WriteAt(p []byte, off int64) (int, error) {
-	return x.w.WriteAt(p, off)
+	n, err := x.w.WriteAt(p, off)
+	x.keep(err)
+	return n, err
 }
 
 // Zero: what is not written reads as zeros (or is compared with the
 // backing file): a hole is never stored.
-func (x *imageWriter) Zero(off, n int64, _ bool) error { return x.w.WriteZeroes(off, n) }
+func (x *imageWriter) Zero(off, n int64, _ bool) error {
+	err := x.w.WriteZeroes(off, n)
+	x.keep(err)
+	return err
+}
 
 // Flush makes the data written durable; the image is complete only when
 // finished, or, for a resumable copy, as of its last barrier: a

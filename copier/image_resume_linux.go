@@ -64,3 +64,15 @@ func (t *imageTarget) proved() {
 	}
 	t.x.proven = true
 }
+
+// fromBacking: the backing file's path when the image, as read back for
+// the check of the part an earlier run copied, stores nothing at off.
+func (t *imageTarget) fromBacking(off int64) string {
+	if t.x.read == nil || t.backing.close == nil {
+		return ""
+	}
+	if from, err := t.x.read.FromBacking(off); err != nil || !from {
+		return ""
+	}
+	return t.backing.path
+}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -150,4 +152,34 @@ func TestQcow2DstResumeBackingChanged(t *testing.T) {
 	}
 	qemu(t, "qemu-img", "check", "-q", dst)
 	qemu(t, "qemu-img", "compare", "-q", "-f", "raw", src, dst)
+}
+
+// TestQcow2DstResumeBackingReplaced: a rerun refused because the backing
+// file was replaced (renamed over) since the earlier run names the
+// backing file, not the partial image, as what changed.
+func TestQcow2DstResumeBackingReplaced(t *testing.T) {
+	qemutest.Need(t, "qemu-img")
+	dir := t.TempDir()
+	src, base := filepath.Join(dir, "src"), filepath.Join(dir, "base.raw")
+	b := randomBytes(12<<20+4097, 5)
+	baseBytes := append([]byte(nil), b[:6<<20]...)
+	writeFile(t, src, b)
+	writeFile(t, base, baseBytes)
+	dst := filepath.Join(dir, "out.qcow2")
+	o := copier.Options{Src: src, Dst: dst, DstFormat: copier.FormatQcow2, Qcow2: copier.Qcow2Options{Backing: "base.raw"},
+		Resume: true, SyncEvery: 50 * time.Millisecond, MaxRate: 4 << 20, BlockSize: 256 << 10}
+	stopResumable(t, o, 5<<20)
+	other := filepath.Join(dir, "other.raw")
+	changed := append([]byte(nil), baseBytes...)
+	changed[1<<20] ^= 0xff
+	writeFile(t, other, changed)
+	if err := os.Rename(other, base); err != nil {
+		t.Fatal(err)
+	}
+	o.MaxRate = 0
+	_, err := copier.Copy(context.Background(), o)
+	var refused *copier.RefusedError
+	if !errors.As(err, &refused) || refused.Path != base || !strings.Contains(err.Error(), "backing file changed") {
+		t.Fatalf("err = %v; want the refusal to name the backing file %s", err, base)
+	}
 }

@@ -230,7 +230,8 @@ func (s *imageSrc) open(p *Plan, rep *Report) (*held, error) {
 		return nil, err
 	}
 	// Checked in full again: the image may have changed since Prepare.
-	im, err := openImage(hostOf(s.under, ra), qcow2.Options{Opener: s.localOpener(), Guessed: s.guessed}, s.ep.role.field())
+	var chain []*srcFile
+	im, err := openImage(hostOf(s.under, ra), qcow2.Options{Opener: s.watchedOpener(&chain), Guessed: s.guessed}, s.ep.role.field())
 	if err != nil {
 		h.close()
 		return nil, err
@@ -240,7 +241,48 @@ func (s *imageSrc) open(p *Plan, rep *Report) (*held, error) {
 	// The base's first cause (what a server said), else the image's, goes
 	// with the copy's error. A stop, or the copy's failure, interrupts the
 	// base's reads in flight.
-	return &held{io: x, align: 1, cause: firstOf(h.cause, x.met), interrupt: h.interrupt, release: s.readDirect(h, im)}, nil
+	return &held{io: x, align: 1, cause: firstOf(h.cause, x.met), interrupt: h.interrupt, release: s.readDirect(h, im),
+		unchanged: func() error {
+			if err := h.srcUnchanged(); err != nil {
+				return err
+			}
+			return unchangedAll(chain...)()
+		}}, nil
+}
+
+// watchedOpener is localOpener, recording each local file of the chain
+// as opened into chain, so that the copy fails if one changes while it
+// is read (srcchanged_linux.go). A file at a URL is pinned to its
+// validator instead (end_web_linux.go).
+func (s *imageSrc) watchedOpener(chain *[]*srcFile) qcow2.Opener {
+	open := s.localOpener()
+	if open == nil {
+		return open
+	}
+	return func(ref qcow2.Ref) (qcow2.Transport, qcow2.Format, error) {
+		t, format, err := open(ref)
+		f, ok := t.(interface {
+			fder
+			Name() string
+		})
+		if err != nil || !ok {
+			return t, format, err
+		}
+		tag := s.ep.role.tag()
+		what := fmt.Sprintf("%s, the %s of %s in %s's chain,", f.Name(), ref.Kind, ref.From, tag)
+		if ref.From == s.under.path {
+			what = fmt.Sprintf("%s's %s %s", tag, ref.Kind, f.Name())
+		}
+		w, err := watchSrc(f, f.Name(), 0, what)
+		if err != nil {
+			if c, ok := t.(io.Closer); ok {
+				c.Close()
+			}
+			return nil, "", err
+		}
+		*chain = append(*chain, w)
+		return t, format, nil
+	}
 }
 
 // lock takes the base end's locks on the host file.

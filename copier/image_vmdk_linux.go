@@ -148,7 +148,7 @@ func (s *vmdkSrc) open(p *Plan, rep *Report) (*held, error) {
 	}
 	s.opened = h
 	x := &vmdkReader{im: im, name: s.ep.path, about: s.about}
-	return &held{io: x, align: 1, cause: firstOf(h.cause, x.met), release: h.close}, nil
+	return &held{io: x, align: 1, cause: firstOf(h.cause, x.met), release: h.close, unchanged: h.srcUnchanged}, nil
 }
 
 // vmdkReader is an open vmdk image as the engine reads it.

@@ -39,6 +39,11 @@ type Plan struct {
 	// writes; the block size and depth were fitted to them.
 	IOLimits []IOLimit
 	passFit  readFit // the read passes' fit to the cgroup read limits (readfit.go)
+	// ownWrites, when not "", says how the copy's own writes (or a batch
+	// neighbour's) reach a file it reads, in other bytes: its marks then
+	// change with them, and cannot tell another writer's
+	// (srcchanged_linux.go).
+	ownWrites string
 	// IOPrio is the I/O priority the copy's reads and writes will have
 	// ("idle", "be:4"...), "" for the kernel's default.
 	IOPrio string
@@ -161,6 +166,7 @@ func (p *Plan) checkSameObject() error {
 	if p.truncate || overlap || p.Length == 0 {
 		return refuse(KindOverlap, o.Dst, fmt.Sprintf("SRC and DST are %s and the ranges overlap", what)).on("Dst")
 	}
+	p.ownWrites = fmt.Sprintf("SRC and DST are %s", what)
 	return nil
 }
 

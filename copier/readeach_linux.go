@@ -53,6 +53,9 @@ func (e *EachPlan) Run(ctx context.Context) (ReadReport, error) {
 	meter := startReadProgress(e.read, progress, job.Progress, p.Length)
 	y := p.startYield()
 	st, err := p.readPass(ctx, job)
+	if err == nil {
+		err = r.unchanged("what was read")
+	}
 	y.stop()
 	meter.end(err == nil)
 	rep := p.readReport(st, start)

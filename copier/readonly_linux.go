@@ -166,6 +166,10 @@ func Checksum(ctx context.Context, o ReadOptions) (ReadReport, error) {
 		meter.end(false)
 		return rep, err
 	}
+	if err := r.unchanged("the checksum"); err != nil {
+		meter.end(false)
+		return rep, err
+	}
 	sum, err := h.s.Sum()
 	meter.end(err == nil)
 	rep.Checksum = &sum

@@ -132,6 +132,10 @@ const (
 	// DstMismatch: the copy ran to its end, but reading DST back found it
 	// different from SRC (a *MismatchError): do not use it.
 	DstMismatch
+	// DstMixed: the copy ran to its end, but SRC changed while it was
+	// read (a *SrcChangedError): DST, an existing one, holds a mix of
+	// SRC's old and new content. Do not use it.
+	DstMixed
 )
 
 // String names the state for logs and JSON.
@@ -153,6 +157,8 @@ func (s DstState) String() string {
 		return "resumable"
 	case DstMismatch:
 		return "mismatch"
+	case DstMixed:
+		return "mixed"
 	}
 	return "untouched"
 }

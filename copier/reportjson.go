@@ -113,7 +113,7 @@ func (s DstState) MarshalText() ([]byte, error) { return []byte(s.String()), nil
 
 // UnmarshalText reads a word MarshalText wrote.
 func (s *DstState) UnmarshalText(b []byte) error {
-	for st := DstUntouched; st <= DstMismatch; st++ {
+	for st := DstUntouched; st <= DstMixed; st++ {
 		if st.String() == string(b) {
 			*s = st
 			return nil

@@ -47,7 +47,7 @@ func TestReportJSON(t *testing.T) {
 
 // TestDstStateText: every state is a word that reads back as itself.
 func TestDstStateText(t *testing.T) {
-	for s := DstUntouched; s <= DstMismatch; s++ {
+	for s := DstUntouched; s <= DstMixed; s++ {
 		b, err := s.MarshalText()
 		if err != nil {
 			t.Fatal(err)

@@ -174,8 +174,15 @@ func (p *Plan) compareDone(ctx context.Context, a *acquired) error {
 	again := fmt.Sprintf("; remove %s to start over", r.statePath)
 	switch {
 	case cmp.cmp.first >= 0:
+		at := p.opts.DstOffset + cmp.cmp.first
+		if b, ok := a.dst.(backedTarget); ok {
+			if path := b.fromBacking(at); path != "" {
+				return refuse(KindChanged, path, fmt.Sprintf("DST's backing file changed since the earlier run (replaced or written): %s stores nothing at offset %d and reads the backing file there, which differs from SRC now, in the first %s of the copy, which the resume state records as copied; give the backing file back as it was, or remove %s to start over",
+					p.dst.path, at, units.Format(r.from), r.statePath)).on("Qcow2.Backing")
+			}
+		}
 		return refuse(KindChanged, p.dst.path, fmt.Sprintf("changed since the earlier run: it differs from SRC at offset %d, in the first %s of the copy, which the resume state records as copied%s",
-			p.opts.DstOffset+cmp.cmp.first, units.Format(r.from), again))
+			at, units.Format(r.from), again))
 	case errors.Is(err, engine.ErrEndedEarly):
 		return refuse(KindChanged, p.dst.path, fmt.Sprintf("changed since the earlier run: it ends before the %s the resume state records as copied%s", units.Format(r.from), again))
 	case err != nil && ctx.Err() != nil:
@@ -184,6 +191,15 @@ func (p *Plan) compareDone(ctx context.Context, a *acquired) error {
 		return fmt.Errorf("compare the part an earlier run copied with SRC: %w", err)
 	}
 	return nil
+}
+
+// backedTarget is a DST that reads another file where it stores nothing
+// (a qcow2 image over a backing file): a difference found there in the
+// part an earlier run copied is that file's, not DST's.
+type backedTarget interface {
+	// fromBacking is the path of the file DST reads at off, or "" when
+	// DST stores that byte itself.
+	fromBacking(off int64) string
 }
 
 // firstDiffer compares, and stops the pass once the first differing byte

@@ -57,7 +57,7 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 	}
 	y := p.startYield()
 	st, err := p.move(ctx, a, &rep)
-	err = srcStop.explain(ctx, st, explainSrc(a, err, srcStop))
+	err = srcStop.explain(ctx, st, explainDst(a, explainSrc(a, err, srcStop)))
 	if rep.Yield = y.stop(); rep.Yield != nil {
 		rep.note("%s", rep.Yield)
 	}
@@ -83,6 +83,11 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 	}
 	if err == nil {
 		err = p.finishTrust(ctx, a, &rep)
+	}
+	if err == nil {
+		// Last of all SRC's reads (the verification's and a resumed
+		// checksum's included), first of DST's naming.
+		err = p.srcUnchanged(a, &rep)
 	}
 	if err == nil {
 		err = a.dst.publish(p, !p.opts.NoSync)

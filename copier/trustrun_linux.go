@@ -240,13 +240,17 @@ func (p *Plan) endTrust(a *acquired, rep *Report, err error) {
 }
 
 // trustOutcome corrects what a stopped copy says of DST: a resumable one
-// is kept for the next run, and one that verification found different is
-// not to be used.
+// is kept for the next run, and one that verification found different,
+// or written from a SRC that changed, is not to be used.
 func (p *Plan) trustOutcome(state DstState, d target, err error) DstState {
 	var mm *MismatchError
 	switch {
 	case state == DstComplete || state == DstChanging || state == DstUnknown || state == DstDiscarded || state == DstUntouched:
 		return state
+	case mixedIn(err):
+		// All of it written, from a SRC that changed meanwhile: no part
+		// of it is a copy to keep or to resume from.
+		return DstMixed
 	case p.resume != nil && d.kept():
 		return DstResumable
 	case errors.As(err, &mm):

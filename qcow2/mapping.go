@@ -166,3 +166,18 @@ func (im *Image) Map(off, end int64) ([]Extent, error) {
 	}
 	return out, nil
 }
+
+// FromBacking says whether the guest byte at off is read from the
+// backing file: the image itself stores nothing there (no data, no zero
+// cluster). False for an image without a backing file.
+func (im *Image) FromBacking(off int64) (bool, error) {
+	if im.backing == nil || off < 0 || off >= im.size {
+		return false, nil
+	}
+	from := false
+	err := im.runs(off, off+1, func(r run) (bool, error) {
+		from = r.kind == runUnalloc
+		return false, nil
+	})
+	return from, err
+}

@@ -1,0 +1,133 @@
+package copier
+
+import (
+	"errors"
+	"fmt"
+)
+
+// A file that something writes while the copy reads it gives a DST that
+// is neither its old content nor its new one: what was read before the
+// write is old, what was read after is new, and a write behind the read
+// position is lost. dd and cp say nothing of it; tar says "file changed
+// as we read it". ringcp fails the copy: when it ends, before it says
+// it is complete and before a new DST gets its name, each file it read
+// (SRC, a loop device SRC's backing file, the files of an image SRC's
+// chain) must still have the identity it had when opened, marks
+// included: its size, mtime and ctime (identity_linux.go, as a resume
+// state records them).
+//
+// Reading changes none of them: ringcp's own reads, fadvise, its OFD
+// and QEMU-style locks (fcntl, no inode change), another reader's
+// (QEMU, qemu-img, cat); atime is not compared. A block device other
+// than a loop device keeps no marks: nothing tells that something wrote
+// it, and it is not checked (one mounted read-write is refused). A
+// filesystem with coarse stamps (NFS with whole seconds, ext3) misses a
+// write within the same tick as the open: the marks are compared equal
+// or not, no more is claimed.
+
+// srcFile is a file the copy reads, as it was when opened.
+type srcFile struct {
+	f    fder
+	was  identity
+	what string // names it in the error: "SRC /a.img"
+}
+
+// fder is an open file: an *os.File, or a transport that wraps one.
+type fder interface{ Fd() uintptr }
+
+// watchSrc records f, opened at path, size bytes (a block device's), as
+// it is now. A block device that is no loop device keeps no marks and
+// is not watched (nil).
+func watchSrc(f fder, path string, size int64, what string) (*srcFile, error) {
+	id, err := identityOf(f, path, size, true)
+	if err != nil {
+		return nil, err
+	}
+	if id.Kind == kindBlock && id.Loop == nil {
+		return nil, nil // a disk: no marks to compare (see above)
+	}
+	return &srcFile{f: f, was: id, what: what}, nil
+}
+
+// changed says, as a *SrcChangedError, how the file changed since it
+// was opened; nil when it did not.
+func (w *srcFile) changed() error {
+	if w == nil {
+		return nil
+	}
+	now, err := identityOf(w.f, w.was.Path, w.was.Size, true)
+	if err != nil {
+		return fmt.Errorf("%s: cannot tell whether it changed while it was read: %w", w.what, err)
+	}
+	why := w.was.differs(now)
+	if why == "" {
+		return nil
+	}
+	e := &SrcChangedError{Path: w.was.Path, What: w.what, Why: why}
+	if l := w.was.Loop; l != nil {
+		// What a loop device shows changed with its backing file.
+		e.Path, e.What = l.File, fmt.Sprintf("%s's backing file %s", w.what, l.File)
+	}
+	return e
+}
+
+// unchangedAll checks every file in ws that is watched (not nil), and
+// says how the first that changed did.
+func unchangedAll(ws ...*srcFile) func() error {
+	return func() error {
+		for _, w := range ws {
+			if err := w.changed(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// srcUnchanged fails the copy when a file the end read changed while
+// it was read (see above); nil for an end that watches none.
+func (h *held) srcUnchanged() error {
+	if h == nil || h.unchanged == nil {
+		return nil
+	}
+	return h.unchanged()
+}
+
+// srcUnchanged is the check of a's SRC at the end of the copy, unless
+// the copy's own writes (or a batch neighbour's) reach a file it reads
+// in other bytes (one file, distinct ranges; a loop device over it):
+// then its marks change with them, cannot tell another writer's, and
+// the report says it was not checked.
+func (p *Plan) srcUnchanged(a *acquired, rep *Report) error {
+	if p.ownWrites != "" {
+		rep.note("SRC is not checked for writes while it was read: %s, whose writes change its marks", p.ownWrites)
+		return nil
+	}
+	return a.src.srcUnchanged()
+}
+
+// mixedIn marks err, a *SrcChangedError, as having left its mix in an
+// existing DST: the state is DstMixed.
+func mixedIn(err error) bool {
+	var sc *SrcChangedError
+	if !errors.As(err, &sc) {
+		return false
+	}
+	sc.Mixed = true
+	return true
+}
+
+// unchanged fails a read pass (Checksum, Compare, PrepareEach's) whose
+// ends changed while it read them; of names what it made of them.
+func (r *readRun) unchanged(of string) error {
+	for _, h := range []*held{r.src, r.dst} {
+		if err := h.srcUnchanged(); err != nil {
+			var sc *SrcChangedError
+			if errors.As(err, &sc) {
+				sc.Of = of
+			}
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,248 @@
+package copier_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/engine"
+	"github.com/ringcp/ringcp/internal/blocktest"
+	"github.com/ringcp/ringcp/internal/qemutest"
+	"github.com/ringcp/ringcp/internal/uringtest"
+)
+
+// srcChangeCopy copies o (its SRC a file of 8 MiB, slowed so that the
+// copy takes about a second) and, once 2 MiB are copied, runs during:
+// a write behind the copy's read position, or a reader. It fails the
+// test when the copy ended first.
+func srcChangeCopy(t *testing.T, o copier.Options, during func()) (copier.Report, error) {
+	t.Helper()
+	done := false
+	o.BlockSize, o.QueueDepth, o.MaxRate, o.ProgressInterval = 256<<10, 1, 8<<20, 10*time.Millisecond
+	o.OnProgress = func(s copier.Status) {
+		if done || s.BytesDone < 2<<20 || s.BytesDone >= s.BytesTotal {
+			return
+		}
+		done = true
+		during()
+	}
+	rep, err := copier.Copy(context.Background(), o)
+	if !done {
+		t.Fatalf("the copy of %s ended before SRC was written (%v)", o.Src, err)
+	}
+	return rep, err
+}
+
+// writeAt writes b at off of path in place: no truncation, no new inode.
+func writeAt(t *testing.T, path string, b []byte, off int64) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(b, off); err != nil {
+		t.Error(err)
+	}
+}
+
+// wantSrcChanged checks the failure of a copy whose SRC file named was
+// written while it was read.
+func wantSrcChanged(t *testing.T, err error, named string) *copier.SrcChangedError {
+	t.Helper()
+	var sc *copier.SrcChangedError
+	if !errors.As(err, &sc) || sc.Path != named || !strings.Contains(err.Error(), "changed while it was read") {
+		t.Fatalf("err = %v; want a *SrcChangedError naming %s", err, named)
+	}
+	return sc
+}
+
+// TestSrcChangedDuringCopy: a SRC file written in place behind the
+// copy's read position fails the copy on both engines: a new DST is
+// discarded, an existing one is said to hold a mix.
+func TestSrcChangedDuringCopy(t *testing.T) {
+	for _, eng := range engines {
+		for _, existing := range []bool{false, true} {
+			name := string(eng) + map[bool]string{false: "/new", true: "/existing"}[existing]
+			t.Run(name, func(t *testing.T) {
+				if eng == copier.EngineUring {
+					uringtest.NeedOn(t)
+				}
+				dir := t.TempDir()
+				src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+				writeFile(t, src, randomBytes(8<<20, 51))
+				if existing {
+					writeFile(t, dst, make([]byte, 8<<20))
+				}
+				rep, err := srcChangeCopy(t, copier.Options{Src: src, Dst: dst, Engine: eng}, func() {
+					writeAt(t, src, randomBytes(4096, 52), 0)
+				})
+				wantSrcChanged(t, err, src)
+				if !existing {
+					if _, serr := os.Lstat(dst); !errors.Is(serr, os.ErrNotExist) || rep.DstState != copier.DstDiscarded {
+						t.Fatalf("DST %v (%v): want it discarded", rep.DstState, serr)
+					}
+					return
+				}
+				if rep.DstState != copier.DstMixed || !strings.Contains(err.Error(), "DST holds a mix") {
+					t.Fatalf("DST %v, err %v: want it said to hold a mix", rep.DstState, err)
+				}
+			})
+		}
+	}
+}
+
+// TestSrcChangedQcow2Backing: an image SRC whose raw backing file is
+// written in place while the copy reads it fails the copy, naming the
+// backing file.
+func TestSrcChangedQcow2Backing(t *testing.T) {
+	qemutest.Need(t, "qemu-img")
+	dir := t.TempDir()
+	base, top := filepath.Join(dir, "base.raw"), filepath.Join(dir, "top.qcow2")
+	writeFile(t, base, randomBytes(8<<20, 53))
+	blocktest.Run(t, "qemu-img", "create", "-q", "-f", "qcow2", "-b", base, "-F", "raw", top)
+	qemuIO(t, top, "write -P 7 6m 64k")
+	dst := filepath.Join(dir, "out.raw")
+	_, err := srcChangeCopy(t, copier.Options{Src: top, Dst: dst, SrcFormat: copier.FormatQcow2}, func() {
+		writeAt(t, base, randomBytes(4096, 54), 0)
+	})
+	wantSrcChanged(t, err, base)
+	if !strings.Contains(err.Error(), "backing file") {
+		t.Errorf("err = %v; want it to say it is SRC's backing file", err)
+	}
+	if _, serr := os.Lstat(dst); !errors.Is(serr, os.ErrNotExist) {
+		t.Fatalf("DST was given its name: %v", serr)
+	}
+}
+
+// TestSrcChangedLoopBacking: a loop device SRC whose backing file is
+// written (not through the device) while the copy reads it fails the
+// copy, naming the backing file.
+func TestSrcChangedLoopBacking(t *testing.T) {
+	blocktest.NeedRoot(t)
+	blocktest.NeedTool(t, "losetup")
+	dir := t.TempDir()
+	back := filepath.Join(dir, "back")
+	writeFile(t, back, randomBytes(8<<20, 55))
+	dev := blocktest.Loop(t, back)
+	dst := filepath.Join(dir, "dst")
+	_, err := srcChangeCopy(t, copier.Options{Src: dev, Dst: dst}, func() {
+		writeAt(t, back, randomBytes(4096, 56), 0)
+	})
+	wantSrcChanged(t, err, back)
+	if _, serr := os.Lstat(dst); !errors.Is(serr, os.ErrNotExist) {
+		t.Fatalf("DST was given its name: %v", serr)
+	}
+}
+
+// TestSrcReadByOthersUnchanged: SRC read by other programs while the
+// copy runs (cat, qemu-img info on an image and its backing file) is
+// unchanged: the copy completes.
+func TestSrcReadByOthersUnchanged(t *testing.T) {
+	qemutest.Need(t, "qemu-img")
+	dir := t.TempDir()
+	base, top := filepath.Join(dir, "base.raw"), filepath.Join(dir, "top.qcow2")
+	writeFile(t, base, randomBytes(8<<20, 57))
+	blocktest.Run(t, "qemu-img", "create", "-q", "-f", "qcow2", "-b", base, "-F", "raw", top)
+	others := func(file string) func() {
+		return func() {
+			for _, args := range [][]string{{"cat", file}, {"qemu-img", "info", "-U", "--backing-chain", file}} {
+				if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+					t.Errorf("%v: %v: %s", args, err, out)
+				}
+			}
+		}
+	}
+	for _, eng := range engines {
+		t.Run(string(eng), func(t *testing.T) {
+			if eng == copier.EngineUring {
+				uringtest.NeedOn(t)
+			}
+			rawDst, imgDst := filepath.Join(t.TempDir(), "raw"), filepath.Join(t.TempDir(), "img")
+			if _, err := srcChangeCopy(t, copier.Options{Src: base, Dst: rawDst, Engine: eng}, others(base)); err != nil {
+				t.Fatalf("raw: %v", err)
+			}
+			if eng == copier.EnginePool { // an image is read by the pool only
+				if _, err := srcChangeCopy(t, copier.Options{Src: top, Dst: imgDst, SrcFormat: copier.FormatQcow2, Engine: eng}, others(top)); err != nil {
+					t.Fatalf("qcow2: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// TestSrcChangedInBatch: in a batch, the job whose SRC is written while
+// it is read fails and its new DST is discarded; the other job, whose
+// SRC nothing writes, completes.
+func TestSrcChangedInBatch(t *testing.T) {
+	dir := t.TempDir()
+	jobs := fileJobs(t, dir, 8<<20, 8<<20)
+	watched := &engine.Progress{}
+	jobs[0].opts.Progress = watched
+	stop := make(chan struct{})
+	written := make(chan bool, 1)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				written <- false
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			if n := watched.Done.Load(); n >= 2<<20 && n < 6<<20 {
+				writeAt(t, jobs[0].opts.Src, randomBytes(4096, 58), 0)
+				written <- true
+				return
+			}
+		}
+	}()
+	rep, err := runBatch(t, context.Background(), jobs, copier.BatchOptions{MaxRate: 8 << 20},
+		func(o *copier.Options) { o.BlockSize, o.QueueDepth = 256<<10, 1 })
+	close(stop)
+	if !<-written {
+		t.Fatal("the batch ended before SRC was written")
+	}
+	if err == nil {
+		t.Fatal("the batch succeeded")
+	}
+	wantSrcChanged(t, rep.Jobs[0].Err, jobs[0].opts.Src)
+	if rep.Jobs[0].DstState != copier.DstDiscarded {
+		t.Errorf("job 1: DST %v, want discarded", rep.Jobs[0].DstState)
+	}
+	mustNotExist(t, jobs[0].opts.Dst)
+	if j := rep.Jobs[1]; j.Err != nil || j.DstState != copier.DstComplete {
+		t.Errorf("job 2: %v, DST %v", j.Err, j.DstState)
+	}
+	compareFile(t, jobs[1].opts.Dst, jobs[1].want)
+}
+
+// TestSrcChangedWhileChecksummed: ringcp checksum (Checksum) of a SRC
+// written while it is read fails rather than give the digest of a mix.
+func TestSrcChangedWhileChecksummed(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	writeFile(t, src, randomBytes(64<<20, 59))
+	done := false
+	_, err := copier.Checksum(context.Background(), copier.ReadOptions{Src: src, BlockSize: 4096, QueueDepth: 1,
+		Direct: copier.DirectAlways, ProgressInterval: 2 * time.Millisecond, OnProgress: func(s copier.Status) {
+			if done || s.BytesDone < 4<<20 || s.BytesDone >= s.BytesTotal {
+				return
+			}
+			done = true
+			writeAt(t, src, randomBytes(4096, 60), 0)
+		}})
+	if !done {
+		t.Fatalf("the checksum ended before SRC was written (%v)", err)
+	}
+	wantSrcChanged(t, err, src)
+	if !strings.Contains(err.Error(), "the checksum is of neither its old nor its new content") {
+		t.Errorf("err = %v; want it to say what the checksum is", err)
+	}
+}
