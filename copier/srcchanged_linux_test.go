@@ -142,6 +142,36 @@ func TestSrcChangedLoopBacking(t *testing.T) {
 	}
 }
 
+// TestSrcChangedLoopDeletedBacking: a loop device SRC whose backing
+// file was removed (losetup, then rm: its marks have no path to be read
+// from) and that is written through the device while the copy reads it
+// fails the copy, naming the device, rather than completing with a mix;
+// unwritten, it copies.
+func TestSrcChangedLoopDeletedBacking(t *testing.T) {
+	blocktest.NeedRoot(t)
+	blocktest.NeedTool(t, "losetup")
+	dir := t.TempDir()
+	back := filepath.Join(dir, "back")
+	writeFile(t, back, randomBytes(8<<20, 57))
+	dev := blocktest.Loop(t, back)
+	if err := os.Remove(back); err != nil {
+		t.Fatal(err)
+	}
+	// Unwritten, it copies: the flushes of the copy's own fsyncs, and
+	// its reads, are no writes.
+	if _, err := srcChangeCopy(t, copier.Options{Src: dev, Dst: filepath.Join(dir, "same")}, func() {}); err != nil {
+		t.Fatalf("unwritten: %v", err)
+	}
+	dst := filepath.Join(dir, "dst")
+	_, err := srcChangeCopy(t, copier.Options{Src: dev, Dst: dst}, func() {
+		writeAt(t, dev, randomBytes(4096, 58), 0)
+	})
+	wantSrcChanged(t, err, dev)
+	if _, serr := os.Lstat(dst); !errors.Is(serr, os.ErrNotExist) {
+		t.Fatalf("DST was given its name: %v", serr)
+	}
+}
+
 // TestSrcReadByOthersUnchanged: SRC read by other programs while the
 // copy runs (cat, qemu-img info on an image and its backing file) is
 // unchanged: the copy completes.
