@@ -172,6 +172,36 @@ func TestSrcChangedLoopDeletedBacking(t *testing.T) {
 	}
 }
 
+// TestSrcChangedThenStopped: a copy into an existing DST, stopped after
+// SRC was written behind its read position, did not keep a prefix of
+// SRC (DstPrefix said DST held exactly its first bytes): what it kept
+// mixes SRC's old and new content, and DST is said to be mixed.
+func TestSrcChangedThenStopped(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	writeFile(t, src, randomBytes(8<<20, 59))
+	writeFile(t, dst, make([]byte, 8<<20))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := false
+	o := copier.Options{Src: src, Dst: dst, BlockSize: 256 << 10, QueueDepth: 1, MaxRate: 8 << 20, ProgressInterval: 10 * time.Millisecond}
+	o.OnProgress = func(s copier.Status) {
+		if done || s.BytesDone < 2<<20 || s.BytesDone >= s.BytesTotal {
+			return
+		}
+		done = true
+		writeAt(t, src, randomBytes(4096, 60), 0)
+		cancel()
+	}
+	rep, err := copier.Copy(ctx, o)
+	if !done || err == nil {
+		t.Fatalf("the copy ended (%v) before SRC was written and the copy stopped", err)
+	}
+	if rep.DstState != copier.DstMixed {
+		t.Fatalf("DST %v (%v): want it mixed, SRC having changed in the part kept", rep.DstState, err)
+	}
+}
+
 // TestSrcReadByOthersUnchanged: SRC read by other programs while the
 // copy runs (cat, qemu-img info on an image and its backing file) is
 // unchanged: the copy completes.
