@@ -161,6 +161,26 @@ func mixedIn(err error) bool {
 	return true
 }
 
+// changedUnder is what a copy stopped or failed before its end (err)
+// left in an existing DST, state, once SRC is checked too: the part it
+// kept (DstPrefix, DstPartial) is the first bytes of neither SRC's old
+// nor its new content when SRC changed while it was read, and is then
+// DstMixed, the change noted. Other states stay, as does one whose
+// copy's own writes change SRC's marks.
+func (p *Plan) changedUnder(a *acquired, rep *Report, state DstState, err error) DstState {
+	var sc *SrcChangedError
+	if state != DstPrefix && state != DstPartial || p.ownWrites != "" || errors.As(err, &sc) {
+		return state
+	}
+	cerr := a.src.srcUnchanged()
+	if !errors.As(cerr, &sc) {
+		return state
+	}
+	sc.Mixed = true
+	rep.note("%v", cerr)
+	return DstMixed
+}
+
 // unchanged fails a read pass (Checksum, Compare, PrepareEach's) whose
 // ends changed while it read them; of names what it made of them.
 func (r *readRun) unchanged(of string) error {
