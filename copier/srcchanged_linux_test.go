@@ -202,6 +202,25 @@ func TestSrcChangedThenStopped(t *testing.T) {
 	}
 }
 
+// TestSrcChmodedDuringCopy: a chmod of SRC (to its own mode) while the
+// copy reads it moves only its ctime, as a write whose mtime was set
+// back does: the copy fails, since ringcp cannot tell them apart, and
+// the message says what else a ctime alone may mean.
+func TestSrcChmodedDuringCopy(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	writeFile(t, src, randomBytes(8<<20, 61))
+	_, err := srcChangeCopy(t, copier.Options{Src: src, Dst: dst}, func() {
+		if err := os.Chmod(src, 0o644); err != nil {
+			t.Error(err)
+		}
+	})
+	wantSrcChanged(t, err, src)
+	if !strings.Contains(err.Error(), "its mode, owner or attributes changed") {
+		t.Fatalf("err = %v; want it to say that a ctime alone may be no write", err)
+	}
+}
+
 // TestSrcReadByOthersUnchanged: SRC read by other programs while the
 // copy runs (cat, qemu-img info on an image and its backing file) is
 // unchanged: the copy completes.
