@@ -69,8 +69,13 @@ func dstState(opts copier.Options, rep copier.Report) string {
 		if rep.PartialPath != "" {
 			held = fmt.Sprintf(" (in %s)", rep.PartialPath)
 		}
-		return fmt.Sprintf("holds%s all %s of the range from offset %d, read from a SRC that changed meanwhile: a mix of its old and new content, not a copy; do not use it",
-			held, byteCount(rep.Length), opts.DstOffset)
+		part := "all " + byteCount(rep.Length) + " of the range"
+		if rep.Contiguous < rep.Length {
+			// Stopped or failed before its end, SRC changed before.
+			part = "the first " + byteCount(rep.Contiguous) + " of the copy"
+		}
+		return fmt.Sprintf("holds%s %s from offset %d, read from a SRC that changed meanwhile: a mix of its old and new content, not a copy; do not use it",
+			held, part, opts.DstOffset)
 	}
 	return "" // untouched: nothing to say
 }

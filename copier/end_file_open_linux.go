@@ -1,6 +1,7 @@
 package copier
 
 import (
+	"fmt"
 	"io"
 	"os"
 
@@ -21,6 +22,10 @@ func (f *fileEnd) open(p *Plan, rep *Report) (*held, error) {
 		file.Close()
 		return nil, err
 	}
+	if err := f.checkGrown(p, file); err != nil {
+		file.Close()
+		return nil, err
+	}
 	// Before the first read: what a write changes must be as it is now
 	// when the copy or the read pass ends (srcchanged_linux.go).
 	w, err := watchSrc(file, ep.path, ep.geo.Size, ep.role.tag()+" "+ep.path)
@@ -29,6 +34,25 @@ func (f *fileEnd) open(p *Plan, rep *Report) (*held, error) {
 		return nil, refuseErr(KindCheckFailed, ep.path, "cannot tell what it is", err).on(ep.role.field())
 	}
 	return &held{f: file, align: ep.alignment(), release: func() { file.Close() }, unchanged: unchangedAll(w)}, nil
+}
+
+// checkGrown refuses a SRC file that grew since Prepare measured it when
+// the copy was to take all of it (no Options.Length, the range ending at
+// its end then): the range is Prepare's, and the copy would complete a
+// DST short of SRC. Its marks are taken after this, so the check at the
+// end sees nothing. One cut short fails its read (ErrSourceShrank).
+func (f *fileEnd) checkGrown(p *Plan, file *os.File) error {
+	if f.ep != p.src || f.isBlock || p.opts.Length != 0 || p.opts.SrcOffset+p.Length != f.st.Size {
+		return nil
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(file.Fd()), &st); err != nil {
+		return &os.PathError{Op: "fstat", Path: f.ep.path, Err: err}
+	}
+	if st.Size <= f.st.Size {
+		return nil
+	}
+	return refuse(KindChanged, f.ep.path, fmt.Sprintf("grew from %d to %d bytes between checking and opening it: the copy would end short of it; run it again", f.st.Size, st.Size)).on(f.ep.role.field())
 }
 
 // srcData is SRC's data extents in the range (SEEK_DATA/SEEK_HOLE; a

@@ -132,9 +132,10 @@ const (
 	// DstMismatch: the copy ran to its end, but reading DST back found it
 	// different from SRC (a *MismatchError): do not use it.
 	DstMismatch
-	// DstMixed: the copy ran to its end, but SRC changed while it was
-	// read (a *SrcChangedError): DST, an existing one, holds a mix of
-	// SRC's old and new content. Do not use it.
+	// DstMixed: SRC changed while it was read (a *SrcChangedError, or
+	// found when the copy stopped or failed before its end): DST, an
+	// existing one, holds a mix of SRC's old and new content, all of the
+	// range or its first Report.Contiguous bytes. Do not use it.
 	DstMixed
 )
 

@@ -114,7 +114,7 @@ func (p *Plan) runAcquired(ctx context.Context, a *acquired, rep Report) (Report
 		return rep, err
 	}
 	if err != nil {
-		rep.DstState = p.trustOutcome(a.dst.left(p, &rep), a.dst, err)
+		rep.DstState = p.changedUnder(a, &rep, p.trustOutcome(a.dst.left(p, &rep), a.dst, err), err)
 		return rep, err
 	}
 	rep.DstState = DstComplete

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ringcp/ringcp/copier"
@@ -48,5 +49,37 @@ func TestSourceShrank(t *testing.T) {
 				t.Errorf("%s: DST %d bytes, state %v, contiguous %d: want SRC's prefix", eng, len(got), rep.DstState, rep.Contiguous)
 			}
 		}
+	}
+}
+
+// TestSourceGrew: SRC grows (written past its end, and in place) after
+// Prepare measured it, for a copy that was to take all of it. Run
+// completed a DST of the old size, short of SRC, as if it were SRC's
+// copy; it must refuse, nothing written, as for a SRC replaced
+// meanwhile.
+func TestSourceGrew(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	writeFile(t, src, noise(4<<20, 13))
+	p, err := copier.Prepare(copier.Options{Src: src, Dst: dst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(src, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Write(noise(1<<20, 14))
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := p.Run(context.Background())
+	var refused *copier.RefusedError
+	if !errors.As(err, &refused) || refused.Kind != copier.KindChanged || !strings.Contains(err.Error(), "grew") {
+		t.Fatalf("err = %v (DST %v); want a refusal saying SRC grew", err, rep.DstState)
+	}
+	if _, serr := os.Lstat(dst); !errors.Is(serr, os.ErrNotExist) {
+		t.Fatalf("DST was given its name: %v", serr)
 	}
 }

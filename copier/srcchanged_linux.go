@@ -3,6 +3,11 @@ package copier
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ringcp/ringcp/internal/sysblock"
 )
 
 // A file that something writes while the copy reads it gives a DST that
@@ -20,7 +25,12 @@ import (
 // and QEMU-style locks (fcntl, no inode change), another reader's
 // (QEMU, qemu-img, cat); atime is not compared. A block device other
 // than a loop device keeps no marks: nothing tells that something wrote
-// it, and it is not checked (one mounted read-write is refused). A
+// it, and it is not checked (one mounted read-write is refused). A loop
+// device whose backing file has no path to read its marks from (removed
+// after losetup, as `losetup -f img; rm img` leaves it, or a block
+// device) is held to its own counts of sectors written and discarded
+// (/sys/class/block/NAME/stat): they see every write through the device,
+// not one to the backing file by another way. A
 // filesystem with coarse stamps (NFS with whole seconds, ext3) misses a
 // write within the same tick as the open: the marks are compared equal
 // or not, no more is claimed.
@@ -30,6 +40,10 @@ type srcFile struct {
 	f    fder
 	was  identity
 	what string // names it in the error: "SRC /a.img"
+	// writes, when not "", are a loop device's counts of sectors
+	// written and discarded when opened: its backing file's marks could
+	// not be read.
+	writes string
 }
 
 // fder is an open file: an *os.File, or a transport that wraps one.
@@ -46,7 +60,33 @@ func watchSrc(f fder, path string, size int64, what string) (*srcFile, error) {
 	if id.Kind == kindBlock && id.Loop == nil {
 		return nil, nil // a disk: no marks to compare (see above)
 	}
-	return &srcFile{f: f, was: id, what: what}, nil
+	w := &srcFile{f: f, was: id, what: what}
+	if id.Kind == kindBlock && id.Marks == nil {
+		// identityOf fsync'ed the device: the count includes what
+		// another opener had left in its page cache.
+		w.writes = devWrites(id.Rdev)
+	}
+	return w, nil
+}
+
+// devWrites is the block device rdev's count of sectors written and
+// discarded (fields 7 and 14 of its sysfs stat), or "" where sysfs does
+// not say. Not the requests: the flush of ringcp's own fsync counts as a
+// write request of no sectors.
+func devWrites(rdev uint64) string {
+	d, err := sysblock.Lookup(rdev)
+	if err != nil {
+		return ""
+	}
+	b, err := os.ReadFile(filepath.Join(d.Dir, "stat"))
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 14 {
+		return ""
+	}
+	return f[6] + " " + f[13]
 }
 
 // changed says, as a *SrcChangedError, how the file changed since it
@@ -60,6 +100,10 @@ func (w *srcFile) changed() error {
 		return fmt.Errorf("%s: cannot tell whether it changed while it was read: %w", w.what, err)
 	}
 	why := w.was.differs(now)
+	if why == "" && w.writes != "" && devWrites(w.was.Rdev) != w.writes {
+		// Its backing file has no marks to name: the device is named.
+		return &SrcChangedError{Path: w.was.Path, What: w.what, Why: "it was written through the device (its write counters moved; its backing file's marks cannot be read)"}
+	}
 	if why == "" {
 		return nil
 	}
@@ -115,6 +159,26 @@ func mixedIn(err error) bool {
 	}
 	sc.Mixed = true
 	return true
+}
+
+// changedUnder is what a copy stopped or failed before its end (err)
+// left in an existing DST, state, once SRC is checked too: the part it
+// kept (DstPrefix, DstPartial) is the first bytes of neither SRC's old
+// nor its new content when SRC changed while it was read, and is then
+// DstMixed, the change noted. Other states stay, as does one whose
+// copy's own writes change SRC's marks.
+func (p *Plan) changedUnder(a *acquired, rep *Report, state DstState, err error) DstState {
+	var sc *SrcChangedError
+	if state != DstPrefix && state != DstPartial || p.ownWrites != "" || errors.As(err, &sc) {
+		return state
+	}
+	cerr := a.src.srcUnchanged()
+	if !errors.As(cerr, &sc) {
+		return state
+	}
+	sc.Mixed = true
+	rep.note("%v", cerr)
+	return DstMixed
 }
 
 // unchanged fails a read pass (Checksum, Compare, PrepareEach's) whose

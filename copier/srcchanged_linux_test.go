@@ -142,6 +142,85 @@ func TestSrcChangedLoopBacking(t *testing.T) {
 	}
 }
 
+// TestSrcChangedLoopDeletedBacking: a loop device SRC whose backing
+// file was removed (losetup, then rm: its marks have no path to be read
+// from) and that is written through the device while the copy reads it
+// fails the copy, naming the device, rather than completing with a mix;
+// unwritten, it copies.
+func TestSrcChangedLoopDeletedBacking(t *testing.T) {
+	blocktest.NeedRoot(t)
+	blocktest.NeedTool(t, "losetup")
+	dir := t.TempDir()
+	back := filepath.Join(dir, "back")
+	writeFile(t, back, randomBytes(8<<20, 57))
+	dev := blocktest.Loop(t, back)
+	if err := os.Remove(back); err != nil {
+		t.Fatal(err)
+	}
+	// Unwritten, it copies: the flushes of the copy's own fsyncs, and
+	// its reads, are no writes.
+	if _, err := srcChangeCopy(t, copier.Options{Src: dev, Dst: filepath.Join(dir, "same")}, func() {}); err != nil {
+		t.Fatalf("unwritten: %v", err)
+	}
+	dst := filepath.Join(dir, "dst")
+	_, err := srcChangeCopy(t, copier.Options{Src: dev, Dst: dst}, func() {
+		writeAt(t, dev, randomBytes(4096, 58), 0)
+	})
+	wantSrcChanged(t, err, dev)
+	if _, serr := os.Lstat(dst); !errors.Is(serr, os.ErrNotExist) {
+		t.Fatalf("DST was given its name: %v", serr)
+	}
+}
+
+// TestSrcChangedThenStopped: a copy into an existing DST, stopped after
+// SRC was written behind its read position, did not keep a prefix of
+// SRC (DstPrefix said DST held exactly its first bytes): what it kept
+// mixes SRC's old and new content, and DST is said to be mixed.
+func TestSrcChangedThenStopped(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	writeFile(t, src, randomBytes(8<<20, 59))
+	writeFile(t, dst, make([]byte, 8<<20))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := false
+	o := copier.Options{Src: src, Dst: dst, BlockSize: 256 << 10, QueueDepth: 1, MaxRate: 8 << 20, ProgressInterval: 10 * time.Millisecond}
+	o.OnProgress = func(s copier.Status) {
+		if done || s.BytesDone < 2<<20 || s.BytesDone >= s.BytesTotal {
+			return
+		}
+		done = true
+		writeAt(t, src, randomBytes(4096, 60), 0)
+		cancel()
+	}
+	rep, err := copier.Copy(ctx, o)
+	if !done || err == nil {
+		t.Fatalf("the copy ended (%v) before SRC was written and the copy stopped", err)
+	}
+	if rep.DstState != copier.DstMixed {
+		t.Fatalf("DST %v (%v): want it mixed, SRC having changed in the part kept", rep.DstState, err)
+	}
+}
+
+// TestSrcChmodedDuringCopy: a chmod of SRC (to its own mode) while the
+// copy reads it moves only its ctime, as a write whose mtime was set
+// back does: the copy fails, since ringcp cannot tell them apart, and
+// the message says what else a ctime alone may mean.
+func TestSrcChmodedDuringCopy(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	writeFile(t, src, randomBytes(8<<20, 61))
+	_, err := srcChangeCopy(t, copier.Options{Src: src, Dst: dst}, func() {
+		if err := os.Chmod(src, 0o644); err != nil {
+			t.Error(err)
+		}
+	})
+	wantSrcChanged(t, err, src)
+	if !strings.Contains(err.Error(), "its mode, owner or attributes changed") {
+		t.Fatalf("err = %v; want it to say that a ctime alone may be no write", err)
+	}
+}
+
 // TestSrcReadByOthersUnchanged: SRC read by other programs while the
 // copy runs (cat, qemu-img info on an image and its backing file) is
 // unchanged: the copy completes.
