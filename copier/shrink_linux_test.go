@@ -79,7 +79,5 @@ func TestSourceGrew(t *testing.T) {
 	if !errors.As(err, &refused) || refused.Kind != copier.KindChanged || !strings.Contains(err.Error(), "grew") {
 		t.Fatalf("err = %v (DST %v); want a refusal saying SRC grew", err, rep.DstState)
 	}
-	if _, serr := os.Lstat(dst); !errors.Is(serr, os.ErrNotExist) {
-		t.Fatalf("DST was given its name: %v", serr)
-	}
+	wantUnnamed(t, dst)
 }

@@ -117,8 +117,15 @@ func TestSrcChangedQcow2Backing(t *testing.T) {
 	if !strings.Contains(err.Error(), "backing file") {
 		t.Errorf("err = %v; want it to say it is SRC's backing file", err)
 	}
-	if _, serr := os.Lstat(dst); !errors.Is(serr, os.ErrNotExist) {
-		t.Fatalf("DST was given its name: %v", serr)
+	wantUnnamed(t, dst)
+}
+
+// wantUnnamed fails unless nothing is at dst: a copy that failed never
+// gives a new DST its name.
+func wantUnnamed(t *testing.T, dst string) {
+	t.Helper()
+	if _, err := os.Lstat(dst); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("DST was given its name: %v", err)
 	}
 }
 
@@ -137,9 +144,7 @@ func TestSrcChangedLoopBacking(t *testing.T) {
 		writeAt(t, back, randomBytes(4096, 56), 0)
 	})
 	wantSrcChanged(t, err, back)
-	if _, serr := os.Lstat(dst); !errors.Is(serr, os.ErrNotExist) {
-		t.Fatalf("DST was given its name: %v", serr)
-	}
+	wantUnnamed(t, dst)
 }
 
 // TestSrcChangedLoopDeletedBacking: a loop device SRC whose backing
@@ -167,9 +172,7 @@ func TestSrcChangedLoopDeletedBacking(t *testing.T) {
 		writeAt(t, dev, randomBytes(4096, 58), 0)
 	})
 	wantSrcChanged(t, err, dev)
-	if _, serr := os.Lstat(dst); !errors.Is(serr, os.ErrNotExist) {
-		t.Fatalf("DST was given its name: %v", serr)
-	}
+	wantUnnamed(t, dst)
 }
 
 // TestSrcChangedThenStopped: a copy into an existing DST, stopped after
