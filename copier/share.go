@@ -91,6 +91,15 @@ func capBuffers(bps, block int64, depth int) int {
 	return int(min(int64(depth), max(n, capLeastBuffers)))
 }
 
+// CapRequest is the most one request moves under a cap of bps bytes per
+// second (Options.MaxRate, unless Options.BlockSize is given): 1/40 s of
+// it, in whole 4 KiB pages once that large. Blocks are larger only to be
+// what a cap raised or lifted later moves (share.go's rule of the capped
+// buffers); a caller that must bound its buffers and never changes the
+// cap (ringcp cdi-importer) may give its own block size when the cap's
+// requests are that large anyway.
+func CapRequest(bps int64) int64 { return fitSize(max(bps, 0)/capSteps, 1) }
+
 // fitSize is n bytes (a fraction of a cap or limit) as a block or
 // request: a multiple of lcm(unit, fitGrain) once it is at least that,
 // else of unit, never less than one unit.
