@@ -120,14 +120,21 @@ func (j *importJob) options(web copier.WebOptions) copier.Options {
 		o.StatePath, o.ResumeProve = j.t.StatePath, true
 	}
 	o.OnProgress = j.progress
-	if o.BlockSize == 0 && o.MaxRate == 0 && !o.Yield {
+	if o.BlockSize == 0 && !o.Yield && (o.MaxRate == 0 || copier.CapRequest(o.MaxRate) >= importBlock) {
 		o.BlockSize = importBlock
 	}
 	return o
 }
 
-// importBlock is the import's block size unless --block-size, --max-rate
-// or --yield decide it: a pod's memory limit counts every buffer, and
+// importBlock is the import's block size unless --block-size or --yield
+// decide it, or a --max-rate whose requests (copier.CapRequest, 1/40 s
+// of it) are smaller, under 80 MiB/s: the cap then sizes the buffers, a
+// second of it in blocks of 1 to 2 MiB (copier's share.go), no more
+// than these. Above it, the cap left the copy's default 8 MiB blocks (1/40 s
+// of the cap when less), eight of them: --max-rate 400M kept 64 MiB of
+// buffers, four times the uncapped import's; given, the block is the
+// cap's request anyway, and the importer never changes its cap (no
+// `ringcp rate`). A pod's memory limit counts every buffer, and
 // the default 8 MiB blocks, eight of them for an image read in ranges
 // over eight connections, were most of the importer's cgroup peak. With
 // 2 MiB blocks a 1 GiB qcow2 over nginx onto a loop device peaked at

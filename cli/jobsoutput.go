@@ -112,7 +112,10 @@ func stoppedBy(sig syscall.Signal, otherwise string) string {
 }
 
 // printTotal: "ringcp: total: 4 jobs, 3 complete, 1 failed: 3.00 GiB in
-// 4.20 s (730.0 MB/s), CPU 1.20 s, 8 x 8.00 MiB buffers shared".
+// 4.20 s (730.0 MB/s), CPU 1.20 s, 8 x 8.00 MiB buffers shared", and,
+// as a single copy's summary says it, the cap on the jobs together in
+// force at the end ("; capped at 100 MiB/s (--max-rate)"): the jobs'
+// lines do not, the cap being the batch's.
 func printTotal(w io.Writer, t jobsTotal, rep copier.BatchReport) {
 	counts := []string{fmt.Sprintf("%d jobs", len(rep.Jobs))}
 	for _, o := range []string{outcomeComplete, outcomeFailed, outcomeInterrupted, outcomeNotStarted} {
@@ -122,5 +125,14 @@ func printTotal(w io.Writer, t jobsTotal, rep copier.BatchReport) {
 	}
 	fmt.Fprintf(w, "ringcp: total: %s: %s in %.2f s (%s), CPU %.2f s, %d x %s buffers shared%s\n",
 		strings.Join(counts, ", "), units.Format(t.written), rep.Seconds, units.Rate(t.written, rep.Seconds),
-		rep.CPUSeconds, rep.Slots, units.Format(int64(rep.BlockSize)), heldNote(rep.Neighbour))
+		rep.CPUSeconds, rep.Slots, units.Format(int64(rep.BlockSize)), batchCapNote(rep.MaxRate)+heldNote(rep.Neighbour))
+}
+
+// batchCapNote is the total line's word on the cap on the jobs together;
+// "" for none.
+func batchCapNote(bps int64) string {
+	if bps <= 0 {
+		return ""
+	}
+	return "; " + capText(bps)
 }

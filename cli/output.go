@@ -59,7 +59,7 @@ func printSummary(w io.Writer, r copier.Report, verb string) {
 func slowdownNote(r copier.Report) string {
 	var parts []string
 	if r.MaxRate > 0 {
-		parts = append(parts, "capped at "+units.Format(r.MaxRate)+"/s (--max-rate)")
+		parts = append(parts, capText(r.MaxRate))
 	}
 	if y := r.Yield; y != nil && y.Cuts > 0 {
 		what := fmt.Sprintf("depth down to %d", y.LowestDepth)
@@ -74,6 +74,10 @@ func slowdownNote(r copier.Report) string {
 	return "; " + strings.Join(parts, "; ")
 
 }
+
+// capText is how a summary says the cap in force at the end: a single
+// copy's, and a batch's total line for the cap on its jobs together.
+func capText(bps int64) string { return "capped at " + units.Format(bps) + "/s (--max-rate)" }
 
 // heldNote says in the summary when others held the copy back (the good
 // neighbour, issue 27).

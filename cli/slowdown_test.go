@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,4 +33,40 @@ func TestSummarySaysCap(t *testing.T) {
 	if strings.Contains(r.stderr, "capped") {
 		t.Errorf("a copy without a cap: %s", r.stderr)
 	}
+}
+
+// TestJobsSummarySaysCap: a batch under --max-rate says so on its total
+// line, in the words of a single copy's summary (the cap on the jobs
+// together is the batch's, not a job's, so no job's line says it); a
+// batch without a cap does not.
+func TestJobsSummarySaysCap(t *testing.T) {
+	fx := newFixture(t)
+	list := filepath.Join(fx.Dir, "jobs.list")
+	lines := fx.Src + " " + filepath.Join(fx.Dir, "j1") + "\n" + fx.Src + " " + filepath.Join(fx.Dir, "j2") + "\n"
+	if err := os.WriteFile(list, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := cli(t, "--progress", "none", "--max-rate", "64M", "--jobs", list)
+	r.want(t, exitOK)
+	if total := totalLine(r.stderr); !strings.Contains(total, "; capped at 64.0 MiB/s (--max-rate)") {
+		t.Errorf("the total line of a capped batch does not say the cap: %q", total)
+	}
+	if err := os.WriteFile(list, []byte(strings.ReplaceAll(lines, "/j", "/k")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = cli(t, "--progress", "none", "--jobs", list)
+	r.want(t, exitOK)
+	if strings.Contains(r.stderr, "capped") {
+		t.Errorf("a batch without a cap: %s", r.stderr)
+	}
+}
+
+// totalLine is the batch summary's total line in stderr.
+func totalLine(stderr string) string {
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "ringcp: total: ") {
+			return l
+		}
+	}
+	return ""
 }

@@ -132,12 +132,12 @@ func (e *BatchError) Unwrap() []error {
 
 // SetMaxRate changes the cap on all the jobs together (BatchOptions.
 // MaxRate), before or while Run runs, from any goroutine; 0 removes it.
-// It takes effect at each job's next request, and lowers the shared depth
-// so that no more than 50 ms of the cap is in flight. As with
-// Plan.SetMaxRate, the cap cuts the requests, not the shared buffers,
-// whose blocks are a MiB at least (1/40 s of the first cap when more):
-// a batch started under a tiny cap that is raised or lifted later moves
-// blocks of a MiB, not of 512 bytes. A
+// It takes effect at each job's next request, and the shared depth
+// follows it and the latency. As with Plan.SetMaxRate, the cap cuts the
+// requests, not the shared buffers, which PrepareAll sized by the first
+// cap (share.go's rule of the capped buffers): a batch started under a
+// tiny cap that is raised or lifted later moves whole blocks of a MiB,
+// not of 512 bytes. A
 // batch given a limiter of the caller's (BatchOptions.Rate) is changed
 // through it instead: SetMaxRate does nothing there.
 func (b *Batch) SetMaxRate(bytesPerSecond int64) {

@@ -59,7 +59,7 @@ func PrepareAll(opts []Options, bo BatchOptions) (*Batch, error) {
 		b.close() // the prepared jobs' connections to NBD ends
 		return nil, &BatchError{Jobs: refused, Refused: true}
 	}
-	b.sizeBudget()
+	b.sizeBudget(bo)
 	b.Parallel = bo.Parallel
 	if b.Parallel == 0 || b.Parallel > len(opts) {
 		b.Parallel = len(opts)
@@ -128,11 +128,26 @@ func (b *Batch) yielding() bool {
 	return false
 }
 
-// sizeBudget gives the batch its shared buffers (batchSizes).
-func (b *Batch) sizeBudget() {
+// sizeBudget gives the batch its shared buffers (batchSizes), under the
+// cap on the jobs together (bo's), or the sum of the jobs' own caps when
+// every job has one and it is less.
+func (b *Batch) sizeBudget(bo BatchOptions) {
 	jobs := make([]batchJob, len(b.Plans))
+	var own int64
 	for i, p := range b.Plans {
 		jobs[i] = batchJob{block: p.BlockSize, length: p.Length, askDepth: p.opts.QueueDepth}
+		if own >= 0 && p.opts.MaxRate > 0 {
+			own += p.opts.MaxRate
+		} else {
+			own = -1 // a job without a cap: the jobs' own caps bound nothing
+		}
 	}
-	b.BlockSize, b.Slots = batchSizes(jobs)
+	capBPS := bo.MaxRate
+	if bo.Rate != nil && bo.Rate.Limit() != rate.Inf {
+		capBPS = int64(min(float64(bo.Rate.Limit()), 1<<62))
+	}
+	if own > 0 && (capBPS == 0 || own < capBPS) {
+		capBPS = own
+	}
+	b.BlockSize, b.Slots = batchSizes(jobs, capBPS)
 }

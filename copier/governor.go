@@ -254,11 +254,11 @@ func (g *governor) capDepth(r float64, request int) int {
 // cap (unless Options.BlockSize was given) and the depth follows it;
 // requests already in flight finish. A read pass after the copy
 // (Options.Verify, a resumed Options.Checksum) runs under the cap too.
-// The cap cuts the requests, not the blocks, which Prepare makes a MiB
-// at least (1/40 s of the first cap when more; the block size of no cap
-// when less): a copy started under a tiny cap that is raised or lifted
-// later moves blocks of a MiB, not the 512 bytes that 1/40 s of 1 B/s
-// is.
+// The cap cuts the requests, not the buffers, which Prepare sized by
+// the first cap as share.go's rule of the capped buffers says: a copy
+// started under a tiny cap that is raised or lifted later moves whole
+// blocks of a MiB, not the 512 bytes that 1/40 s of 1 B/s is, in the
+// buffers it has.
 func (p *Plan) SetMaxRate(bytesPerSecond int64) { p.gov.setCap(bytesPerSecond) }
 
 // MaxRate is the rate cap now, in bytes per second; 0 for none.

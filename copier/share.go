@@ -17,12 +17,18 @@ import (
 //     still in flight, which the pacing keeps to the cap times the
 //     latency. A small cap moves in small steps, not in bursts (8 MiB x 8
 //     in flight at 10 MB/s would move 64 MiB, then stall for six seconds).
-//     The cap cuts the requests (the budget's window); the blocks are
-//     at most a MiB (capBlock), or 1/40 s of the cap when that is more:
-//     a cap lowered, raised or lifted while the copy runs sets the
-//     requests from then on, up to a block. Blocks fitted to the first
-//     cap stayed that small for good (from 1 B/s, 512 bytes: a 2 MiB
-//     rest after a lift went as 4096 requests).
+//     The cap cuts the requests (the budget's window), not the buffers,
+//     which stay what a cap raised or lifted later moves whole. This is
+//     the one statement of the capped buffers (capBuffers): blocks of a
+//     MiB (capBlock), or 1/40 s of the cap when that is more, never more
+//     than without the cap; and as many as one second of the cap fills
+//     (capBufferedFor), two at least, never more than without the cap.
+//     --max-rate 4M keeps 4 x 1 MiB, where it kept 8 x 1 MiB: its
+//     requests are 100 KiB, and four slots of them keep the cap through
+//     a latency of 100 ms (two, at 2 MiB/s and less, through 50 ms). A
+//     block or depth the caller gave is kept. Blocks fitted to the
+//     first cap stayed that small for good (from 1 B/s, 512 bytes: a
+//     2 MiB rest after a lift went as 4096 requests).
 //   - The slots out follow the latency the engine measures of the copy's
 //     own requests (governor.capDepth): enough to keep the cap with half
 //     as much again in hand, and one waiting for its turn. A fixed share
@@ -61,13 +67,38 @@ const (
 	// I/O, and a copy alone on an idle disk said others held it back.
 	fitGrain = 4096
 	// capBlock: under a cap, blocks are no larger than this unless 1/40
-	// s of the cap is more; the cap cuts the requests, and a cap lifted
-	// later moves blocks of this size. Not the blocks of no cap (8 MiB x
-	// 8): a capped copy's buffers stay small (ringcp cdi-importer's pod
-	// counts them against its memory limit, and leaves --max-rate to
-	// size them).
+	// s of the cap is more (capBuffers). Not the blocks of no cap (8 MiB
+	// x 8): a capped copy's buffers stay small.
 	capBlock = 1 << 20
+	// capBufferedFor: under a cap, the buffers hold at most what the cap
+	// moves in this many seconds, capLeastBuffers blocks at least. The
+	// pacing sends no more than the cap in a second, and the slots it
+	// needs are the cap times the latency over a request (capDepth):
+	// those of one second keep a cap of c MiB/s through a latency of
+	// c/40 s. Beyond that a buffer only holds memory (the
+	// cdi-importer's pod counts it against its limit).
+	capBufferedFor = 1
+	// capLeastBuffers: a read beside a write, and whole blocks two deep
+	// when the cap is lifted.
+	capLeastBuffers = 2
 )
+
+// capBuffers is how many buffers of block bytes a copy under a cap of
+// bps bytes per second keeps (share.go's rule), at most depth: a second
+// of the cap, capLeastBuffers at least.
+func capBuffers(bps, block int64, depth int) int {
+	n := bps * capBufferedFor / max(block, 1)
+	return int(min(int64(depth), max(n, capLeastBuffers)))
+}
+
+// CapRequest is the most one request moves under a cap of bps bytes per
+// second (Options.MaxRate, unless Options.BlockSize is given): 1/40 s of
+// it, in whole 4 KiB pages once that large. Blocks are larger only to be
+// what a cap raised or lifted later moves (share.go's rule of the capped
+// buffers); a caller that must bound its buffers and never changes the
+// cap (ringcp cdi-importer) may give its own block size when the cap's
+// requests are that large anyway.
+func CapRequest(bps int64) int64 { return fitSize(max(bps, 0)/capSteps, 1) }
 
 // fitSize is n bytes (a fraction of a cap or limit) as a block or
 // request: a multiple of lcm(unit, fitGrain) once it is at least that,

@@ -96,9 +96,11 @@ func (s *sizes) note(format string, args ...any) { s.why = append(s.why, fmt.Spr
 //     the cgroup limits let through (a size or depth the caller asked
 //     for is kept, with a note); under the cap the governor decides how
 //     many of the buffers are out, from the latency it measures;
-//  4. whole cells (in.cells), rounded up, and the read passes' fit to
-//     the read limits (in.reads): a Checksum's or Compare's depth is its
-//     pass's (in.passOnly).
+//  4. whole cells (in.cells), rounded up;
+//  5. under the cap, no more buffers of the final block than share.go's
+//     rule of the capped buffers lets (fitCapBuffers), and the read
+//     passes' fit to the read limits (in.reads): a Checksum's or
+//     Compare's depth is its pass's (in.passOnly).
 func decideSizes(in sizing) sizes {
 	var s sizes
 	asked := in.askedBlock(&s)
@@ -115,9 +117,33 @@ func decideSizes(in sizing) sizes {
 			s.note("block size %d rounded up to %d: verification and checksums read whole 4 MiB blocks", s.block, bs)
 			s.block = int(bs)
 		}
+	}
+	bufs = s.fitCapBuffers(in, bufs, in.askDepth > 0)
+	if in.cells {
 		s.fitPasses(in, bufs)
 	}
 	return s
+}
+
+// fitCapBuffers keeps no more buffers under the cap than share.go's rule
+// (capBuffers) lets, of the final block (whole cells included), unless
+// the caller gave the depth; bufs, the buffers before the copy's own
+// fit, which the read passes use, are held to it too. It returns bufs.
+func (s *sizes) fitCapBuffers(in sizing, bufs int, givenQD bool) int {
+	if in.cap <= 0 {
+		return bufs
+	}
+	most := capBuffers(in.cap, int64(s.block), s.depth)
+	switch {
+	case most >= s.depth:
+	case givenQD:
+		s.note("queue depth %d (given) keeps more than a second of the %s/s cap in its buffers", s.depth, units.Format(in.cap))
+	default:
+		s.depth, bufs = most, min(bufs, capBuffers(in.cap, int64(s.block), bufs))
+		s.note("queue depth %d: the buffers hold a second of the %s/s cap (%d at least), which a cap raised or lifted later moves in whole blocks", s.depth, units.Format(in.cap), capLeastBuffers)
+	}
+	s.note("in flight under the cap: as many of the %d blocks as the latency measured needs to keep it, and one more (2 at first)", s.depth)
+	return bufs
 }
 
 // fitPasses fits the read passes to the read limits, over bufs buffers
@@ -222,19 +248,13 @@ func (s *sizes) fit(in sizing, givenBS, givenQD bool) {
 		qd = depth
 		s.note("queue depth %d: %s", qd, why)
 	}
-	if in.cap > 0 {
-		s.note("in flight under the cap: as many of the %d blocks as the latency measured needs to keep it, and one more (2 at first)", qd)
-	}
 	s.block, s.depth = int(bs), qd
 }
 
-// fitCap fits the block size bs to the rate cap: the cap cuts the
-// requests to 1/40 s of it (the governor), not the blocks, which are at
-// most capBlock unless 1/40 s of the cap is more. So a cap raised or
-// lifted later moves blocks of a MiB at least: fitted to the first cap,
-// they stayed that small for good, 512 bytes from 1 B/s (a 2 MiB rest
-// after a lift went as 4096 O_DIRECT writes). A given block size is
-// kept, with a note when it is over a step.
+// fitCap fits the block size bs to the rate cap, as share.go's rule of
+// the capped buffers says: the cap cuts the requests (the governor), the
+// blocks stay what a lifted cap moves. A given block size is kept, with
+// a note when it is over a step.
 func (s *sizes) fitCap(in sizing, bs, unit int64, givenBS bool) int64 {
 	step := fitSize(in.cap/capSteps, unit)
 	why := fmt.Sprintf("two are 50 ms of the %s/s cap, so the copy moves in small steps and never runs ahead of the cap", units.Format(in.cap))
@@ -263,10 +283,12 @@ type batchJob struct {
 // batchSizes sizes a batch's shared buffers: the buffers one copy of all
 // its bytes would get. Blocks as large as the largest job's (every job's
 // requests fit), as many as the queue depth asked for (align's default
-// when none), no more than the jobs have blocks, and within
-// align.MaxInFlightBytes unless one block is larger: the batch holds what
-// one copy would, whatever the number of jobs.
-func batchSizes(jobs []batchJob) (block, slots int) {
+// when none, held to share.go's rule of the capped buffers under capBPS,
+// the most the jobs move together per second, 0 for no cap), no more
+// than the jobs have blocks, and within align.MaxInFlightBytes unless
+// one block is larger: the batch holds what one copy would, whatever the
+// number of jobs.
+func batchSizes(jobs []batchJob, capBPS int64) (block, slots int) {
 	want := 0
 	for _, j := range jobs {
 		block = max(block, j.block)
@@ -274,6 +296,9 @@ func batchSizes(jobs []batchJob) (block, slots int) {
 	}
 	if want == 0 {
 		want = align.DefaultQueueDepth
+		if capBPS > 0 {
+			want = capBuffers(capBPS, int64(block), want)
+		}
 	}
 	bs, blocks := int64(block), int64(0)
 	for _, j := range jobs {

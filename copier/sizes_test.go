@@ -7,10 +7,11 @@ import (
 	"github.com/ringcp/ringcp/align"
 )
 
-// TestFitSizes: a cap keeps the buffers and blocks of a MiB at least
-// (1/40 s of it when more), and its requests are cut to 1/40 s of it
-// (the governor, which also decides how many are out, from the latency),
-// so that a cap raised or lifted later moves blocks of a MiB; a
+// TestFitSizes: a cap keeps blocks of a MiB at least (1/40 s of it when
+// more; share.go's rule of the capped buffers), and its requests are cut
+// to 1/40 s of it (the governor, which also decides how many are out,
+// from the latency), so that a cap raised or lifted later moves blocks
+// of a MiB (how many buffers: TestDecideSizes); a
 // cgroup limit shrinks the block to an eighth of a second of it and keeps
 // a second in flight; sizes the caller gave are kept, with a note.
 func TestFitSizes(t *testing.T) {
@@ -25,7 +26,7 @@ func TestFitSizes(t *testing.T) {
 		note             string
 	}{
 		{name: "no limit", bs: 8 * M, qd: 8, fit: sizing{}, unit: 4096, wantBS: 8 * M, wantQD: 8},
-		{name: "fast cap", bs: 8 * M, qd: 8, fit: sizing{cap: 1 << 30}, unit: 4096, wantBS: 8 * M, wantQD: 8, note: "in flight under the cap: as many of the 8 blocks as the latency"},
+		{name: "fast cap", bs: 8 * M, qd: 8, fit: sizing{cap: 1 << 30}, unit: 4096, wantBS: 8 * M, wantQD: 8},
 		{name: "10 MiB/s", bs: 8 * M, qd: 8, fit: sizing{cap: 10 * M}, unit: 4096, wantBS: M, wantQD: 8, note: "requests of at most 256 KiB while the cap holds: two are 50 ms of the 10.0 MiB/s cap, so the copy moves in small steps and never runs ahead of the cap; blocks of 1.00 MiB"},
 		{name: "1 MiB/s", bs: 8 * M, qd: 8, fit: sizing{cap: M}, unit: 4096, wantBS: M, wantQD: 8, note: "requests of at most 24.0 KiB"},
 		{name: "tiny cap", bs: 8 * M, qd: 8, fit: sizing{cap: 1000}, unit: 4096, wantBS: M, wantQD: 8, note: "requests of at most 4.00 KiB"},
@@ -93,7 +94,11 @@ func TestDecideSizes(t *testing.T) {
 		{"asked, not rounded", sizing{src: file, dst: file, askBlock: 4_000_000}, 4_000_000, 8, "not a multiple of alignment 4096"},
 		{"asked depth", sizing{src: file, dst: file, askDepth: 3}, 8 * M, 3, "queue depth 3: given"},
 		{"cap", sizing{src: file, dst: file, cap: 10 * M}, M, 8, "requests of at most 256 KiB while the cap holds: two are 50 ms of the 10.0 MiB/s cap"},
-		{"cap, block asked", sizing{src: file, dst: file, cap: M, askBlock: 8 * M}, 8 * M, 8, "(given) is over"},
+		{"cap, block asked", sizing{src: file, dst: file, cap: M, askBlock: 8 * M}, 8 * M, 2, "(given) is over"},
+		{"fast cap", sizing{src: file, dst: file, cap: 1 << 30}, 8 * M, 8, "in flight under the cap: as many of the 8 blocks as the latency"},
+		{"--max-rate 4M", sizing{src: file, dst: file, cap: 4 * M}, M, 4, "queue depth 4: the buffers hold a second of the 4.00 MiB/s cap (2 at least)"},
+		{"tiny cap", sizing{src: file, dst: file, cap: 1000}, M, 2, "in flight under the cap: as many of the 2 blocks"},
+		{"cap, depth asked over a second", sizing{src: file, dst: file, cap: 4 * M, askDepth: 16}, M, 16, "queue depth 16 (given) keeps more than a second of the 4.00 MiB/s cap"},
 		{"cap, depth asked", sizing{src: file, dst: file, cap: 8 * M, askDepth: 16}, M, 16, "in flight under the cap: as many of the 16 blocks"},
 		{"cgroup", sizing{src: file, dst: file, limit: 32 * M, limitWhy: "cgroup"}, 4 * M, 8, "1/8 of 32.0 MiB/s (cgroup)"},
 		{"cgroup iops", sizing{src: file, dst: file, iops: 4}, 8 * M, 4, "4 requests"},
@@ -101,7 +106,8 @@ func TestDecideSizes(t *testing.T) {
 		{"an end's most", sizing{src: file, dst: file, maxRequest: 1 << 20}, M, 8, "the most an end takes in one request is 1.00 MiB"},
 		{"an end's most, asked over it", sizing{src: file, dst: file, maxRequest: 3 << 20, askBlock: 16 * M}, 3 * M, 8, "the most an end takes"},
 		{"cells", sizing{src: small, dst: file, cells: true}, CellSize, 1, "rounded up to 4194304"},
-		{"cells after a cap", sizing{src: file, dst: file, cap: 10 * M, cells: true}, CellSize, 8, "rounded up to 4194304"},
+		{"cells after a cap", sizing{src: file, dst: file, cap: 10 * M, cells: true}, CellSize, 2, "rounded up to 4194304"},
+		{"read passes under a cap", sizing{src: file, dst: file, cap: 16 * M, cells: true, reads: ioLimits{limit: 64 * M, limitWhy: "cgroup"}}, CellSize, 4, "read passes (read-back, checksum of a resumed part): reads of at most 8.00 MiB, 4 in flight"},
 		{"read passes", sizing{src: file, dst: file, cells: true, reads: ioLimits{limit: 2 * M, limitWhy: "cgroup"}}, 8 * M, 8, "read passes (read-back, checksum of a resumed part): reads of at most 256 KiB, 8 in flight"},
 		{"a checksum", sizing{src: file, dst: file, cells: true, passOnly: true, reads: ioLimits{limit: 1 << 20, limitWhy: "cgroup"}}, 8 * M, 8, "reads of at most 128 KiB, 8 in flight"},
 		{"a checksum, iops", sizing{src: file, dst: file, cells: true, passOnly: true, reads: ioLimits{iops: 3}}, 8 * M, 3, "3 reads in flight"},
@@ -124,23 +130,29 @@ func TestDecideSizes(t *testing.T) {
 }
 
 // TestBatchSizes: a batch's shared buffers are those of one copy: the
-// largest job's block, the deepest asked depth or the default, no more
-// than the jobs have blocks, within the bytes one copy keeps in flight.
+// largest job's block, the deepest asked depth or the default (under a
+// cap, a second of it, two at least: share.go), no more than the jobs
+// have blocks, within the bytes one copy keeps in flight.
 func TestBatchSizes(t *testing.T) {
 	const M = 1 << 20
 	cases := []struct {
 		name        string
 		jobs        []batchJob
+		cap         int64
 		block, slot int
 	}{
-		{"largest block", []batchJob{{block: M, length: 1 << 30}, {block: 8 * M, length: 1 << 30}}, 8 * M, align.DefaultQueueDepth},
-		{"asked depth", []batchJob{{block: M, length: 1 << 30, askDepth: 3}, {block: M, length: 1 << 30}}, M, 3},
-		{"few blocks", []batchJob{{block: M, length: M + 1}, {block: 64 << 10, length: 5}}, M, 3},
-		{"in flight", []batchJob{{block: 64 * M, length: 1 << 40, askDepth: 100}}, 64 * M, int(align.MaxInFlightBytes / (64 * M))},
-		{"empty", []batchJob{{block: M}}, M, 1},
+		{"largest block", []batchJob{{block: M, length: 1 << 30}, {block: 8 * M, length: 1 << 30}}, 0, 8 * M, align.DefaultQueueDepth},
+		{"asked depth", []batchJob{{block: M, length: 1 << 30, askDepth: 3}, {block: M, length: 1 << 30}}, 0, M, 3},
+		{"--max-rate 4M", []batchJob{{block: M, length: 1 << 30}, {block: M, length: 1 << 30}}, 4 * M, M, 4},
+		{"tiny cap", []batchJob{{block: M, length: 1 << 30}}, 1, M, 2},
+		{"fast cap", []batchJob{{block: 8 * M, length: 1 << 30}}, 1 << 30, 8 * M, align.DefaultQueueDepth},
+		{"cap, asked depth", []batchJob{{block: M, length: 1 << 30, askDepth: 8}}, 4 * M, M, 8},
+		{"few blocks", []batchJob{{block: M, length: M + 1}, {block: 64 << 10, length: 5}}, 0, M, 3},
+		{"in flight", []batchJob{{block: 64 * M, length: 1 << 40, askDepth: 100}}, 0, 64 * M, int(align.MaxInFlightBytes / (64 * M))},
+		{"empty", []batchJob{{block: M}}, 0, M, 1},
 	}
 	for _, c := range cases {
-		if block, slots := batchSizes(c.jobs); block != c.block || slots != c.slot {
+		if block, slots := batchSizes(c.jobs, c.cap); block != c.block || slots != c.slot {
 			t.Errorf("%s: %d x %d; want %d x %d", c.name, block, slots, c.block, c.slot)
 		}
 	}

@@ -119,6 +119,9 @@ type member struct {
 	// the budget's refusal count when this wait began.
 	refused chan struct{}
 	since   uint64
+	// sampled marks the budget's sample the member's copy was last
+	// counted in (sampler.add), under the sampler's lock.
+	sampled uint64
 }
 
 // join makes a member that wants slots.
@@ -228,7 +231,7 @@ func (m *member) look() (Window, <-chan struct{}) {
 // report hands what the member's copy measured to the budget, and the
 // sample to the controller when one is due.
 func (m *member) report(mt *meter, now time.Time) {
-	ctrl, s, due := m.b.samples.add(mt, now)
+	ctrl, s, due := m.b.samples.add(mt, &m.sampled, now)
 	*mt = meter{last: now}
 	if due {
 		ctrl.Observe(s)

@@ -51,11 +51,18 @@ type Sample struct {
 	Bytes int64
 	Busy  time.Duration
 	// Paced is the time requests waited in line for the rate caps
-	// (pace.go) before they were sent, summed over the copies. A copy
-	// that waits on its cap is held back by the cap, whatever its bytes
-	// say: a chunk moved in several requests (a 4 MiB verification
-	// cell, 1/40 s of the cap a request) counts its bytes when the last
-	// one completes, so at 8 MiB/s most 50 ms saw none finish.
+	// (pace.go) before they were sent: each copy's, summed over its
+	// requests (a copy's line sends one at a time), and the mean over
+	// the copies that reported in the sample, so that it is a share of
+	// Elapsed for the budget however many copies share it. Summed over
+	// the copies, the four jobs of a batch counted up to four times the
+	// sample, and a batch that mostly waited on others' I/O (each job on
+	// the cap a fifth of the time) was taken as held back by its cap. A
+	// copy that waits on its cap is held back by the cap, whatever its
+	// bytes say: a chunk moved in several requests (a 4 MiB
+	// verification cell, 1/40 s of the cap a request) counts its bytes
+	// when the last one completes, so at 8 MiB/s most 50 ms saw none
+	// finish.
 	Paced time.Duration
 }
 
@@ -74,6 +81,11 @@ type sampler struct {
 	s       Sample
 	latency time.Duration // summed, for the mean
 	since   time.Time
+	// gen counts the samples handed out; runs is how many copies
+	// reported in this one, for Paced's mean: a copy counts once
+	// (member.sampled is the gen it was last counted in, plus one).
+	gen  uint64
+	runs int
 	// every is how often a sample is due (SetSampleEvery); 0 for
 	// SampleEvery. The copies read it to report to the budget often
 	// enough (reportEvery), so it is atomic.
@@ -88,13 +100,18 @@ func (p *sampler) period() time.Duration {
 	return SampleEvery
 }
 
-// add folds in what one copy measured, and returns the controller and
-// the sample when one is due.
-func (p *sampler) add(m *meter, now time.Time) (Controller, Sample, bool) {
+// add folds in what one copy measured (sampled is its member's mark of
+// the sample it was last counted in), and returns the controller and the
+// sample when one is due.
+func (p *sampler) add(m *meter, sampled *uint64, now time.Time) (Controller, Sample, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.since.IsZero() {
 		p.since = now
+	}
+	if *sampled != p.gen+1 {
+		*sampled = p.gen + 1
+		p.runs++
 	}
 	p.s.Requests += m.requests
 	p.latency += m.latency
@@ -112,7 +129,9 @@ func (p *sampler) add(m *meter, now time.Time) (Controller, Sample, bool) {
 	if s.Requests > 0 {
 		s.Latency = p.latency / time.Duration(s.Requests)
 	}
+	s.Paced /= time.Duration(p.runs)
 	p.s, p.latency, p.since = Sample{}, 0, now
+	p.gen, p.runs = p.gen+1, 0
 	return p.ctrl, s, true
 }
 
