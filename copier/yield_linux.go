@@ -424,20 +424,11 @@ func ceilDiv(n, d int64) int64 {
 // foreground's scattered ones rarely; counted before merging, the copy's
 // own are what it sent. -1 when the file cannot be read.
 func readReqs(path string) int64 {
-	b, err := os.ReadFile(path)
-	f := strings.Fields(string(b))
-	if err != nil || len(f) < 6 {
+	st, err := sysblock.ReadStat(path)
+	if err != nil {
 		return -1
 	}
-	var n int64
-	for _, i := range []int{0, 1, 4, 5} {
-		v, err := strconv.ParseInt(f[i], 10, 64)
-		if err != nil {
-			return -1
-		}
-		n += v
-	}
-	return n
+	return st.ReadIOs + st.ReadMerges + st.WriteIOs + st.WriteMerges
 }
 
 // readPSI reads the total stall times of /proc/pressure/io, "some" and
