@@ -3,9 +3,6 @@ package copier
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/ringcp/ringcp/internal/sysblock"
 )
@@ -40,10 +37,10 @@ type srcFile struct {
 	f    fder
 	was  identity
 	what string // names it in the error: "SRC /a.img"
-	// writes, when not "", are a loop device's counts of sectors
+	// writes, when not nil, are a loop device's counts of sectors
 	// written and discarded when opened: its backing file's marks could
 	// not be read.
-	writes string
+	writes *sectors
 }
 
 // fder is an open file: an *os.File, or a transport that wraps one.
@@ -64,29 +61,31 @@ func watchSrc(f fder, path string, size int64, what string) (*srcFile, error) {
 	if id.Kind == kindBlock && id.Marks == nil {
 		// identityOf fsync'ed the device: the count includes what
 		// another opener had left in its page cache.
-		w.writes = devWrites(id.Rdev)
+		if n, ok := devWrites(id.Rdev); ok {
+			w.writes = &n
+		}
 	}
 	return w, nil
 }
 
+// sectors are a block device's counts of 512-byte sectors written and
+// discarded since it appeared.
+type sectors struct{ written, discarded int64 }
+
 // devWrites is the block device rdev's count of sectors written and
-// discarded (fields 7 and 14 of its sysfs stat), or "" where sysfs does
+// discarded (fields 7 and 14 of its sysfs stat); false where sysfs does
 // not say. Not the requests: the flush of ringcp's own fsync counts as a
-// write request of no sectors.
-func devWrites(rdev uint64) string {
+// write request of no sectors (before Linux 5.5).
+func devWrites(rdev uint64) (sectors, bool) {
 	d, err := sysblock.Lookup(rdev)
 	if err != nil {
-		return ""
+		return sectors{}, false
 	}
-	b, err := os.ReadFile(filepath.Join(d.Dir, "stat"))
+	st, err := d.Stat()
 	if err != nil {
-		return ""
+		return sectors{}, false
 	}
-	f := strings.Fields(string(b))
-	if len(f) < 14 {
-		return ""
-	}
-	return f[6] + " " + f[13]
+	return sectors{written: st.WriteSectors, discarded: st.DiscardSectors}, true
 }
 
 // changed says, as a *SrcChangedError, how the file changed since it
@@ -100,7 +99,7 @@ func (w *srcFile) changed() error {
 		return fmt.Errorf("%s: cannot tell whether it changed while it was read: %w", w.what, err)
 	}
 	why := w.was.differs(now)
-	if why == "" && w.writes != "" && devWrites(w.was.Rdev) != w.writes {
+	if why == "" && w.writes != nil && w.writesMoved() {
 		// Its backing file has no marks to name: the device is named.
 		return &SrcChangedError{Path: w.was.Path, What: w.what, Why: "it was written through the device (its write counters moved; its backing file's marks cannot be read)"}
 	}
@@ -113,6 +112,13 @@ func (w *srcFile) changed() error {
 		e.Path, e.What = l.File, fmt.Sprintf("%s's backing file %s", w.what, l.File)
 	}
 	return e
+}
+
+// writesMoved says the device's counts of sectors written and discarded
+// are not what they were when it was opened, or cannot be read now.
+func (w *srcFile) writesMoved() bool {
+	n, ok := devWrites(w.was.Rdev)
+	return !ok || n != *w.writes
 }
 
 // unchangedAll checks every file in ws that is watched (not nil), and
