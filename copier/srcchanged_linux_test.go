@@ -328,3 +328,135 @@ func TestSrcChangedWhileChecksummed(t *testing.T) {
 		t.Errorf("err = %v; want it to say what the checksum is", err)
 	}
 }
+
+// TestSrcLoopBackingRemovedDuringCopy: a loop device SRC whose backing
+// file is removed (rm) while the copy reads it, and nothing writes it,
+// copies: the backing file's marks, read through its path at the end,
+// are gone, and its device's counts of sectors written, taken at open
+// too, say it was not written. Removed and written through the device,
+// it fails.
+func TestSrcLoopBackingRemovedDuringCopy(t *testing.T) {
+	blocktest.NeedRoot(t)
+	blocktest.NeedTool(t, "losetup")
+	for _, written := range []bool{false, true} {
+		t.Run(map[bool]string{false: "unwritten", true: "written"}[written], func(t *testing.T) {
+			dir := t.TempDir()
+			back := filepath.Join(dir, "back")
+			writeFile(t, back, randomBytes(8<<20, 62))
+			dev := blocktest.Loop(t, back)
+			dst := filepath.Join(dir, "dst")
+			_, err := srcChangeCopy(t, copier.Options{Src: dev, Dst: dst}, func() {
+				if err := os.Remove(back); err != nil {
+					t.Error(err)
+				}
+				if written {
+					writeAt(t, dev, randomBytes(4096, 63), 0)
+				}
+			})
+			if !written {
+				if err != nil {
+					t.Fatalf("nothing wrote SRC: %v", err)
+				}
+				return
+			}
+			wantSrcChanged(t, err, dev)
+			wantUnnamed(t, dst)
+		})
+	}
+}
+
+// removedHalves attaches the two halves of a new file of 16 MiB to two
+// loop devices (its first 8 MiB, its last), then removes the file: two
+// devices over one backing file that has no path.
+func removedHalves(t *testing.T, seed uint64) (first, second string) {
+	t.Helper()
+	blocktest.NeedRoot(t)
+	blocktest.NeedTool(t, "losetup")
+	back := filepath.Join(t.TempDir(), "back")
+	writeFile(t, back, randomBytes(16<<20, seed))
+	first = blocktest.Loop(t, back, "--sizelimit", "8388608")
+	second = blocktest.Loop(t, back, "--offset", "8388608", "--sizelimit", "8388608")
+	if err := os.Remove(back); err != nil {
+		t.Fatal(err)
+	}
+	return first, second
+}
+
+// TestSrcLoopsOverRemovedFile: a copy from one loop device to another
+// over the same removed file (its two halves) changes the file's marks
+// by its own writes, but not the counts of SRC's device, which hold
+// SRC when the file's marks cannot be read. Written through SRC's
+// device, the copy fails rather than complete, SRC unchecked; unwritten,
+// it copies.
+func TestSrcLoopsOverRemovedFile(t *testing.T) {
+	for _, written := range []bool{false, true} {
+		t.Run(map[bool]string{false: "unwritten", true: "written"}[written], func(t *testing.T) {
+			src, dst := removedHalves(t, 64)
+			rep, err := srcChangeCopy(t, copier.Options{Src: src, Dst: dst}, func() {
+				if written {
+					writeAt(t, src, randomBytes(4096, 65), 0)
+				}
+			})
+			if !written {
+				if err != nil {
+					t.Fatalf("nothing but the copy wrote the file: %v", err)
+				}
+				for _, n := range rep.Notes {
+					if strings.Contains(n, "not checked for writes") {
+						t.Fatalf("SRC said unchecked: %s", n)
+					}
+				}
+				return
+			}
+			wantSrcChanged(t, err, src)
+			if rep.DstState != copier.DstMixed {
+				t.Fatalf("DST %v: want it said to hold a mix", rep.DstState)
+			}
+		})
+	}
+}
+
+// TestSrcLoopNeighbourWritesRemovedFile: a loop device SRC over a
+// removed file, whose other half another program writes through a
+// second loop device while the copy reads it, fails the copy as a write
+// to a backing file that has a path does: the counts of SRC's own device
+// do not see it.
+func TestSrcLoopNeighbourWritesRemovedFile(t *testing.T) {
+	src, other := removedHalves(t, 66)
+	dst := filepath.Join(t.TempDir(), "dst")
+	_, err := srcChangeCopy(t, copier.Options{Src: src, Dst: dst}, func() {
+		writeAt(t, other, randomBytes(4096, 67), 0)
+		// Written back, as a writer's own fsync or writeback does.
+		blocktest.Run(t, "blockdev", "--flushbufs", other)
+	})
+	wantSrcChanged(t, err, src)
+	if !strings.Contains(err.Error(), other) {
+		t.Errorf("err = %v; want it to name %s", err, other)
+	}
+	wantUnnamed(t, dst)
+}
+
+// TestSrcLoopSameDeviceRemovedFile: a copy within one loop device over
+// a removed file (its first half to its second) writes through SRC's
+// own device: its counts cannot tell another writer's, and the report
+// says SRC was not checked rather than fail the copy.
+func TestSrcLoopSameDeviceRemovedFile(t *testing.T) {
+	blocktest.NeedRoot(t)
+	blocktest.NeedTool(t, "losetup")
+	back := filepath.Join(t.TempDir(), "back")
+	writeFile(t, back, randomBytes(16<<20, 68))
+	dev := blocktest.Loop(t, back)
+	if err := os.Remove(back); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := srcChangeCopy(t, copier.Options{Src: dev, Dst: dev, Length: 8 << 20, LengthSet: true, DstOffset: 8 << 20}, func() {})
+	if err != nil {
+		t.Fatalf("the copy's own writes failed it: %v", err)
+	}
+	for _, n := range rep.Notes {
+		if strings.Contains(n, "not checked for writes") {
+			return
+		}
+	}
+	t.Fatalf("notes %q: want SRC said not checked", rep.Notes)
+}
