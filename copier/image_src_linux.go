@@ -242,11 +242,16 @@ func (s *imageSrc) open(p *Plan, rep *Report) (*held, error) {
 	// with the copy's error. A stop, or the copy's failure, interrupts the
 	// base's reads in flight.
 	return &held{io: x, align: 1, cause: firstOf(h.cause, x.met), interrupt: h.interrupt, release: s.readDirect(h, im),
-		unchanged: func() error {
-			if err := h.srcUnchanged(); err != nil {
-				return err
+		unchanged: func(own *selfWrites) (string, error) {
+			limit, err := h.srcUnchanged(own)
+			if err != nil {
+				return "", err
 			}
-			return unchangedAll(chain...)()
+			more, err := unchangedAll(chain...)(own)
+			if limit == "" || more == "" {
+				return limit + more, err
+			}
+			return limit + "; " + more, err
 		}}, nil
 }
 
