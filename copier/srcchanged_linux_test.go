@@ -460,3 +460,33 @@ func TestSrcLoopSameDeviceRemovedFile(t *testing.T) {
 	}
 	t.Fatalf("notes %q: want SRC said not checked", rep.Notes)
 }
+
+// TestSrcChangedStoppedBeforeAnyWrite: a copy into an existing DST
+// stopped after SRC was written, before it wrote a byte, left DST cut
+// to nothing of the copy: zero bytes mix nothing, and DST is a prefix,
+// not mixed.
+func TestSrcChangedStoppedBeforeAnyWrite(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	writeFile(t, src, randomBytes(8<<20, 69))
+	writeFile(t, dst, make([]byte, 8<<20))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := false
+	o := copier.Options{Src: src, Dst: dst, BlockSize: 1 << 20, QueueDepth: 1, MaxRate: 64 << 10, ProgressInterval: time.Millisecond}
+	o.OnProgress = func(s copier.Status) {
+		if done || s.BytesDone != 0 {
+			return
+		}
+		done = true
+		writeAt(t, src, randomBytes(4096, 70), 0)
+		cancel()
+	}
+	rep, err := copier.Copy(ctx, o)
+	if !done || err == nil || rep.Contiguous != 0 {
+		t.Fatalf("the copy (%v, %d bytes kept) was not stopped before its first write", err, rep.Contiguous)
+	}
+	if rep.DstState != copier.DstPrefix {
+		t.Fatalf("DST %v (%v): want a prefix of no bytes", rep.DstState, err)
+	}
+}
