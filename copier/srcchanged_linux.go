@@ -179,10 +179,15 @@ func mixedIn(err error) bool {
 // kept (DstPrefix, DstPartial) is the first bytes of neither SRC's old
 // nor its new content when SRC changed while it was read, and is then
 // DstMixed, the change noted. Other states stay, as does one whose
-// copy's own writes change what SRC's check compares.
+// copy's own writes change what SRC's check compares, and one that
+// keeps no byte of SRC: a prefix of none (the file cut to DstOffset), or
+// a range the copy wrote nothing to. Zero bytes mix nothing.
 func (p *Plan) changedUnder(a *acquired, rep *Report, state DstState, err error) DstState {
 	var sc *SrcChangedError
 	if state != DstPrefix && state != DstPartial || errors.As(err, &sc) {
+		return state
+	}
+	if rep.Contiguous == 0 && (state == DstPrefix || rep.Bytes == 0) {
 		return state
 	}
 	_, cerr := a.src.srcUnchanged(p.selfWrites())
