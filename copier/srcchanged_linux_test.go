@@ -14,6 +14,7 @@ import (
 	"github.com/ringcp/ringcp/engine"
 	"github.com/ringcp/ringcp/internal/blocktest"
 	"github.com/ringcp/ringcp/internal/qemutest"
+	"github.com/ringcp/ringcp/internal/sysblock"
 	"github.com/ringcp/ringcp/internal/uringtest"
 )
 
@@ -488,5 +489,71 @@ func TestSrcChangedStoppedBeforeAnyWrite(t *testing.T) {
 	}
 	if rep.DstState != copier.DstPrefix {
 		t.Fatalf("DST %v (%v): want a prefix of no bytes", rep.DstState, err)
+	}
+}
+
+// stopLoopCopy copies a loop device SRC (over a file of 8 MiB) into an
+// existing DST file and stops it once 2 MiB are copied, after during,
+// which is given the device. It returns the report and the device's
+// flushes (sysblock.Stat.FlushIOs) from the stop to the copy's return.
+func stopLoopCopy(t *testing.T, seed uint64, during func(dev string)) (copier.Report, int64) {
+	t.Helper()
+	blocktest.NeedRoot(t)
+	blocktest.NeedTool(t, "losetup")
+	dir := t.TempDir()
+	back, dst := filepath.Join(dir, "back"), filepath.Join(dir, "dst")
+	writeFile(t, back, randomBytes(8<<20, seed))
+	writeFile(t, dst, make([]byte, 8<<20))
+	dev := blocktest.Loop(t, back)
+	flushes := func() int64 {
+		st, err := sysblock.ReadStat(filepath.Join("/sys/class/block", filepath.Base(dev), "stat"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.FlushIOs
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var before int64 = -1
+	o := copier.Options{Src: dev, Dst: dst, BlockSize: 256 << 10, QueueDepth: 1, MaxRate: 8 << 20, ProgressInterval: 10 * time.Millisecond}
+	o.OnProgress = func(s copier.Status) {
+		if before >= 0 || s.BytesDone < 2<<20 || s.BytesDone >= s.BytesTotal {
+			return
+		}
+		during(dev)
+		before = flushes()
+		cancel()
+	}
+	rep, err := copier.Copy(ctx, o)
+	if before < 0 || err == nil {
+		t.Fatalf("the copy ended (%v) before it was stopped", err)
+	}
+	return rep, flushes() - before
+}
+
+// TestSrcStopLoopNotFlushed: a copy from a loop device stopped by a
+// signal does not fsync SRC to check it: that flushes what others wrote
+// through the device (and the backing file's other writers' data) and
+// makes the stop wait on it.
+func TestSrcStopLoopNotFlushed(t *testing.T) {
+	rep, flushed := stopLoopCopy(t, 71, func(string) {})
+	if flushed != 0 {
+		t.Fatalf("SRC's device had %d flushes after the stop", flushed)
+	}
+	if rep.DstState != copier.DstPrefix {
+		t.Fatalf("DST %v: want a prefix, nothing having written SRC", rep.DstState)
+	}
+}
+
+// TestSrcStopLoopWrittenUnflushed: a write through a loop device SRC
+// that is still in its page cache when the copy is stopped (no fsync:
+// its counts and its backing file's marks do not show it yet) is seen
+// all the same, and DST is said to hold a mix.
+func TestSrcStopLoopWrittenUnflushed(t *testing.T) {
+	rep, _ := stopLoopCopy(t, 72, func(dev string) {
+		writeAt(t, dev, randomBytes(4096, 73), 0)
+	})
+	if rep.DstState != copier.DstMixed {
+		t.Fatalf("DST %v: want it mixed, SRC written through its device", rep.DstState)
 	}
 }
