@@ -261,7 +261,7 @@ type held struct {
 	// unchanged, when not nil, fails when a file the end read changed
 	// while it was read, or says what was not checked
 	// (srcchanged_linux.go); a SRC's.
-	unchanged func(own *selfWrites) (limit string, err error)
+	unchanged func(srcCheck) (limit string, err error)
 }
 
 // into makes h end id of job: its descriptor in Files, or its IOEnd in

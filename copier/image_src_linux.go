@@ -242,12 +242,12 @@ func (s *imageSrc) open(p *Plan, rep *Report) (*held, error) {
 	// with the copy's error. A stop, or the copy's failure, interrupts the
 	// base's reads in flight.
 	return &held{io: x, align: 1, cause: firstOf(h.cause, x.met), interrupt: h.interrupt, release: s.readDirect(h, im),
-		unchanged: func(own *selfWrites) (string, error) {
-			limit, err := h.srcUnchanged(own)
+		unchanged: func(c srcCheck) (string, error) {
+			limit, err := h.srcUnchanged(c)
 			if err != nil {
 				return "", err
 			}
-			more, err := unchangedAll(chain...)(own)
+			more, err := unchangedAll(chain...)(c)
 			if limit == "" || more == "" {
 				return limit + more, err
 			}

@@ -39,6 +39,9 @@ type srcFile struct {
 	// when opened: what is compared when its backing file's marks
 	// cannot be (srcloops_linux.go).
 	loops map[uint64]loopCount
+	// node is the mtime of a block device SRC's node when opened
+	// (nodeMtime).
+	node int64
 }
 
 // fder is an open file: an *os.File, or a transport that wraps one.
@@ -62,19 +65,33 @@ func watchSrc(f fder, path string, size int64, what string) (*srcFile, error) {
 		// the backing file's marks were read: it may be removed before
 		// the end.
 		w.loops = loopWrites(id)
+		w.node = nodeMtime(f)
 	}
 	return w, nil
 }
 
+// srcCheck is how SRC is checked.
+type srcCheck struct {
+	// own, when not nil, are writes of the copy's own that reach SRC:
+	// what they change is not compared, and the check says what was not
+	// checked.
+	own *selfWrites
+	// stopped: the copy stopped or failed before its end, and only
+	// decides what DST holds. A loop device SRC is not fsync'ed then: a
+	// stop must not wait on others' writeback, nor flush the data the
+	// backing file's other writers left in its page cache; a write still
+	// there is seen by its device node's mtime (nodeMtime).
+	stopped bool
+}
+
 // changed says, as a *SrcChangedError, how the file changed since it
-// was opened; nil when it did not. own, when not nil, are writes of the
-// copy's own that reach it: what they change is not compared, and
-// limit says what was not checked.
-func (w *srcFile) changed(own *selfWrites) (limit string, err error) {
+// was opened; nil when it did not. limit says what was not checked.
+func (w *srcFile) changed(c srcCheck) (limit string, err error) {
 	if w == nil {
 		return "", nil
 	}
-	now, err := identityOf(w.f, w.was.Path, w.was.Size, true)
+	own := c.own
+	now, err := identityFlushed(w.f, w.was.Path, w.was.Size, true, !c.stopped)
 	if err != nil {
 		return "", fmt.Errorf("%s: cannot tell whether it changed while it was read: %w", w.what, err)
 	}
@@ -85,7 +102,10 @@ func (w *srcFile) changed(own *selfWrites) (limit string, err error) {
 	case own.passes(w.was.Rdev):
 		return own.why + ", whose writes go through SRC's device", nil
 	case byMarks:
-		return "", w.changedAs(w.was.differs(now))
+		if err := w.changedAs(w.was.differs(now)); err != nil {
+			return "", err
+		}
+		return "", w.nodeChanged()
 	}
 	// Its backing file's marks cannot be compared: the loop devices'
 	// counts are.
@@ -98,7 +118,7 @@ func (w *srcFile) changed(own *selfWrites) (limit string, err error) {
 		// Its backing file has no marks to name: the device is named.
 		return "", &SrcChangedError{Path: w.was.Path, What: w.what, Why: why}
 	}
-	return "", nil
+	return "", w.nodeChanged()
 }
 
 // changedAs is the error of a change why ("" none), naming what a loop
@@ -116,11 +136,11 @@ func (w *srcFile) changedAs(why string) error {
 
 // unchangedAll checks every file in ws that is watched (not nil), and
 // says how the first that changed did, or what was not checked.
-func unchangedAll(ws ...*srcFile) func(*selfWrites) (string, error) {
-	return func(own *selfWrites) (string, error) {
+func unchangedAll(ws ...*srcFile) func(srcCheck) (string, error) {
+	return func(c srcCheck) (string, error) {
 		var limits []string
 		for _, w := range ws {
-			limit, err := w.changed(own)
+			limit, err := w.changed(c)
 			if err != nil {
 				return "", err
 			}
@@ -133,13 +153,12 @@ func unchangedAll(ws ...*srcFile) func(*selfWrites) (string, error) {
 }
 
 // srcUnchanged fails the copy when a file the end read changed while
-// it was read (see above); nil for an end that watches none. own: as
-// srcFile.changed.
-func (h *held) srcUnchanged(own *selfWrites) (limit string, err error) {
+// it was read (see above); nil for an end that watches none.
+func (h *held) srcUnchanged(c srcCheck) (limit string, err error) {
 	if h == nil || h.unchanged == nil {
 		return "", nil
 	}
-	return h.unchanged(own)
+	return h.unchanged(c)
 }
 
 // selfWrites are the copy's own writes (or a batch neighbour's) that
@@ -156,7 +175,7 @@ func (p *Plan) selfWrites() *selfWrites {
 // the copy's own writes change what it compares (selfWrites), that is
 // not compared, and the report says what was not checked.
 func (p *Plan) srcUnchanged(a *acquired, rep *Report) error {
-	limit, err := a.src.srcUnchanged(p.selfWrites())
+	limit, err := a.src.srcUnchanged(srcCheck{own: p.selfWrites()})
 	if limit != "" {
 		rep.note("SRC is not checked for writes while it was read: %s", limit)
 	}
@@ -190,7 +209,7 @@ func (p *Plan) changedUnder(a *acquired, rep *Report, state DstState, err error)
 	if rep.Contiguous == 0 && (state == DstPrefix || rep.Bytes == 0) {
 		return state
 	}
-	_, cerr := a.src.srcUnchanged(p.selfWrites())
+	_, cerr := a.src.srcUnchanged(srcCheck{own: p.selfWrites(), stopped: true})
 	if !errors.As(cerr, &sc) {
 		return state
 	}
@@ -203,7 +222,7 @@ func (p *Plan) changedUnder(a *acquired, rep *Report, state DstState, err error)
 // ends changed while it read them; of names what it made of them.
 func (r *readRun) unchanged(of string) error {
 	for _, h := range []*held{r.src, r.dst} {
-		if _, err := h.srcUnchanged(nil); err != nil {
+		if _, err := h.srcUnchanged(srcCheck{}); err != nil {
 			var sc *SrcChangedError
 			if errors.As(err, &sc) {
 				sc.Of = of

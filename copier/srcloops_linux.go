@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/ringcp/ringcp/internal/sysblock"
+	"golang.org/x/sys/unix"
 )
 
 // A loop device SRC whose backing file's marks cannot be compared
@@ -22,6 +23,33 @@ import (
 // the file /dev/loop0 shows, in other bytes): they change the file's
 // marks, but not the counts of a device they do not pass through, and
 // those stay checked. Through SRC's own device, nothing is.
+
+// nodeMtime is the mtime of the device node f was opened through, -1
+// where it cannot be read: a write(2) through the node stamps it at once
+// (blkdev_write_iter's file_update_time), as does a shared mapping's
+// first write fault (filemap_page_mkwrite), long before the data is
+// written back and counted. Another node of the same device (one made
+// with mknod elsewhere) has its own. Its ctime is not compared: udev
+// sets a node's mode and owner again on events that write nothing.
+func nodeMtime(f fder) int64 {
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil {
+		return -1
+	}
+	return st.Mtim.Nano()
+}
+
+// nodeChanged says, as a *SrcChangedError, that a block device SRC was
+// written through its node since it was opened.
+func (w *srcFile) nodeChanged() error {
+	if w.was.Kind != kindBlock {
+		return nil
+	}
+	if now := nodeMtime(w.f); now != w.node || now < 0 {
+		return &SrcChangedError{Path: w.was.Path, What: w.what, Why: fmt.Sprintf("it was written through its device node (its mtime %s, was %s)", stamp(now), stamp(w.node))}
+	}
+	return nil
+}
 
 // sectors are a block device's counts of 512-byte sectors written and
 // discarded since it appeared.
