@@ -182,15 +182,13 @@ func (p *Plan) srcUnchanged(a *acquired, rep *Report) error {
 	return err
 }
 
-// mixedIn marks err, a *SrcChangedError, as having left its mix in an
-// existing DST: the state is DstMixed.
-func mixedIn(err error) bool {
+// srcChangedIn is err's *SrcChangedError, or nil.
+func srcChangedIn(err error) *SrcChangedError {
 	var sc *SrcChangedError
-	if !errors.As(err, &sc) {
-		return false
+	if errors.As(err, &sc) {
+		return sc
 	}
-	sc.Mixed = true
-	return true
+	return nil
 }
 
 // changedUnder is what a copy stopped or failed before its end (err)
@@ -202,15 +200,15 @@ func mixedIn(err error) bool {
 // keeps no byte of SRC: a prefix of none (the file cut to DstOffset), or
 // a range the copy wrote nothing to. Zero bytes mix nothing.
 func (p *Plan) changedUnder(a *acquired, rep *Report, state DstState, err error) DstState {
-	var sc *SrcChangedError
-	if state != DstPrefix && state != DstPartial || errors.As(err, &sc) {
+	if state != DstPrefix && state != DstPartial || srcChangedIn(err) != nil {
 		return state
 	}
 	if rep.Contiguous == 0 && (state == DstPrefix || rep.Bytes == 0) {
 		return state
 	}
 	_, cerr := a.src.srcUnchanged(srcCheck{own: p.selfWrites(), stopped: true})
-	if !errors.As(cerr, &sc) {
+	sc := srcChangedIn(cerr)
+	if sc == nil {
 		return state
 	}
 	sc.Mixed = true
@@ -223,8 +221,7 @@ func (p *Plan) changedUnder(a *acquired, rep *Report, state DstState, err error)
 func (r *readRun) unchanged(of string) error {
 	for _, h := range []*held{r.src, r.dst} {
 		if _, err := h.srcUnchanged(srcCheck{}); err != nil {
-			var sc *SrcChangedError
-			if errors.As(err, &sc) {
+			if sc := srcChangedIn(err); sc != nil {
 				sc.Of = of
 			}
 			return err
