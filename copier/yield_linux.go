@@ -3,7 +3,6 @@ package copier
 import (
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -198,7 +197,7 @@ const maxLoopHops = 4
 // watchDisk adds dev, a whole disk, to those watched, on SRC's side or
 // DST's.
 func (y *yielder) watchDisk(dev sysblock.Dev, src bool, blockSize int) {
-	stat := filepath.Join(dev.Dir, "stat")
+	stat := dev.StatPath()
 	i := slices.IndexFunc(y.disks, func(d *yieldDisk) bool { return d.stat == stat })
 	if i < 0 {
 		req := min(int64(blockSize), ownBio)
