@@ -25,9 +25,9 @@ import (
 // it, and it is not checked (one mounted read-write is refused). A loop
 // device whose backing file's marks cannot be compared is held to the
 // counts of sectors written through the loop devices over it
-// (srcloops_linux.go). A filesystem with coarse stamps (NFS with whole seconds, ext3) misses a
-// write within the same tick as the open: the marks are compared equal
-// or not, no more is claimed.
+// (srcloops_linux.go). A filesystem with coarse stamps (NFS with whole
+// seconds, ext3) misses a write within the same tick as the open: the
+// marks are compared equal or not, no more is claimed.
 
 // srcFile is a file the copy reads, as it was when opened.
 type srcFile struct {

@@ -15,14 +15,17 @@ import (
 // own, and those of every other loop device over the same backing, the
 // only ways left to write a file that has no path (a program that holds
 // it open aside). A write through a loop device counts only once
-// written back: SRC's own is fsync'ed at both ends (identityOf), the
-// others' page caches are not ringcp's to flush, as with their marks.
+// written back: SRC's own is fsync'ed when opened and at the end of a
+// complete copy (identityOf; a stopped one reads its node's mtime
+// instead), the others' page caches are not ringcp's to flush, as with
+// their marks.
 //
 // The copy's own writes (or a batch neighbour's) may reach SRC's
 // backing file through another loop device over it (DST /dev/loop1 over
 // the file /dev/loop0 shows, in other bytes): they change the file's
-// marks, but not the counts of a device they do not pass through, and
-// those stay checked. Through SRC's own device, nothing is.
+// marks, which are then not compared (SRC is said unchecked), but not
+// the counts of a device they do not pass through: where the counts
+// hold SRC, they stay checked. Through SRC's own device, nothing is.
 
 // nodeMtime is the mtime of the device node f was opened through, -1
 // where it cannot be read: a write(2) through the node stamps it at once
