@@ -426,9 +426,19 @@ func TestSrcLoopNeighbourWritesRemovedFile(t *testing.T) {
 	src, other := removedHalves(t, 66)
 	dst := filepath.Join(t.TempDir(), "dst")
 	_, err := srcChangeCopy(t, copier.Options{Src: src, Dst: dst}, func() {
-		writeAt(t, other, randomBytes(4096, 67), 0)
-		// Written back, as a writer's own fsync or writeback does.
-		blocktest.Run(t, "blockdev", "--flushbufs", other)
+		// Written back, as the writer's fsync (or writeback) does.
+		f, err := os.OpenFile(other, os.O_WRONLY, 0)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer f.Close()
+		if _, err := f.WriteAt(randomBytes(4096, 67), 0); err != nil {
+			t.Error(err)
+		}
+		if err := f.Sync(); err != nil {
+			t.Error(err)
+		}
 	})
 	wantSrcChanged(t, err, src)
 	if !strings.Contains(err.Error(), other) {
