@@ -567,3 +567,29 @@ func TestSrcStopLoopWrittenUnflushed(t *testing.T) {
 		t.Fatalf("DST %v: want it mixed, SRC written through its device", rep.DstState)
 	}
 }
+
+// TestSrcLoopBatchNeighbourOverRemovedFile: in a batch, a job reading
+// one loop device over a removed file while another job writes a second
+// loop device over that file completes, checked: the neighbour's
+// writes change the file, not the counts of the reader's device, and
+// those hold SRC.
+func TestSrcLoopBatchNeighbourOverRemovedFile(t *testing.T) {
+	src, other := removedHalves(t, 74)
+	dir := t.TempDir()
+	jobs := fileJobs(t, dir, 8<<20)
+	jobs[0].opts.Dst = other // the neighbour writes the file's second half
+	jobs = append(jobs, batchJob{opts: copier.Options{Src: src, Dst: filepath.Join(dir, "dst")}})
+	rep, err := runBatch(t, context.Background(), jobs, copier.BatchOptions{}, nil)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	j := rep.Jobs[1]
+	if j.Err != nil || j.DstState != copier.DstComplete {
+		t.Fatalf("the reader: %v, DST %v", j.Err, j.DstState)
+	}
+	for _, n := range j.Notes {
+		if strings.Contains(n, "not checked for writes") {
+			t.Fatalf("the reader's SRC said unchecked: %s", n)
+		}
+	}
+}
