@@ -593,3 +593,23 @@ func TestSrcLoopBatchNeighbourOverRemovedFile(t *testing.T) {
 		}
 	}
 }
+
+// TestSrcRenamedDuringCopy: SRC renamed while the copy reads it (its
+// bytes untouched) moves its ctime on ext4, xfs, btrfs and tmpfs: the
+// copy fails, since a write with its mtime set back does the same, and
+// the message names a rename among what a ctime alone may mean.
+func TestSrcRenamedDuringCopy(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	writeFile(t, src, randomBytes(8<<20, 75))
+	_, err := srcChangeCopy(t, copier.Options{Src: src, Dst: dst}, func() {
+		if err := os.Rename(src, src+".old"); err != nil {
+			t.Error(err)
+		}
+	})
+	wantSrcChanged(t, err, src)
+	if !strings.Contains(err.Error(), "renamed") {
+		t.Fatalf("err = %v; want it to say that a rename moves ctime too", err)
+	}
+	wantUnnamed(t, dst)
+}
