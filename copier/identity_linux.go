@@ -267,9 +267,11 @@ func (rec marks) differs(now marks) string {
 	case rec.Mtime != now.Mtime:
 		return fmt.Sprintf("it was modified (mtime %s, was %s)", stamp(now.Mtime), stamp(rec.Mtime))
 	case rec.Ctime != now.Ctime:
-		// touch -d sets mtime back and moves ctime; so does a chmod,
-		// chown, link or xattr with no write: nothing tells them apart.
-		return fmt.Sprintf("its inode changed (ctime %s, was %s): written with its mtime set back, or its mode, owner or attributes changed", stamp(now.Ctime), stamp(rec.Ctime))
+		// touch -d sets mtime back and moves ctime; so does, with no
+		// write, a rename, link or unlink of any of its names, a chmod,
+		// chown or xattr (ext4, xfs, btrfs, tmpfs on Linux 6.18):
+		// nothing tells them apart.
+		return fmt.Sprintf("its inode changed (ctime %s, was %s): written with its mtime set back, or renamed, linked or unlinked, or its mode, owner or attributes changed", stamp(now.Ctime), stamp(rec.Ctime))
 	}
 	return ""
 }
