@@ -2,6 +2,7 @@ package copier
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/ringcp/ringcp/internal/sysblock"
@@ -131,7 +132,16 @@ func (w *srcFile) loopsChanged(own *selfWrites) string {
 	for _, l := range loopsOver(w.was.Loop) {
 		now[l.Rdev] = l
 	}
-	for rdev, was := range w.loops {
+	// SRC's own device first, then by number: one message, the same
+	// for the same change.
+	order := []uint64{w.was.Rdev}
+	for _, rdev := range slices.Sorted(maps.Keys(w.loops)) {
+		if rdev != w.was.Rdev {
+			order = append(order, rdev)
+		}
+	}
+	for _, rdev := range order {
+		was := w.loops[rdev]
 		if own.passes(rdev) {
 			continue
 		}
