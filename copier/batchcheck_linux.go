@@ -46,9 +46,6 @@ func (b *Batch) crossJob(i int, p *Plan) error {
 			if err := sameState(p, q, j); err != nil {
 				return err
 			}
-			if err := sameState(p, q, j); err != nil {
-				return err
-			}
 		}
 		if err := dstOnSrc(p, q, j); err != nil {
 			return err
