@@ -6,9 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 
+	"github.com/ringcp/ringcp/internal/sysblock"
 	"github.com/ringcp/ringcp/internal/units"
 )
 
@@ -232,16 +231,8 @@ func syncPair(src *Source, dst, dev string, release func()) *Pair {
 
 // loopWritten is the bytes dev was sent to write, from its stat.
 func loopWritten(dev string) (int64, error) {
-	b, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(dev), "stat"))
-	if err != nil {
-		return 0, err
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 7 {
-		return 0, fmt.Errorf("%s: short stat %q", dev, b)
-	}
-	sectors, err := strconv.ParseInt(f[6], 10, 64)
-	return sectors * 512, err
+	st, err := sysblock.ReadStat(filepath.Join("/sys/block", filepath.Base(dev), "stat"))
+	return st.WriteSectors * 512, err
 }
 
 // loopFS is an ext4 on a loop device, mounted in the run's folder.

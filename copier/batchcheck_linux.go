@@ -46,9 +46,6 @@ func (b *Batch) crossJob(i int, p *Plan) error {
 			if err := sameState(p, q, j); err != nil {
 				return err
 			}
-			if err := sameState(p, q, j); err != nil {
-				return err
-			}
 		}
 		if err := dstOnSrc(p, q, j); err != nil {
 			return err
@@ -82,8 +79,11 @@ func dstOnSrc(p, q *Plan, j int) error {
 	if ov := p.dst.overlap(p.dstRange(), q.src, q.srcRange()); ov != nil {
 		return refuse(KindOverlap, p.dst.path, fmt.Sprintf("overlaps job %d's SRC on %s: job %d's SRC %s, this DST %s", j+1, ov.on, j+1, ov.theirs, ov.mine)).on("Dst")
 	}
-	if ov := p.dst.overlap(byteRange{0, -1}, q.src, byteRange{0, -1}); ov != nil && q.ownWrites == "" {
-		q.ownWrites = fmt.Sprintf("another job's DST %s shares %s with SRC, in other bytes", p.dst.path, ov.on)
+	if ov := p.dst.overlap(byteRange{0, -1}, q.src, byteRange{0, -1}); ov != nil {
+		if q.ownWrites == "" {
+			q.ownWrites = fmt.Sprintf("another job's DST %s shares %s with SRC, in other bytes", p.dst.path, ov.on)
+		}
+		q.ownThrough = append(q.ownThrough, throughOf(p.dst)...)
 	}
 	return nil
 }

@@ -95,8 +95,12 @@
 //     chain) changed while it was read: its size, mtime or ctime is not
 //     what it was when opened. A new DST is discarded (DstDiscarded); an
 //     existing one holds a mix of the file's old and new content
-//     (DstMixed). A block device other than a loop device keeps no such
-//     marks and is not checked.
+//     (DstMixed). A loop device whose backing file's marks cannot be
+//     read (removed) is held to the counts of sectors written through
+//     the loop devices over that file. A block device other than a loop
+//     device keeps no such marks and is not checked. A copy stopped or
+//     failed before its end whose SRC changed reports DstMixed too,
+//     unless it kept no byte of SRC.
 //   - An error matching engine.ErrUndrained (DstChanging): a backend died
 //     with requests in flight. They may still change DST until the
 //     process exits; the copy's buffers and descriptors are kept for the

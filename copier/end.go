@@ -259,8 +259,9 @@ type held struct {
 	// its context ends.
 	interrupt func()
 	// unchanged, when not nil, fails when a file the end read changed
-	// while it was read (srcchanged_linux.go); a SRC's.
-	unchanged func() error
+	// while it was read, or says what was not checked
+	// (srcchanged_linux.go); a SRC's.
+	unchanged func(srcCheck) (limit string, err error)
 }
 
 // into makes h end id of job: its descriptor in Files, or its IOEnd in

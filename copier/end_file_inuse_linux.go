@@ -73,8 +73,22 @@ func (f *fileEnd) checkOverlap(p *Plan) error {
 	if ov := f.overlap(p.dstRange(), p.src, p.srcRange()); ov != nil {
 		return refuse(KindOverlap, p.opts.Dst, fmt.Sprintf("SRC and DST overlap on %s: SRC %s, DST %s", ov.on, ov.theirs, ov.mine)).on("Dst")
 	}
-	if ov := f.overlap(byteRange{0, -1}, p.src, byteRange{0, -1}); ov != nil && p.ownWrites == "" {
-		p.ownWrites = fmt.Sprintf("SRC and DST share %s, in other bytes", ov.on)
+	if ov := f.overlap(byteRange{0, -1}, p.src, byteRange{0, -1}); ov != nil {
+		if p.ownWrites == "" {
+			p.ownWrites = fmt.Sprintf("SRC and DST share %s, in other bytes", ov.on)
+		}
+		p.ownThrough = append(p.ownThrough, throughOf(f.ep)...)
+	}
+	return nil
+}
+
+// throughOf lists the block devices whose counts of sectors written
+// the writes to ep move (guard.Through): none for a file, or an end that
+// is no local file or device.
+func throughOf(ep *endpoint) []uint64 {
+	ep = baseOf(ep)
+	if f, ok := ep.end.(*fileEnd); ok && ep.exists {
+		return guard.Through(f.span(byteRange{0, -1}))
 	}
 	return nil
 }

@@ -118,24 +118,6 @@ func (p *Plan) finishSrc(a *acquired, rep *Report) error {
 	return p.finishOpenEnded(a, rep)
 }
 
-// explainDst adds to a copy's error the cause its DST gave (a qcow2
-// DST's backing file that could not be read), when the engine's errno
-// is all the error says about a request on DST.
-func explainDst(a *acquired, err error) error {
-	if err == nil || a.dst == nil {
-		return err
-	}
-	h := a.dst.held()
-	var op *engine.OpError
-	if h.cause == nil || !errors.As(err, &op) || op.Path != h.name() {
-		return err
-	}
-	if c := h.cause(); c != nil && !errors.Is(err, c) {
-		return &srcError{err: err, cause: c}
-	}
-	return err
-}
-
 // explainSrc adds to a copy's error the cause its SRC gave, when the
 // engine's errno is all the error says. A request on another end that
 // failed (DST full) is not explained by what SRC met while the engine

@@ -54,8 +54,14 @@ func marksAt(dirfd int, path string, flags int) (*marks, *unix.Statx_t) {
 // identityOf describes the local end f, opened at path: a file or a block
 // device of size bytes. withMarks adds its marks (SRC; and every file a
 // copy reads, which must not change while it is read:
-// srcchanged_linux.go).
+// srcchanged_linux.go), a loop device's after an fsync.
 func identityOf(f fder, path string, size int64, withMarks bool) (identity, error) {
+	return identityFlushed(f, path, size, withMarks, withMarks)
+}
+
+// identityFlushed is identityOf, fsync'ing a loop device whose marks it
+// reads only with flush.
+func identityFlushed(f fder, path string, size int64, withMarks, flush bool) (identity, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		return identity{}, &os.PathError{Op: "fstat", Path: path, Err: err}
@@ -68,8 +74,8 @@ func identityOf(f fder, path string, size int64, withMarks bool) (identity, erro
 			// backing file, and changes its marks, only when written
 			// back: now, or another opener keeps it dirty for as long as
 			// writeback waits. fsync needs no write access.
-			if err := unix.Fsync(int(f.Fd())); err != nil {
-				return identity{}, &os.PathError{Op: "fsync", Path: path, Err: err}
+			if err := fsyncIf(flush, f, path); err != nil {
+				return identity{}, err
 			}
 			id.Marks = id.Loop.marks()
 		}
@@ -87,6 +93,17 @@ func identityOf(f fder, path string, size int64, withMarks bool) (identity, erro
 		id.Marks, _ = marksAt(int(f.Fd()), "", unix.AT_EMPTY_PATH)
 	}
 	return id, nil
+}
+
+// fsyncIf fsyncs f, opened at path, when flush says so.
+func fsyncIf(flush bool, f fder, path string) error {
+	if !flush {
+		return nil
+	}
+	if err := unix.Fsync(int(f.Fd())); err != nil {
+		return &os.PathError{Op: "fsync", Path: path, Err: err}
+	}
+	return nil
 }
 
 // blockIdentity is what sysfs and the loop driver say of a block device.
@@ -250,9 +267,11 @@ func (rec marks) differs(now marks) string {
 	case rec.Mtime != now.Mtime:
 		return fmt.Sprintf("it was modified (mtime %s, was %s)", stamp(now.Mtime), stamp(rec.Mtime))
 	case rec.Ctime != now.Ctime:
-		// touch -d sets mtime back and moves ctime; so does a chmod,
-		// chown, link or xattr with no write: nothing tells them apart.
-		return fmt.Sprintf("its inode changed (ctime %s, was %s): written with its mtime set back, or its mode, owner or attributes changed", stamp(now.Ctime), stamp(rec.Ctime))
+		// touch -d sets mtime back and moves ctime; so does, with no
+		// write, a rename, link or unlink of any of its names, a chmod,
+		// chown or xattr (ext4, xfs, btrfs, tmpfs on Linux 6.18):
+		// nothing tells them apart.
+		return fmt.Sprintf("its inode changed (ctime %s, was %s): written with its mtime set back, or renamed, linked or unlinked, or its mode, owner or attributes changed", stamp(now.Ctime), stamp(rec.Ctime))
 	}
 	return ""
 }

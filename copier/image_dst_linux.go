@@ -312,6 +312,24 @@ func (t *imageTarget) named(err error) error {
 	return &qcow2.IOError{Op: "read the backing file", Name: t.backing.path, Off: ioe.Off, Err: ioe.Err}
 }
 
+// explainDst adds to a copy's error the cause its DST gave (a qcow2
+// DST's backing file that could not be read), when the engine's errno
+// is all the error says about a request on DST.
+func explainDst(a *acquired, err error) error {
+	if err == nil || a.dst == nil {
+		return err
+	}
+	h := a.dst.held()
+	var op *engine.OpError
+	if h.cause == nil || !errors.As(err, &op) || op.Path != h.name() {
+		return err
+	}
+	if c := h.cause(); c != nil && !errors.Is(err, c) {
+		return &srcError{err: err, cause: c}
+	}
+	return err
+}
+
 // publish finishes the image (tables, refcounts, the header, synced),
 // then gives it its name.
 func (t *imageTarget) publish(p *Plan, sync bool) error {

@@ -230,8 +230,8 @@ func (s *imageSrc) open(p *Plan, rep *Report) (*held, error) {
 		return nil, err
 	}
 	// Checked in full again: the image may have changed since Prepare.
-	var chain []*srcFile
-	im, err := openImage(hostOf(s.under, ra), qcow2.Options{Opener: s.watchedOpener(&chain), Guessed: s.guessed}, s.ep.role.field())
+	watched := &watchedChain{host: h}
+	im, err := openImage(hostOf(s.under, ra), qcow2.Options{Opener: s.watchedOpener(watched), Guessed: s.guessed}, s.ep.role.field())
 	if err != nil {
 		h.close()
 		return nil, err
@@ -242,29 +242,48 @@ func (s *imageSrc) open(p *Plan, rep *Report) (*held, error) {
 	// with the copy's error. A stop, or the copy's failure, interrupts the
 	// base's reads in flight.
 	return &held{io: x, align: 1, cause: firstOf(h.cause, x.met), interrupt: h.interrupt, release: s.readDirect(h, im),
-		unchanged: func() error {
-			if err := h.srcUnchanged(); err != nil {
-				return err
-			}
-			return unchangedAll(chain...)()
-		}}, nil
+		unchanged: watched.unchanged}, nil
+}
+
+// watchedChain is what an image SRC's check at the end compares: the
+// host file's end, and each local file of its chain as opened.
+type watchedChain struct {
+	host  *held
+	files []*srcFile // added by watchedOpener as the image opens them
+}
+
+// unchanged checks the host file, then the chain's files (srcchanged_linux.go).
+func (w *watchedChain) unchanged(c srcCheck) (string, error) {
+	limit, err := w.host.srcUnchanged(c)
+	if err != nil {
+		return "", err
+	}
+	more, err := unchangedAll(w.files...)(c)
+	if limit == "" || more == "" {
+		return limit + more, err
+	}
+	return limit + "; " + more, err
+}
+
+// namedFile is a transport that is a local file: a descriptor and a
+// path.
+type namedFile interface {
+	fder
+	Name() string
 }
 
 // watchedOpener is localOpener, recording each local file of the chain
-// as opened into chain, so that the copy fails if one changes while it
+// as opened into watched, so that the copy fails if one changes while it
 // is read (srcchanged_linux.go). A file at a URL is pinned to its
 // validator instead (end_web_linux.go).
-func (s *imageSrc) watchedOpener(chain *[]*srcFile) qcow2.Opener {
+func (s *imageSrc) watchedOpener(watched *watchedChain) qcow2.Opener {
 	open := s.localOpener()
 	if open == nil {
 		return open
 	}
 	return func(ref qcow2.Ref) (qcow2.Transport, qcow2.Format, error) {
 		t, format, err := open(ref)
-		f, ok := t.(interface {
-			fder
-			Name() string
-		})
+		f, ok := t.(namedFile)
 		if err != nil || !ok {
 			return t, format, err
 		}
@@ -280,7 +299,7 @@ func (s *imageSrc) watchedOpener(chain *[]*srcFile) qcow2.Opener {
 			}
 			return nil, "", err
 		}
-		*chain = append(*chain, w)
+		watched.files = append(watched.files, w)
 		return t, format, nil
 	}
 }

@@ -44,6 +44,9 @@ type Plan struct {
 	// change with them, and cannot tell another writer's
 	// (srcchanged_linux.go).
 	ownWrites string
+	// ownThrough are the block devices those writes pass through
+	// (guard.Through), whose counts of sectors written they move.
+	ownThrough []uint64
 	// IOPrio is the I/O priority the copy's reads and writes will have
 	// ("idle", "be:4"...), "" for the kernel's default.
 	IOPrio string

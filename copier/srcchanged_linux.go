@@ -3,11 +3,8 @@ package copier
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"slices"
 	"strings"
-
-	"github.com/ringcp/ringcp/internal/sysblock"
 )
 
 // A file that something writes while the copy reads it gives a DST that
@@ -26,24 +23,25 @@ import (
 // (QEMU, qemu-img, cat); atime is not compared. A block device other
 // than a loop device keeps no marks: nothing tells that something wrote
 // it, and it is not checked (one mounted read-write is refused). A loop
-// device whose backing file has no path to read its marks from (removed
-// after losetup, as `losetup -f img; rm img` leaves it, or a block
-// device) is held to its own counts of sectors written and discarded
-// (/sys/class/block/NAME/stat): they see every write through the device,
-// not one to the backing file by another way. A
-// filesystem with coarse stamps (NFS with whole seconds, ext3) misses a
-// write within the same tick as the open: the marks are compared equal
-// or not, no more is claimed.
+// device whose backing file's marks cannot be compared is held to the
+// counts of sectors written through the loop devices over it
+// (srcloops_linux.go). A filesystem with coarse stamps (NFS with whole
+// seconds, ext3) misses a write within the same tick as the open: the
+// marks are compared equal or not, no more is claimed.
 
 // srcFile is a file the copy reads, as it was when opened.
 type srcFile struct {
 	f    fder
 	was  identity
 	what string // names it in the error: "SRC /a.img"
-	// writes, when not "", are a loop device's counts of sectors
-	// written and discarded when opened: its backing file's marks could
-	// not be read.
-	writes string
+	// loops, when not nil, are a loop device SRC's counts of sectors
+	// written, and those of the other loop devices over its backing,
+	// when opened: what is compared when its backing file's marks
+	// cannot be (srcloops_linux.go).
+	loops map[uint64]loopCount
+	// node is the mtime of a block device SRC's node when opened
+	// (nodeMtime).
+	node int64
 }
 
 // fder is an open file: an *os.File, or a transport that wraps one.
@@ -61,104 +59,136 @@ func watchSrc(f fder, path string, size int64, what string) (*srcFile, error) {
 		return nil, nil // a disk: no marks to compare (see above)
 	}
 	w := &srcFile{f: f, was: id, what: what}
-	if id.Kind == kindBlock && id.Marks == nil {
+	if id.Loop != nil {
 		// identityOf fsync'ed the device: the count includes what
-		// another opener had left in its page cache.
-		w.writes = devWrites(id.Rdev)
+		// another opener had left in its page cache. Taken even when
+		// the backing file's marks were read: it may be removed before
+		// the end.
+		w.loops = loopWrites(id)
+		w.node = nodeMtime(f)
 	}
 	return w, nil
 }
 
-// devWrites is the block device rdev's count of sectors written and
-// discarded (fields 7 and 14 of its sysfs stat), or "" where sysfs does
-// not say. Not the requests: the flush of ringcp's own fsync counts as a
-// write request of no sectors.
-func devWrites(rdev uint64) string {
-	d, err := sysblock.Lookup(rdev)
-	if err != nil {
-		return ""
-	}
-	b, err := os.ReadFile(filepath.Join(d.Dir, "stat"))
-	if err != nil {
-		return ""
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 14 {
-		return ""
-	}
-	return f[6] + " " + f[13]
+// srcCheck is how SRC is checked.
+type srcCheck struct {
+	// own, when not nil, are writes of the copy's own that reach SRC:
+	// what they change is not compared, and the check says what was not
+	// checked.
+	own *selfWrites
+	// stopped: the copy stopped or failed before its end, and only
+	// decides what DST holds. A loop device SRC is not fsync'ed then: a
+	// stop must not wait on others' writeback, nor flush the data the
+	// backing file's other writers left in its page cache; a write still
+	// there is seen by its device node's mtime (nodeMtime).
+	stopped bool
 }
 
 // changed says, as a *SrcChangedError, how the file changed since it
-// was opened; nil when it did not.
-func (w *srcFile) changed() error {
+// was opened; nil when it did not. limit says what was not checked.
+func (w *srcFile) changed(c srcCheck) (limit string, err error) {
 	if w == nil {
-		return nil
+		return "", nil
 	}
-	now, err := identityOf(w.f, w.was.Path, w.was.Size, true)
+	own := c.own
+	now, err := identityFlushed(w.f, w.was.Path, w.was.Size, true, !c.stopped)
 	if err != nil {
-		return fmt.Errorf("%s: cannot tell whether it changed while it was read: %w", w.what, err)
+		return "", fmt.Errorf("%s: cannot tell whether it changed while it was read: %w", w.what, err)
 	}
-	why := w.was.differs(now)
-	if why == "" && w.writes != "" && devWrites(w.was.Rdev) != w.writes {
+	byMarks := w.loops == nil || w.was.Marks != nil && now.Marks != nil
+	switch {
+	case own != nil && byMarks:
+		return own.why + ", whose writes change its marks", nil
+	case own.passes(w.was.Rdev):
+		return own.why + ", whose writes go through SRC's device", nil
+	case byMarks:
+		if err := w.changedAs(w.was.differs(now)); err != nil {
+			return "", err
+		}
+		return "", w.nodeChanged()
+	}
+	// Its backing file's marks cannot be compared: the loop devices'
+	// counts are.
+	was := w.was
+	was.Marks = nil
+	if why := was.differs(now); why != "" {
+		return "", w.changedAs(why)
+	}
+	if why := w.loopsChanged(own); why != "" {
 		// Its backing file has no marks to name: the device is named.
-		return &SrcChangedError{Path: w.was.Path, What: w.what, Why: "it was written through the device (its write counters moved; its backing file's marks cannot be read)"}
+		return "", &SrcChangedError{Path: w.was.Path, What: w.what, Why: why}
 	}
+	return "", w.nodeChanged()
+}
+
+// changedAs is the error of a change why ("" none), naming what a loop
+// device shows changed with its backing file.
+func (w *srcFile) changedAs(why string) error {
 	if why == "" {
 		return nil
 	}
 	e := &SrcChangedError{Path: w.was.Path, What: w.what, Why: why}
 	if l := w.was.Loop; l != nil {
-		// What a loop device shows changed with its backing file.
 		e.Path, e.What = l.File, fmt.Sprintf("%s's backing file %s", w.what, l.File)
 	}
 	return e
 }
 
 // unchangedAll checks every file in ws that is watched (not nil), and
-// says how the first that changed did.
-func unchangedAll(ws ...*srcFile) func() error {
-	return func() error {
+// says how the first that changed did, or what was not checked.
+func unchangedAll(ws ...*srcFile) func(srcCheck) (string, error) {
+	return func(c srcCheck) (string, error) {
+		var limits []string
 		for _, w := range ws {
-			if err := w.changed(); err != nil {
-				return err
+			limit, err := w.changed(c)
+			if err != nil {
+				return "", err
+			}
+			if limit != "" && !slices.Contains(limits, limit) {
+				limits = append(limits, limit)
 			}
 		}
-		return nil
+		return strings.Join(limits, "; "), nil
 	}
 }
 
 // srcUnchanged fails the copy when a file the end read changed while
 // it was read (see above); nil for an end that watches none.
-func (h *held) srcUnchanged() error {
+func (h *held) srcUnchanged(c srcCheck) (limit string, err error) {
 	if h == nil || h.unchanged == nil {
-		return nil
+		return "", nil
 	}
-	return h.unchanged()
+	return h.unchanged(c)
 }
 
-// srcUnchanged is the check of a's SRC at the end of the copy, unless
-// the copy's own writes (or a batch neighbour's) reach a file it reads
-// in other bytes (one file, distinct ranges; a loop device over it):
-// then its marks change with them, cannot tell another writer's, and
-// the report says it was not checked.
+// selfWrites are the copy's own writes (or a batch neighbour's) that
+// reach a file SRC reads in other bytes (one file, distinct ranges; a
+// loop device over it); nil when none do.
+func (p *Plan) selfWrites() *selfWrites {
+	if p.ownWrites == "" {
+		return nil
+	}
+	return &selfWrites{why: p.ownWrites, through: p.ownThrough}
+}
+
+// srcUnchanged is the check of a's SRC at the end of the copy. Where
+// the copy's own writes change what it compares (selfWrites), that is
+// not compared, and the report says what was not checked.
 func (p *Plan) srcUnchanged(a *acquired, rep *Report) error {
-	if p.ownWrites != "" {
-		rep.note("SRC is not checked for writes while it was read: %s, whose writes change its marks", p.ownWrites)
-		return nil
+	limit, err := a.src.srcUnchanged(srcCheck{own: p.selfWrites()})
+	if limit != "" {
+		rep.note("SRC is not checked for writes while it was read: %s", limit)
 	}
-	return a.src.srcUnchanged()
+	return err
 }
 
-// mixedIn marks err, a *SrcChangedError, as having left its mix in an
-// existing DST: the state is DstMixed.
-func mixedIn(err error) bool {
+// srcChangedIn is err's *SrcChangedError, or nil.
+func srcChangedIn(err error) *SrcChangedError {
 	var sc *SrcChangedError
-	if !errors.As(err, &sc) {
-		return false
+	if errors.As(err, &sc) {
+		return sc
 	}
-	sc.Mixed = true
-	return true
+	return nil
 }
 
 // changedUnder is what a copy stopped or failed before its end (err)
@@ -166,14 +196,19 @@ func mixedIn(err error) bool {
 // kept (DstPrefix, DstPartial) is the first bytes of neither SRC's old
 // nor its new content when SRC changed while it was read, and is then
 // DstMixed, the change noted. Other states stay, as does one whose
-// copy's own writes change SRC's marks.
+// copy's own writes change what SRC's check compares, and one that
+// keeps no byte of SRC: a prefix of none (the file cut to DstOffset), or
+// a range the copy wrote nothing to. Zero bytes mix nothing.
 func (p *Plan) changedUnder(a *acquired, rep *Report, state DstState, err error) DstState {
-	var sc *SrcChangedError
-	if state != DstPrefix && state != DstPartial || p.ownWrites != "" || errors.As(err, &sc) {
+	if state != DstPrefix && state != DstPartial || srcChangedIn(err) != nil {
 		return state
 	}
-	cerr := a.src.srcUnchanged()
-	if !errors.As(cerr, &sc) {
+	if rep.Contiguous == 0 && (state == DstPrefix || rep.Bytes == 0) {
+		return state
+	}
+	_, cerr := a.src.srcUnchanged(srcCheck{own: p.selfWrites(), stopped: true})
+	sc := srcChangedIn(cerr)
+	if sc == nil {
 		return state
 	}
 	sc.Mixed = true
@@ -185,9 +220,8 @@ func (p *Plan) changedUnder(a *acquired, rep *Report, state DstState, err error)
 // ends changed while it read them; of names what it made of them.
 func (r *readRun) unchanged(of string) error {
 	for _, h := range []*held{r.src, r.dst} {
-		if err := h.srcUnchanged(); err != nil {
-			var sc *SrcChangedError
-			if errors.As(err, &sc) {
+		if _, err := h.srcUnchanged(srcCheck{}); err != nil {
+			if sc := srcChangedIn(err); sc != nil {
 				sc.Of = of
 			}
 			return err

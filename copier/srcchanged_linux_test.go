@@ -14,6 +14,7 @@ import (
 	"github.com/ringcp/ringcp/engine"
 	"github.com/ringcp/ringcp/internal/blocktest"
 	"github.com/ringcp/ringcp/internal/qemutest"
+	"github.com/ringcp/ringcp/internal/sysblock"
 	"github.com/ringcp/ringcp/internal/uringtest"
 )
 
@@ -327,4 +328,288 @@ func TestSrcChangedWhileChecksummed(t *testing.T) {
 	if !strings.Contains(err.Error(), "the checksum is of neither its old nor its new content") {
 		t.Errorf("err = %v; want it to say what the checksum is", err)
 	}
+}
+
+// TestSrcLoopBackingRemovedDuringCopy: a loop device SRC whose backing
+// file is removed (rm) while the copy reads it, and nothing writes it,
+// copies: the backing file's marks, read through its path at the end,
+// are gone, and its device's counts of sectors written, taken at open
+// too, say it was not written. Removed and written through the device,
+// it fails.
+func TestSrcLoopBackingRemovedDuringCopy(t *testing.T) {
+	blocktest.NeedRoot(t)
+	blocktest.NeedTool(t, "losetup")
+	for _, written := range []bool{false, true} {
+		t.Run(map[bool]string{false: "unwritten", true: "written"}[written], func(t *testing.T) {
+			dir := t.TempDir()
+			back := filepath.Join(dir, "back")
+			writeFile(t, back, randomBytes(8<<20, 62))
+			dev := blocktest.Loop(t, back)
+			dst := filepath.Join(dir, "dst")
+			_, err := srcChangeCopy(t, copier.Options{Src: dev, Dst: dst}, func() {
+				if err := os.Remove(back); err != nil {
+					t.Error(err)
+				}
+				if written {
+					writeAt(t, dev, randomBytes(4096, 63), 0)
+				}
+			})
+			if !written {
+				if err != nil {
+					t.Fatalf("nothing wrote SRC: %v", err)
+				}
+				return
+			}
+			wantSrcChanged(t, err, dev)
+			wantUnnamed(t, dst)
+		})
+	}
+}
+
+// removedHalves attaches the two halves of a new file of 16 MiB to two
+// loop devices (its first 8 MiB, its last), then removes the file: two
+// devices over one backing file that has no path.
+func removedHalves(t *testing.T, seed uint64) (first, second string) {
+	t.Helper()
+	blocktest.NeedRoot(t)
+	blocktest.NeedTool(t, "losetup")
+	back := filepath.Join(t.TempDir(), "back")
+	writeFile(t, back, randomBytes(16<<20, seed))
+	first = blocktest.Loop(t, back, "--sizelimit", "8388608")
+	second = blocktest.Loop(t, back, "--offset", "8388608", "--sizelimit", "8388608")
+	if err := os.Remove(back); err != nil {
+		t.Fatal(err)
+	}
+	return first, second
+}
+
+// TestSrcLoopsOverRemovedFile: a copy from one loop device to another
+// over the same removed file (its two halves) changes the file's marks
+// by its own writes, but not the counts of SRC's device, which hold
+// SRC when the file's marks cannot be read. Written through SRC's
+// device, the copy fails rather than complete, SRC unchecked; unwritten,
+// it copies.
+func TestSrcLoopsOverRemovedFile(t *testing.T) {
+	for _, written := range []bool{false, true} {
+		t.Run(map[bool]string{false: "unwritten", true: "written"}[written], func(t *testing.T) {
+			src, dst := removedHalves(t, 64)
+			rep, err := srcChangeCopy(t, copier.Options{Src: src, Dst: dst}, func() {
+				if written {
+					writeAt(t, src, randomBytes(4096, 65), 0)
+				}
+			})
+			if !written {
+				if err != nil {
+					t.Fatalf("nothing but the copy wrote the file: %v", err)
+				}
+				for _, n := range rep.Notes {
+					if strings.Contains(n, "not checked for writes") {
+						t.Fatalf("SRC said unchecked: %s", n)
+					}
+				}
+				return
+			}
+			wantSrcChanged(t, err, src)
+			if rep.DstState != copier.DstMixed {
+				t.Fatalf("DST %v: want it said to hold a mix", rep.DstState)
+			}
+		})
+	}
+}
+
+// TestSrcLoopNeighbourWritesRemovedFile: a loop device SRC over a
+// removed file, whose other half another program writes through a
+// second loop device while the copy reads it, fails the copy as a write
+// to a backing file that has a path does: the counts of SRC's own device
+// do not see it.
+func TestSrcLoopNeighbourWritesRemovedFile(t *testing.T) {
+	src, other := removedHalves(t, 66)
+	dst := filepath.Join(t.TempDir(), "dst")
+	_, err := srcChangeCopy(t, copier.Options{Src: src, Dst: dst}, func() {
+		// Written back, as the writer's fsync (or writeback) does.
+		f, err := os.OpenFile(other, os.O_WRONLY, 0)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer f.Close()
+		if _, err := f.WriteAt(randomBytes(4096, 67), 0); err != nil {
+			t.Error(err)
+		}
+		if err := f.Sync(); err != nil {
+			t.Error(err)
+		}
+	})
+	wantSrcChanged(t, err, src)
+	if !strings.Contains(err.Error(), other) {
+		t.Errorf("err = %v; want it to name %s", err, other)
+	}
+	wantUnnamed(t, dst)
+}
+
+// TestSrcLoopSameDeviceRemovedFile: a copy within one loop device over
+// a removed file (its first half to its second) writes through SRC's
+// own device: its counts cannot tell another writer's, and the report
+// says SRC was not checked rather than fail the copy.
+func TestSrcLoopSameDeviceRemovedFile(t *testing.T) {
+	blocktest.NeedRoot(t)
+	blocktest.NeedTool(t, "losetup")
+	back := filepath.Join(t.TempDir(), "back")
+	writeFile(t, back, randomBytes(16<<20, 68))
+	dev := blocktest.Loop(t, back)
+	if err := os.Remove(back); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := srcChangeCopy(t, copier.Options{Src: dev, Dst: dev, Length: 8 << 20, LengthSet: true, DstOffset: 8 << 20}, func() {})
+	if err != nil {
+		t.Fatalf("the copy's own writes failed it: %v", err)
+	}
+	for _, n := range rep.Notes {
+		if strings.Contains(n, "not checked for writes") {
+			return
+		}
+	}
+	t.Fatalf("notes %q: want SRC said not checked", rep.Notes)
+}
+
+// TestSrcChangedStoppedBeforeAnyWrite: a copy into an existing DST
+// stopped after SRC was written, before it wrote a byte, left DST cut
+// to nothing of the copy: zero bytes mix nothing, and DST is a prefix,
+// not mixed.
+func TestSrcChangedStoppedBeforeAnyWrite(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	writeFile(t, src, randomBytes(8<<20, 69))
+	writeFile(t, dst, make([]byte, 8<<20))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := false
+	o := copier.Options{Src: src, Dst: dst, BlockSize: 1 << 20, QueueDepth: 1, MaxRate: 64 << 10, ProgressInterval: time.Millisecond}
+	o.OnProgress = func(s copier.Status) {
+		if done || s.BytesDone != 0 {
+			return
+		}
+		done = true
+		writeAt(t, src, randomBytes(4096, 70), 0)
+		cancel()
+	}
+	rep, err := copier.Copy(ctx, o)
+	if !done || err == nil || rep.Contiguous != 0 {
+		t.Fatalf("the copy (%v, %d bytes kept) was not stopped before its first write", err, rep.Contiguous)
+	}
+	if rep.DstState != copier.DstPrefix {
+		t.Fatalf("DST %v (%v): want a prefix of no bytes", rep.DstState, err)
+	}
+}
+
+// stopLoopCopy copies a loop device SRC (over a file of 8 MiB) into an
+// existing DST file and stops it once 2 MiB are copied, after during,
+// which is given the device. It returns the report and the device's
+// flushes (sysblock.Stat.FlushIOs) from the stop to the copy's return.
+func stopLoopCopy(t *testing.T, seed uint64, during func(dev string)) (copier.Report, int64) {
+	t.Helper()
+	blocktest.NeedRoot(t)
+	blocktest.NeedTool(t, "losetup")
+	dir := t.TempDir()
+	back, dst := filepath.Join(dir, "back"), filepath.Join(dir, "dst")
+	writeFile(t, back, randomBytes(8<<20, seed))
+	writeFile(t, dst, make([]byte, 8<<20))
+	dev := blocktest.Loop(t, back)
+	flushes := func() int64 {
+		st, err := sysblock.ReadStat(filepath.Join("/sys/class/block", filepath.Base(dev), "stat"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.FlushIOs
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var before int64 = -1
+	o := copier.Options{Src: dev, Dst: dst, BlockSize: 256 << 10, QueueDepth: 1, MaxRate: 8 << 20, ProgressInterval: 10 * time.Millisecond}
+	o.OnProgress = func(s copier.Status) {
+		if before >= 0 || s.BytesDone < 2<<20 || s.BytesDone >= s.BytesTotal {
+			return
+		}
+		during(dev)
+		before = flushes()
+		cancel()
+	}
+	rep, err := copier.Copy(ctx, o)
+	if before < 0 || err == nil {
+		t.Fatalf("the copy ended (%v) before it was stopped", err)
+	}
+	return rep, flushes() - before
+}
+
+// TestSrcStopLoopNotFlushed: a copy from a loop device stopped by a
+// signal does not fsync SRC to check it: that flushes what others wrote
+// through the device (and the backing file's other writers' data) and
+// makes the stop wait on it.
+func TestSrcStopLoopNotFlushed(t *testing.T) {
+	rep, flushed := stopLoopCopy(t, 71, func(string) {})
+	if flushed != 0 {
+		t.Fatalf("SRC's device had %d flushes after the stop", flushed)
+	}
+	if rep.DstState != copier.DstPrefix {
+		t.Fatalf("DST %v: want a prefix, nothing having written SRC", rep.DstState)
+	}
+}
+
+// TestSrcStopLoopWrittenUnflushed: a write through a loop device SRC
+// that is still in its page cache when the copy is stopped (no fsync:
+// its counts and its backing file's marks do not show it yet) is seen
+// all the same, and DST is said to hold a mix.
+func TestSrcStopLoopWrittenUnflushed(t *testing.T) {
+	rep, _ := stopLoopCopy(t, 72, func(dev string) {
+		writeAt(t, dev, randomBytes(4096, 73), 0)
+	})
+	if rep.DstState != copier.DstMixed {
+		t.Fatalf("DST %v: want it mixed, SRC written through its device", rep.DstState)
+	}
+}
+
+// TestSrcLoopBatchNeighbourOverRemovedFile: in a batch, a job reading
+// one loop device over a removed file while another job writes a second
+// loop device over that file completes, checked: the neighbour's
+// writes change the file, not the counts of the reader's device, and
+// those hold SRC.
+func TestSrcLoopBatchNeighbourOverRemovedFile(t *testing.T) {
+	src, other := removedHalves(t, 74)
+	dir := t.TempDir()
+	jobs := fileJobs(t, dir, 8<<20)
+	jobs[0].opts.Dst = other // the neighbour writes the file's second half
+	jobs = append(jobs, batchJob{opts: copier.Options{Src: src, Dst: filepath.Join(dir, "dst")}})
+	rep, err := runBatch(t, context.Background(), jobs, copier.BatchOptions{}, nil)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	j := rep.Jobs[1]
+	if j.Err != nil || j.DstState != copier.DstComplete {
+		t.Fatalf("the reader: %v, DST %v", j.Err, j.DstState)
+	}
+	for _, n := range j.Notes {
+		if strings.Contains(n, "not checked for writes") {
+			t.Fatalf("the reader's SRC said unchecked: %s", n)
+		}
+	}
+}
+
+// TestSrcRenamedDuringCopy: SRC renamed while the copy reads it (its
+// bytes untouched) moves its ctime on ext4, xfs, btrfs and tmpfs: the
+// copy fails, since a write with its mtime set back does the same, and
+// the message names a rename among what a ctime alone may mean.
+func TestSrcRenamedDuringCopy(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	writeFile(t, src, randomBytes(8<<20, 75))
+	_, err := srcChangeCopy(t, copier.Options{Src: src, Dst: dst}, func() {
+		if err := os.Rename(src, src+".old"); err != nil {
+			t.Error(err)
+		}
+	})
+	wantSrcChanged(t, err, src)
+	if !strings.Contains(err.Error(), "renamed") {
+		t.Fatalf("err = %v; want it to say that a rename moves ctime too", err)
+	}
+	wantUnnamed(t, dst)
 }

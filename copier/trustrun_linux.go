@@ -244,12 +244,15 @@ func (p *Plan) endTrust(a *acquired, rep *Report, err error) {
 // or written from a SRC that changed, is not to be used.
 func (p *Plan) trustOutcome(state DstState, d target, err error) DstState {
 	var mm *MismatchError
+	sc := srcChangedIn(err)
 	switch {
 	case state == DstComplete || state == DstChanging || state == DstUnknown || state == DstDiscarded || state == DstUntouched:
 		return state
-	case mixedIn(err):
+	case sc != nil:
 		// All of it written, from a SRC that changed meanwhile: no part
-		// of it is a copy to keep or to resume from.
+		// of it is a copy to keep or to resume from, and the error says
+		// DST holds the mix.
+		sc.Mixed = true
 		return DstMixed
 	case p.resume != nil && d.kept():
 		return DstResumable

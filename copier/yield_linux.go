@@ -3,7 +3,6 @@ package copier
 import (
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -198,7 +197,7 @@ const maxLoopHops = 4
 // watchDisk adds dev, a whole disk, to those watched, on SRC's side or
 // DST's.
 func (y *yielder) watchDisk(dev sysblock.Dev, src bool, blockSize int) {
-	stat := filepath.Join(dev.Dir, "stat")
+	stat := dev.StatPath()
 	i := slices.IndexFunc(y.disks, func(d *yieldDisk) bool { return d.stat == stat })
 	if i < 0 {
 		req := min(int64(blockSize), ownBio)
@@ -424,20 +423,11 @@ func ceilDiv(n, d int64) int64 {
 // foreground's scattered ones rarely; counted before merging, the copy's
 // own are what it sent. -1 when the file cannot be read.
 func readReqs(path string) int64 {
-	b, err := os.ReadFile(path)
-	f := strings.Fields(string(b))
-	if err != nil || len(f) < 6 {
+	st, err := sysblock.ReadStat(path)
+	if err != nil {
 		return -1
 	}
-	var n int64
-	for _, i := range []int{0, 1, 4, 5} {
-		v, err := strconv.ParseInt(f[i], 10, 64)
-		if err != nil {
-			return -1
-		}
-		n += v
-	}
-	return n
+	return st.ReadIOs + st.ReadMerges + st.WriteIOs + st.WriteMerges
 }
 
 // readPSI reads the total stall times of /proc/pressure/io, "some" and

@@ -5,13 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ringcp/ringcp/internal/blkcg/cgtest"
 	"github.com/ringcp/ringcp/internal/blocktest"
+	"github.com/ringcp/ringcp/internal/sysblock"
 	"github.com/ringcp/ringcp/internal/uringtest"
 )
 
@@ -110,17 +110,9 @@ func startReader(t *testing.T, g *cgtest.Group, dev string, late bool) *exec.Cmd
 // diskReads is the reads a disk completed, from its stat file.
 func diskReads(t *testing.T, stat string) int64 {
 	t.Helper()
-	b, err := os.ReadFile(stat)
+	st, err := sysblock.ReadStat(stat)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		t.Fatalf("%s: %q", stat, b)
-	}
-	n, err := strconv.ParseInt(f[0], 10, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return st.ReadIOs
 }

@@ -115,6 +115,19 @@ func stack(s Span) []Span {
 	return out
 }
 
+// Through lists the block devices whose I/O counters a write to s
+// moves: s itself when it is one, and every device below it (a
+// partition's disk, a loop device's backing device), by number.
+func Through(s Span) []uint64 {
+	var devs []uint64
+	for _, sp := range stack(s) {
+		if sp.Obj.Block {
+			devs = append(devs, sp.Obj.Rdev)
+		}
+	}
+	return devs
+}
+
 // Overlap is where a copy's SRC and DST reach the same bytes through
 // partitions or loop devices: a disk and its own partition, a loop device
 // and the file or device behind it. Writing DST would destroy what is

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"slices"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -51,5 +52,18 @@ func TestFindOverlapThroughPartition(t *testing.T) {
 	dst.End = -1 // vdx2 to its end: still past SRC
 	if got := FindOverlap(src, dst); got != nil {
 		t.Errorf("vdx2 to its end meets SRC: %+v", got)
+	}
+}
+
+// TestThroughPartition: a write to a partition moves its counters and
+// its disk's; a file's moves no block device's.
+func TestThroughPartition(t *testing.T) {
+	fakeSys(t)
+	part := Span{Obj: blockObject(unix.Mkdev(259, 1)), End: -1}
+	if got, want := Through(part), []uint64{unix.Mkdev(259, 1), unix.Mkdev(7, 0)}; !slices.Equal(got, want) {
+		t.Errorf("Through(vdx1) = %v, want %v", got, want)
+	}
+	if got := Through(Span{Obj: Object{Dev: 1, Ino: 2}, End: -1}); got != nil {
+		t.Errorf("Through(a file) = %v, want none", got)
 	}
 }

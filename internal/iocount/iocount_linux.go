@@ -13,13 +13,12 @@ package iocount
 import (
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/ringcp/ringcp/internal/blocktest"
+	"github.com/ringcp/ringcp/internal/sysblock"
 )
 
 // Counts are a block device's totals since it appeared, in bytes.
@@ -57,32 +56,15 @@ func Device(t testing.TB, dev string) Counts {
 	return c
 }
 
-// parseStat reads the fields of a stat file (Documentation/block/stat.rst):
-// sectors read is the 3rd, written the 7th, discarded the 14th, all in
-// 512-byte units whatever the device's sector size.
+// parseStat reads the counters of a stat file (sysblock.ParseStat):
+// sectors read, written and discarded, in 512-byte units whatever the
+// device's sector size; kernels before 4.18 count no discards.
 func parseStat(s string) (Counts, error) {
-	f := strings.Fields(s)
-	if len(f) < 11 {
-		return Counts{}, fmt.Errorf("%d fields, want at least 11", len(f))
+	st, err := sysblock.ParseStat(s)
+	if err != nil {
+		return Counts{}, err
 	}
-	field := func(i int) (int64, error) {
-		if i >= len(f) {
-			return 0, nil // kernels before 4.18 have no discard fields
-		}
-		v, err := strconv.ParseInt(f[i], 10, 64)
-		return v * 512, err
-	}
-	var c Counts
-	var err [3]error
-	c.ReadBytes, err[0] = field(2)
-	c.WriteBytes, err[1] = field(6)
-	c.DiscardBytes, err[2] = field(13)
-	for _, e := range err {
-		if e != nil {
-			return c, e
-		}
-	}
-	return c, nil
+	return Counts{ReadBytes: st.ReadSectors * 512, WriteBytes: st.WriteSectors * 512, DiscardBytes: st.DiscardSectors * 512}, nil
 }
 
 // Allocated is the bytes a file has allocated (st_blocks).
