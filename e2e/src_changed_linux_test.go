@@ -92,3 +92,23 @@ func TestSrcChangedWhileCopied(t *testing.T) {
 		})
 	}
 }
+
+// TestSrcChangedResumable: a --resume copy whose SRC is written while it
+// is read kept its state and partial file, and a rerun of the same
+// command was refused (exit 2: SRC no longer matches the state). Now
+// the state and the partial file go, the run says so, and the same
+// command copies again from the start.
+func TestSrcChangedResumable(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	randomFile(t, src, 8<<20, 63)
+	r := copyWhileWritten(t, src, "--resume", src, dst)
+	r.want(t, exitFailed, "changed while it was read", "resume state "+dst+".ringcp-state removed", "copies again from the start")
+	if strings.Contains(r.stderr, "run the same command again") {
+		t.Errorf("says to run the same command again:\n%s", r.stderr)
+	}
+	mustNotExist(t, dst)
+	mustNotExist(t, dst+".ringcp-state")
+	mustNotExist(t, dst+".ringcp-partial")
+	ringcp(t, "--resume", src, dst).want(t, exitOK)
+}
