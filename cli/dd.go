@@ -227,7 +227,7 @@ func (j ddJob) run(stderr io.Writer) (copier.Report, error) {
 	}
 	stopStatus := answerStatus(stderr, prefix, func() string {
 		s := plan.Status()
-		return strings.TrimSuffix(ddRecords(s.BytesDone, a.ibs, a.obs)+ddXfer(s.BytesDone, time.Duration(s.Seconds*1e9), false), "\n")
+		return strings.TrimSuffix(ddRecords(s.BytesDone, s.BytesDone, a.ibs, a.obs)+ddXfer(s.BytesDone, time.Duration(s.Seconds*1e9), false), "\n")
 	})
 	start := time.Now()
 	rep, err := plan.Run(ctx)
@@ -238,13 +238,28 @@ func (j ddJob) run(stderr io.Writer) (copier.Report, error) {
 	}
 	if a.status != "none" {
 		prog.end()
-		written := rangeDone(rep)
-		fmt.Fprint(stderr, ddRecords(written, a.ibs, a.obs))
-		if a.status != "noxfer" {
-			fmt.Fprintln(stderr, ddXfer(written, elapsed, false))
-		}
+		ddEnd(stderr, a, rep, elapsed)
 	}
 	return rep, err
+}
+
+// ddEnd is dd's last lines for a copy that ended with rep: its records
+// in and out, then (unless status=noxfer) the transfer line. As dd's,
+// they count what went out to DST: none of it when a new DST was
+// discarded (a copy that failed, SRC changed while it was read), though
+// the copy wrote it first; "N bytes copied" then would claim a copy
+// nobody has. The records read are still said, as dd says them after a
+// failure.
+func ddEnd(w io.Writer, a ddArgs, rep copier.Report, elapsed time.Duration) {
+	read := rangeDone(rep)
+	written := read
+	if rep.DstState == copier.DstDiscarded {
+		written = 0
+	}
+	fmt.Fprint(w, ddRecords(read, written, a.ibs, a.obs))
+	if a.status != "noxfer" {
+		fmt.Fprintln(w, ddXfer(written, elapsed, false))
+	}
 }
 
 // ddQuote quotes a file name as dd's messages do (gnulib's shell-escape

@@ -11,11 +11,12 @@ import (
 // print_stats and print_xfer_stats, gnulib human_readable), so that a
 // script that reads dd's records or bytes lines reads ringcp's.
 
-// ddRecords are dd's records lines for n bytes read in ibs records and
-// written in obs records: whole records, then "+1" for a short last one.
-// ringcp reads files and devices whole, so only the last can be short.
-func ddRecords(n, ibs, obs int64) string {
-	return fmt.Sprintf("%d+%d records in\n%d+%d records out\n", n/ibs, b2i(n%ibs != 0), n/obs, b2i(n%obs != 0))
+// ddRecords are dd's records lines for in bytes read in ibs records and
+// out bytes written in obs records: whole records, then "+1" for a short
+// last one. ringcp reads files and devices whole, so only the last can
+// be short.
+func ddRecords(in, out, ibs, obs int64) string {
+	return fmt.Sprintf("%d+%d records in\n%d+%d records out\n", in/ibs, b2i(in%ibs != 0), out/obs, b2i(out%obs != 0))
 }
 
 func b2i(b bool) int {

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/ringcp/ringcp/copier"
 )
 
 // TestDDHuman: sizes and rates as GNU dd 9.1 printed them on this machine
@@ -75,5 +78,26 @@ func TestCG(t *testing.T) {
 		if got := cG(x); got != want {
 			t.Errorf("cG(%v) = %q, want %q", x, got, want)
 		}
+	}
+}
+
+// TestDDEndDiscarded: a copy whose new DST was discarded (it failed: SRC
+// changed while it was read, a write error) printed dd's lines for all
+// it had written, "8388608 bytes (8.4 MB, 8.0 MiB) copied", after the
+// line that said DST was discarded. dd counts what went out to a DST
+// that stays: none did. The records read are still said, as dd says
+// them after a failure.
+func TestDDEndDiscarded(t *testing.T) {
+	a := ddArgs{ibs: 512, obs: 512}
+	var b strings.Builder
+	ddEnd(&b, a, copier.Report{Bytes: 8 << 20, DstState: copier.DstDiscarded}, time.Second)
+	want := "16384+0 records in\n0+0 records out\n0 bytes copied, 1 s, 0 B/s\n"
+	if b.String() != want {
+		t.Errorf("got\n%swant\n%s", b.String(), want)
+	}
+	b.Reset()
+	ddEnd(&b, a, copier.Report{Bytes: 8 << 20, DstState: copier.DstMixed}, time.Second)
+	if !strings.Contains(b.String(), "16384+0 records out\n8388608 bytes (8.4 MB, 8.0 MiB) copied") {
+		t.Errorf("an existing DST holds what was written: got\n%s", b.String())
 	}
 }

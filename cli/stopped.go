@@ -25,6 +25,9 @@ func stoppedCopy(stderr io.Writer, opts copier.Options, rep copier.Report, err e
 	if line := dstState(opts, rep); line != "" {
 		fmt.Fprintf(stderr, "ringcp: DST %s %s\n", opts.Dst, line)
 	}
+	if rep.StateDropped != "" {
+		fmt.Fprintf(stderr, "ringcp: resume state %s removed: SRC changed while it was read, and nothing copied can be resumed; the same command copies again from the start (from a snapshot, or once nothing writes SRC)\n", rep.StateDropped)
+	}
 	err = &reported{err}
 	if sig != 0 {
 		if rep.Engine != "" { // else it stopped before its engine ran (a resumed copy's check)

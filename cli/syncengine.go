@@ -9,6 +9,7 @@ import (
 
 	"github.com/ringcp/ringcp/blocksync"
 	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/syncproto"
 )
 
 // A push (ringcp sync SRC ssh://host/DST) reads SRC through the engine:
@@ -49,6 +50,7 @@ type engineSource struct {
 	start  sync.Once
 	ended  chan struct{} // closed once ReadEach returned
 	rep    copier.ReadReport
+	runErr error // what ReadEach returned
 
 	mu     sync.Mutex
 	cond   *sync.Cond
@@ -96,7 +98,7 @@ func (s *engineSource) run() {
 	rep, err := s.plan.Run(s.ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.rep = rep
+	s.rep, s.runErr = rep, err
 	if err == nil {
 		err = io.ErrUnexpectedEOF // every window came: a reader wanting more asked past the end
 	}
@@ -221,6 +223,23 @@ func (s *engineSource) whole(w int64) (*gathered, error) {
 		s.cond.Wait()
 	}
 }
+
+// Unchanged is syncproto's question once it took all of SRC, before it
+// tells the other host that SRC was sent whole: the engine's read ends
+// then (it has no window left to hand out), with its check that SRC did
+// not change while it was read (a *copier.SrcChangedError) or the error
+// it met after its last window.
+func (s *engineSource) Unchanged() error {
+	s.begin()
+	select {
+	case <-s.ended:
+	case <-s.ctx.Done():
+		return context.Cause(s.ctx)
+	}
+	return s.runErr
+}
+
+var _ syncproto.Watched = (*engineSource)(nil)
 
 // Close stops the engine's read, if it runs, waits for it, and closes
 // the file.

@@ -192,6 +192,7 @@ func remoteRun(ctx context.Context, cfg config, r syncproto.Remote, push bool, s
 	end := startSyncProgress(cfg.progress, prog, target.Moved, stdout, stderr)
 	res, err := syncproto.Pull(ctx, conn, r.Path, target, opt)
 	end(err == nil)
+	srcChangedLeft(err, dst.Created())
 	return remoteOutcome{Result: res, direct: direct.Direct()}, err
 }
 
@@ -228,8 +229,21 @@ func pushRun(ctx context.Context, cfg config, r syncproto.Remote, ssh syncproto.
 	res, err := syncproto.Push(ctx, conn, src, r.Path, opt)
 	end(err == nil)
 	src.Close()
+	srcChangedLeft(err, res.Created)
 	rep := src.report()
 	return remoteOutcome{Result: res, engine: rep.Engine, direct: rep.DirectSrc}, err
+}
+
+// srcChangedLeft has a sync that failed because SRC changed while it was
+// read (err, a *copier.SrcChangedError from this host's engine or the
+// other host) say what that left: a DST that existed holds a mix; a new
+// one was never named (created). It is a copy's message, not a read
+// pass's.
+func srcChangedLeft(err error, created bool) {
+	var sc *copier.SrcChangedError
+	if errors.As(err, &sc) {
+		sc.Of, sc.Mixed = "", !created
+	}
 }
 
 // remoteExit is the exit code of a sync across hosts that failed: a

@@ -45,6 +45,11 @@ type srcKind struct {
 	resumable   bool
 	unresumable string // why not, when "read once" is not why
 	release     func() error
+	// watch, when not nil, records the file the bytes come from as it
+	// is when the run opens the end, to be checked at its end (a local
+	// compressed file: srcchanged_linux.go); nil for what keeps no
+	// marks (a stream, an object, whose ETag a resume compares).
+	watch func() (*srcFile, error)
 }
 
 // buildSrc makes the endpoint of a SRC that moves its own bytes from its
@@ -60,7 +65,7 @@ func buildSrc(p *Plan, ep *endpoint, raw rawSource, k srcKind) (*endpoint, error
 	case ok && f != unpack.Auto && f != format:
 		return ep, refuse(KindBadInput, ep.path, fmt.Sprintf("Options.SrcFormat says %s, SRC's first bytes say %s", f, format)).on("SrcFormat")
 	}
-	s := &srcEnd{ep: ep, ident: k.ident, resumable: k.resumable, unresumable: k.unresumable, release: k.release}
+	s := &srcEnd{ep: ep, ident: k.ident, resumable: k.resumable, unresumable: k.unresumable, release: k.release, watch: k.watch}
 	ep.end = s
 	ep.endFacts = srcFacts(k.what)
 	if err := refuseStreamImage(p, ep, raw); err != nil {

@@ -35,6 +35,9 @@ type srcEnd struct {
 	take func(p *Plan, rep *Report) (*srcIO, error)
 	// release closes what inspect opened, when no run took it.
 	release func() error
+	// watch, when not nil, records the file read as it is now
+	// (srcKind.watch).
+	watch func() (*srcFile, error)
 }
 
 // srcIO is a srcEnd as a run holds it.
@@ -128,6 +131,14 @@ func (s *srcEnd) srcData(p *Plan) (srcData, error) {
 
 // open hands the end to a run.
 func (s *srcEnd) open(p *Plan, rep *Report) (*held, error) {
+	var w *srcFile
+	if s.watch != nil {
+		// Before the run's first read, as a raw file SRC's (fileEnd.open).
+		var err error
+		if w, err = s.watch(); err != nil {
+			return nil, refuseErr(KindCheckFailed, s.ep.path, "cannot tell what it is", err).on("Src")
+		}
+	}
 	x, err := s.take(p, rep)
 	if err != nil {
 		return nil, err
@@ -136,7 +147,7 @@ func (s *srcEnd) open(p *Plan, rep *Report) (*held, error) {
 	// The run owns what inspect opened now, and closes it after.
 	release := s.release
 	s.release = nil
-	return &held{io: x.io, align: 1, done: x.done, stream: x.stream, cause: x.cause, interrupt: x.interrupt, release: func() {
+	return &held{io: x.io, align: 1, done: x.done, stream: x.stream, cause: x.cause, interrupt: x.interrupt, unchanged: unchangedAll(w), release: func() {
 		x.close()
 		if release != nil {
 			release()

@@ -137,7 +137,8 @@ func inspectPackedFile(p *Plan, path string, st unix.Stat_t) (*endpoint, error, 
 		}}
 	k := srcKind{what: "file", resumable: true, release: f.Close,
 		ident: identity{Path: path, Kind: "compressed file", Size: st.Size, Dev: st.Dev, Ino: st.Ino,
-			Marks: &marks{Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}}}
+			Marks: &marks{Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}},
+		watch: func() (*srcFile, error) { return watchSrc(f, path, 0, "SRC "+path) }}
 	ep, err = buildSrc(p, ep, raw, k)
 	return ep, err, true
 }

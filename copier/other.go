@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 )
 
@@ -67,3 +68,8 @@ func (e *EachPlan) SetMaxRate(bytesPerSecond int64) {}
 
 // batchWatchers are the watchers of a batch's jobs: Linux only.
 type batchWatchers struct{}
+
+// WatchFile refuses: what a write changes is read on Linux only.
+func WatchFile(f *os.File, path string, size int64) (func() error, error) {
+	return nil, linuxOnly(path, "")
+}

@@ -76,6 +76,10 @@ type Report struct {
 	StatePath   string `json:"state_file,omitempty"`
 	ResumeFrom  int64  `json:"resume_from,omitempty"`
 	PartialPath string `json:"partial_file,omitempty"`
+	// StateDropped is the state file of a resumable copy that was
+	// removed because SRC changed while it was read: nothing it wrote is
+	// a prefix a resume can build on (srcchanged_linux.go).
+	StateDropped string `json:"-"`
 	// Changed is what a sync or a copy restricted to ranges did
 	// (Options.Sync, Extents, DirtyBitmap; changed.go); nil otherwise.
 	Changed *SyncReport `json:"changed,omitempty"`

@@ -206,14 +206,45 @@ func (p *Plan) changedUnder(a *acquired, rep *Report, state DstState, err error)
 	if rep.Contiguous == 0 && (state == DstPrefix || rep.Bytes == 0) {
 		return state
 	}
-	_, cerr := a.src.srcUnchanged(srcCheck{own: p.selfWrites(), stopped: true})
-	sc := srcChangedIn(cerr)
+	sc := p.changedSrc(a, err)
 	if sc == nil {
 		return state
 	}
 	sc.Mixed = true
-	rep.note("%v", cerr)
+	rep.note("%v", sc)
 	return DstMixed
+}
+
+// changedSrc is err's *SrcChangedError, or, for a copy that failed or
+// stopped for another reason, how SRC changed while it was read, found
+// now; nil when it did not, or when the copy's own writes change its
+// marks.
+func (p *Plan) changedSrc(a *acquired, err error) *SrcChangedError {
+	if sc := srcChangedIn(err); sc != nil || err == nil {
+		return sc
+	}
+	_, cerr := a.src.srcUnchanged(srcCheck{own: p.selfWrites(), stopped: true})
+	return srcChangedIn(cerr)
+}
+
+// dropResume ends a resumable copy whose SRC changed while it was read
+// (sc): what it wrote mixes SRC's old and new content, no prefix a
+// resume can build on, and a kept state would have the next run refuse
+// it (SRC no longer matches) after this one said to run it again. The
+// state goes, and a new DST's partial file with it (keep(false): left
+// discards it, as any failed copy's new DST); an existing DST is said
+// to be mixed. The same command run again then starts over, which is
+// what the copy needs: from a snapshot, or once nothing writes SRC.
+func (p *Plan) dropResume(a *acquired, rep *Report, sc *SrcChangedError) {
+	a.dst.keep(false)
+	path := p.resume.statePath
+	if err := removeState(path); err != nil {
+		rep.StatePath = path // still there: the next run refuses it, and says to remove it
+		rep.note("%v", err)
+		return
+	}
+	rep.StateDropped = path
+	rep.note("resume: %s changed while it was read: the resume state %s was removed; run again, the copy starts over", sc.What, path)
 }
 
 // unchanged fails a read pass (Checksum, Compare, PrepareEach's) whose

@@ -210,8 +210,8 @@ func (o holesOnly) Hole(rel, n int64)  { o.next.Hole(rel, n) }
 func (o holesOnly) Durable(int64)      {}
 
 // endTrust ends a resumable copy: its state is removed once DST is
-// complete (and named), and kept otherwise, saying where the next run
-// starts.
+// complete (and named), or SRC changed while it was read (dropResume),
+// and kept otherwise, saying where the next run starts.
 func (p *Plan) endTrust(a *acquired, rep *Report, err error) {
 	t := a.trust
 	if t == nil {
@@ -219,6 +219,10 @@ func (p *Plan) endTrust(a *acquired, rep *Report, err error) {
 	}
 	t.close()
 	if t.state == nil {
+		return
+	}
+	if sc := p.changedSrc(a, err); sc != nil {
+		p.dropResume(a, rep, sc)
 		return
 	}
 	rep.StatePath = p.resume.statePath

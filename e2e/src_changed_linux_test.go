@@ -19,12 +19,25 @@ import (
 // file does.
 func copyWhileWritten(t *testing.T, src string, args ...string) result {
 	t.Helper()
+	return whileWritten(t, src, 20, append([]string{"--max-rate", "4M"}, args...))
+}
+
+// whileWritten runs ringcp args, its progress in percent on fd 3, and
+// writes src as copyWhileWritten does once it passes from% (and before
+// 90%): args slow the copy enough (--max-rate).
+func whileWritten(t *testing.T, src string, from int, args []string) result {
+	t.Helper()
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pr.Close()
-	args = append([]string{"--max-rate", "4M", "--progress", "percent", "--progress-fd", "3", "--progress-interval", "50ms"}, args...)
+	at := 0
+	if len(args) > 0 && args[0] == "sync" { // the verb goes first
+		at = 1
+	}
+	progress := []string{"--progress", "percent", "--progress-fd", "3", "--progress-interval", "50ms"}
+	args = append(append(append([]string(nil), args[:at]...), progress...), args[at:]...)
 	cmd := exec.Command(binary(t), args...)
 	cmd.ExtraFiles = []*os.File{pw}
 	written := make(chan bool, 1)
@@ -32,7 +45,7 @@ func copyWhileWritten(t *testing.T, src string, args ...string) result {
 		done := false
 		for sc := bufio.NewScanner(pr); sc.Scan(); {
 			n, _ := strconv.Atoi(strings.TrimSuffix(sc.Text(), "/100"))
-			if !done && n >= 20 && n < 90 {
+			if !done && n >= from && n < 90 {
 				done = true
 				f, err := os.OpenFile(src, os.O_WRONLY, 0)
 				if err == nil {
@@ -91,4 +104,24 @@ func TestSrcChangedWhileCopied(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSrcChangedResumable: a --resume copy whose SRC is written while it
+// is read kept its state and partial file, and a rerun of the same
+// command was refused (exit 2: SRC no longer matches the state). Now
+// the state and the partial file go, the run says so, and the same
+// command copies again from the start.
+func TestSrcChangedResumable(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	randomFile(t, src, 8<<20, 63)
+	r := copyWhileWritten(t, src, "--resume", src, dst)
+	r.want(t, exitFailed, "changed while it was read", "resume state "+dst+".ringcp-state removed", "copies again from the start")
+	if strings.Contains(r.stderr, "run the same command again") {
+		t.Errorf("says to run the same command again:\n%s", r.stderr)
+	}
+	mustNotExist(t, dst)
+	mustNotExist(t, dst+".ringcp-state")
+	mustNotExist(t, dst+".ringcp-partial")
+	ringcp(t, "--resume", src, dst).want(t, exitOK)
 }

@@ -33,7 +33,7 @@ func Push(ctx context.Context, conn io.ReadWriteCloser, src blocksync.Source, pa
 		return c.s.result(blocksync.Stats{}), err
 	}
 	c.s.setSize(src.Size())
-	st, err := runSource(ctx, c.s, src)
+	st, err := runSource(ctx, c.s, src, unchangedOf(src))
 	r := c.s.result(st)
 	r.Created = w.created
 	return r, lateRefusal(err, st)

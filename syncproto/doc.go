@@ -25,9 +25,11 @@
 //	source -> target  data      SRC's bytes of granules that differ
 //	source -> target  zero      granules that differ and are zeros in SRC
 //	source -> target  ack       every change before granule N was sent
-//	source -> target  end       SRC's whole digest
+//	source -> target  end       SRC's whole digest, once SRC was
+//	                            found unchanged since it was opened
 //	target -> source  done      DST's whole digest, after fsync
 //	either            error     kind, op, path, offset, errno, message
+//	                            (kind 6: SRC changed while it was read)
 //
 // The side holding DST (the target: the server in a push, the client in
 // a pull) reads DST in large windows from several goroutines and streams
@@ -44,7 +46,11 @@
 // of a changed granule read back from DST after the write). The target
 // takes SRC's size (a file) and fsyncs before it compares them, names a
 // new DST only when they are equal, and only then says done; the source
-// checks done's digest and counts too. Anything else is an error: a
+// checks done's digest and counts too. The whole digest is of what the
+// source read: SRC written while it was read would pass for synced with
+// DST a mix, so the source checks SRC as it was when opened before it
+// sends the end, and fails with a *copier.SrcChangedError otherwise
+// (unchanged.go). Anything else is an error: a
 // *MismatchError when the digests differ, the peer's own error (a
 // *blocksync.OpError naming op, path, offset and errno; a
 // *blocksync.RefusedError with its Kind) inside a *RemoteError, an error

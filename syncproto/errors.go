@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/ringcp/ringcp/blocksync"
+	"github.com/ringcp/ringcp/copier"
 )
 
 // ErrProtocol is wrapped by every error that says the peer broke the
@@ -35,9 +36,9 @@ func (e *MismatchError) Error() string {
 
 // RemoteError is an error the peer reported, as the peer's own error
 // type (a *blocksync.OpError naming op, path, offset and errno, a
-// *blocksync.RefusedError with its Kind, a *MismatchError, or an error
-// wrapping ErrProtocol), which it unwraps to; Peer names where it
-// happened.
+// *blocksync.RefusedError with its Kind, a *MismatchError, a
+// *copier.SrcChangedError, or an error wrapping ErrProtocol), which it
+// unwraps to; Peer names where it happened.
 type RemoteError struct {
 	Peer string
 	Err  error
@@ -66,6 +67,9 @@ const (
 	errProtocol = 3
 	errMismatch = 4
 	errOther    = 5
+	// errSrcChanged: a *copier.SrcChangedError; its What in the
+	// refusal kind's place, Path, and its Why as the message.
+	errSrcChanged = 6
 )
 
 // encodeError turns an error into an error frame's payload.
@@ -75,6 +79,7 @@ func encodeError(err error) []byte {
 		ref                     *blocksync.RefusedError
 		mis                     *MismatchError
 		rem                     *RemoteError
+		changed                 *copier.SrcChangedError
 		kind                    byte = errOther
 		refK, opName, path, msg string
 		off                     int64
@@ -92,6 +97,8 @@ func encodeError(err error) []byte {
 		}
 	case errors.As(err, &mis):
 		kind, msg = errMismatch, mis.Error()
+	case errors.As(err, &changed):
+		kind, refK, path, msg = errSrcChanged, changed.What, changed.Path, changed.Why
 	case errors.Is(err, ErrProtocol):
 		kind, msg = errProtocol, err.Error()
 	default:
@@ -133,6 +140,8 @@ func parseError(p []byte) (error, error) {
 		return fmt.Errorf("%w (the peer says: %s)", ErrProtocol, msg), nil
 	case errMismatch:
 		return &MismatchError{Msg: msg}, nil
+	case errSrcChanged:
+		return &copier.SrcChangedError{Path: path, What: refK, Why: msg}, nil
 	case errOther:
 		return cause, nil
 	}

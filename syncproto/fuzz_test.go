@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ringcp/ringcp/blocksync"
+	"github.com/ringcp/ringcp/copier"
 )
 
 // frame builds a well-formed frame.
@@ -170,10 +171,15 @@ func TestErrorFrames(t *testing.T) {
 		{&blocksync.RefusedError{Kind: blocksync.KindMounted, Path: "/dev/sdb", Reason: "mounted on /"}, "/dev/sdb: mounted on /"},
 		{&MismatchError{Msg: "differs"}, "differs"},
 		{protoErrorf("bad"), "broke the protocol"},
+		{&copier.SrcChangedError{Path: "/a.img", What: "SRC /a.img", Why: "it was modified"}, "SRC /a.img changed while it was read (it was modified)"},
 	} {
 		got, err := parseError(encodeError(c.err))
 		if err != nil || got.Error() == "" || !bytes.Contains([]byte(got.Error()), []byte(c.want)) {
 			t.Errorf("%v came back as %v (%v)", c.err, got, err)
+		}
+		var sc *copier.SrcChangedError
+		if errors.As(c.err, &sc) && (!errors.As(got, &sc) || sc.Path != "/a.img") {
+			t.Errorf("%v came back as %#v: want a *copier.SrcChangedError naming its file", c.err, got)
 		}
 		if errnoOf(got) != errnoOf(c.err) {
 			t.Errorf("%v: errno %v, want %v", c.err, errnoOf(got), errnoOf(c.err))

@@ -125,6 +125,10 @@ func serveSource(ctx context.Context, s *session, h hello, opt ServeOptions) (Re
 			return Result{}, s.fail(err)
 		}
 	}
+	unchanged, err := watchServed(src, h.path)
+	if err != nil {
+		return Result{}, s.fail(err)
+	}
 	if err := s.welcome(src, opt.Host); err != nil {
 		return Result{}, err
 	}
@@ -136,6 +140,6 @@ func serveSource(ctx context.Context, s *session, h hello, opt ServeOptions) (Re
 	if opt.MaxRate > 0 {
 		from = Limit(src, opt.MaxRate)
 	}
-	st, err := runSource(ctx, s, from)
+	st, err := runSource(ctx, s, from, unchanged)
 	return s.result(st), err
 }

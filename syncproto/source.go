@@ -19,10 +19,13 @@ import (
 // target's done: DST synced, and its own whole digest equal.
 
 type source struct {
-	s     *session
-	src   blocksync.Source
-	whole *blocksync.Whole
-	dig   *blocksync.Digester // the comparator's, for zero digests
+	s   *session
+	src blocksync.Source
+	// unchanged, when not nil, fails the sync when SRC changed while it
+	// was read (unchanged.go); called before the end is sent.
+	unchanged func() error
+	whole     *blocksync.Whole
+	dig       *blocksync.Digester // the comparator's, for zero digests
 
 	batches chan []blocksync.Digest // from the receiver, in order
 	cur     []blocksync.Digest      // the batch being used
@@ -52,14 +55,14 @@ type Lender interface {
 }
 
 // runSource syncs the target at the other end of s from src, whose size
-// s holds.
-func runSource(ctx context.Context, s *session, src blocksync.Source) (blocksync.Stats, error) {
+// s holds; unchanged, when not nil, is SRC's check before the end.
+func runSource(ctx context.Context, s *session, src blocksync.Source, unchanged func() error) (blocksync.Stats, error) {
 	w, err := blocksync.NewWhole(s.alg, s.key, s.size, s.opt.Granule)
 	if err != nil {
 		return blocksync.Stats{}, s.fail(err)
 	}
 	outer := ctx
-	u := &source{s: s, src: src, whole: w, dig: s.digester(),
+	u := &source{s: s, src: src, unchanged: unchanged, whole: w, dig: s.digester(),
 		batches: make(chan []blocksync.Digest, maxAhead+1), done: make(chan done, 1),
 		stats: blocksync.Stats{Size: s.size, Granules: s.granules}}
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -177,6 +180,13 @@ func (u *source) send(ctx context.Context) error {
 	})
 	if err != nil {
 		return err
+	}
+	if u.unchanged != nil {
+		// All of SRC was read and sent: the target waits for the end,
+		// and an error instead leaves a new DST unnamed.
+		if err := u.unchanged(); err != nil {
+			return err
+		}
 	}
 	u.ended.Store(true)
 	return s.fw.write(tEnd, end{whole: u.whole.Sum(), granules: s.granules}.encode())
