@@ -130,3 +130,30 @@ func TestRingcpNeighbourDetails(t *testing.T) {
 		t.Fatalf("runs.csv gave back %+v (%v)", back, err)
 	}
 }
+
+// TestRingcpYieldDetails: the busy workload keeps what --yield's
+// controller did (its cuts, the time cut, the lowest depth and rate) in
+// runs.csv's details beside the neighbour's windows: a --yield row's
+// figures depend on both, and the cuts were not recorded.
+func TestRingcpYieldDetails(t *testing.T) {
+	out := `{"engine":"io_uring","bytes":1048576,"yield":{"cuts":7,"raises":40,"futile":2,"cut_milliseconds":5100,` +
+		`"lowest_depth":1,"lowest_rate":33554432,"probe_base_microseconds":180,"probe_max_microseconds":2500,` +
+		`"others_max_iops":40000,"psi_some_max":0.9,"psi_full_max":0.2}}`
+	r := &Run{Workload: "busy", Tool: "ringcp-yield", Round: 1, Size: 1 << 20, Wall: time.Second}
+	if err := parseRingcp([][]byte{[]byte(out)}, r); err != nil {
+		t.Fatal(err)
+	}
+	want := &ringcpYield{Cuts: 7, Raises: 40, Futile: 2, CutMillis: 5100, LowestDepth: 1, LowestRate: 32 << 20,
+		ProbeBase: 180, ProbeMax: 2500}
+	if r.Ringcp == nil || !reflect.DeepEqual(r.Ringcp.Yield, want) {
+		t.Fatalf("yield %+v, want %+v", r.Ringcp.Yield, want)
+	}
+	path := filepath.Join(t.TempDir(), "runs.csv")
+	if err := writeRunsCSV(path, []*Run{r}); err != nil {
+		t.Fatal(err)
+	}
+	back, err := readRunsCSV(path)
+	if err != nil || len(back) != 1 || back[0].Ringcp == nil || !reflect.DeepEqual(back[0].Ringcp.Yield, want) {
+		t.Fatalf("runs.csv gave back %+v (%v)", back, err)
+	}
+}

@@ -147,6 +147,24 @@ type ringcpReport struct {
 	// Neighbour is what its good neighbour chose (issue 27); nil with
 	// --queue-depth.
 	Neighbour *ringcpNeighbour `json:"neighbour,omitempty"`
+	// Yield is what --yield's controller did; nil without --yield.
+	Yield *ringcpYield `json:"yield,omitempty"`
+}
+
+// ringcpYield is the part of ringcp's yield report the busy workload
+// reads: how often it cut and raised (futile: others suffered but the
+// last cut had not helped), how long it held the copy cut, how low the
+// depth and rate went, and the probe read's wait before the copy and at
+// its worst.
+type ringcpYield struct {
+	Cuts        int   `json:"cuts"`
+	Raises      int   `json:"raises"`
+	Futile      int   `json:"futile"`
+	CutMillis   int64 `json:"cut_milliseconds"`
+	LowestDepth int   `json:"lowest_depth"`
+	LowestRate  int64 `json:"lowest_rate"`
+	ProbeBase   int64 `json:"probe_base_microseconds"`
+	ProbeMax    int64 `json:"probe_max_microseconds"`
 }
 
 // ringcpNeighbour is the part of ringcp's neighbour report the busy

@@ -218,8 +218,8 @@ type NeighbourReport struct {
 	OthersSeconds float64
 	// Windows is the time its window held each number of bytes in
 	// flight, fewest first; Restarts how many times it grew afresh
-	// (others came, a cap was lifted, its best beside them measured
-	// again).
+	// (others came, a cap was lifted from a copy capped from its start,
+	// its best beside them measured again).
 	Windows  []NeighbourWindow
 	Restarts int
 }

@@ -71,6 +71,8 @@ type Neighbour struct {
 	best     float64   // the most a window moved beside others where growing stopped paying (0: not found)
 	bestEver float64   // the most best was, every episode, as a window held sustained it (the floor's, for a copy never alone)
 	capAt    float64   // the cap the best was learnt under (0: not a cap's)
+	preBest  float64   // the best beside others when the cap came (0: none), for when it goes
+	preGrow  bool      // the cap came during a growth that had not found the best yet
 	from     int       // grow: the level it grew from (-1: from the start)
 	lo, hi   int       // the greatest level known to move under the aim (-1: none), the least known to move it
 	steady   int       // judgements since the last change, steady
@@ -225,7 +227,7 @@ func (n *Neighbour) Hear(sig Signals) Window {
 		n.change(len(n.levels) - 1)
 		return n.Window()
 	}
-	n.best, n.lo = 0, -1
+	n.best, n.lo, n.preBest, n.preGrow = 0, -1, 0, false
 	n.regrow(0, -1)
 	return n.Window()
 }
@@ -248,6 +250,12 @@ func (n *Neighbour) regrow(at, from int) {
 		clear(n.peakAt)
 		n.rep.Restarts++
 	}
+	n.growFrom(at, from)
+}
+
+// growFrom starts growing at level at, from level from (-1: none), with
+// the figures it has.
+func (n *Neighbour) growFrom(at, from int) {
 	n.phase, n.from = nbGrow, from
 	n.held = accum{}
 	n.change(at)
@@ -304,6 +312,9 @@ func (n *Neighbour) Step(s Sample, sig Signals) Window {
 		// it), and the step down is judged as any: a window that no
 		// longer moves its share steps back up, and one known not to
 		// carry the cap is not tried again.
+		if n.capAt == 0 { // the cap came: what it knew without it, for when it goes
+			n.preBest, n.preGrow = n.best, n.phase == nbGrow && n.best == 0
+		}
 		n.phase = nbSteady
 		n.best = max(n.best, min(thr, sig.Cap)) // a burst after a wait measures over the cap
 		n.capAt = sig.Cap
@@ -324,12 +335,21 @@ func (n *Neighbour) Step(s Sample, sig Signals) Window {
 }
 
 // uncap forgets a best the cap set once the cap is lifted or raised
-// (Plan.SetMaxRate): it was the cap's, not the most the copy moves
-// beside others, and held until the best was measured again (400
-// judgements) the window that carried the old cap. It grows from the
-// window now, as when the best is measured again. A cap raised by less
-// than neighbourUncap (--yield's cut creeps up a little every tick) is
-// still the cap it was.
+// (Plan.SetMaxRate, --yield's cut): it was the cap's, not the most the
+// copy moves beside others, and held until the best was measured again
+// (400 judgements) the window that carried the old cap. The best it
+// knew before the cap came is still the most it moves beside them: it
+// takes that back and holds the window now, which grows as any that
+// moves under its share. A growth the cap came in the middle of goes on
+// from the window now, with what its windows moved. Only with neither
+// (a copy capped from its start) does it grow afresh, as when the best
+// is measured again. Before, every lift grew afresh from the window the
+// cap had stepped down to, with no best to aim at: each time --yield's
+// cut was lifted or raised by more than neighbourUncap (up to 8 times in
+// a 2 GiB copy beside fio), the window grew past what the foreground
+// bears, and the next cut came (TestNeighbourYieldCuts). A cap raised
+// by less than neighbourUncap (--yield's cut creeps up a little every
+// tick) is still the cap it was.
 func (n *Neighbour) uncap(sig Signals) {
 	if n.capAt == 0 || sig.Cap > 0 && sig.Cap <= neighbourUncap*n.capAt {
 		return
@@ -338,8 +358,17 @@ func (n *Neighbour) uncap(sig Signals) {
 	if n.phase == nbAlone {
 		return
 	}
-	n.best, n.lo = 0, -1
-	n.regrow(n.at, -1)
+	switch best, paused := n.preBest, n.preGrow; {
+	case best > 0:
+		n.best, n.lo, n.hi = best, -1, n.at
+	case paused:
+		n.best, n.lo = 0, -1
+		n.growFrom(n.at, -1)
+	default:
+		n.best, n.lo = 0, -1
+		n.regrow(n.at, -1)
+	}
+	n.preBest, n.preGrow = 0, false
 }
 
 // fold holds back samples of fewer than neighbourMinSample requests and

@@ -35,8 +35,9 @@ type NeighbourReport struct {
 	// windows it held, and for how long.
 	Windows []WindowTime
 	// Restarts is how many times a growth started afresh: others came
-	// (from the least window), a cap was lifted or the best beside them
-	// was measured again (from the window then).
+	// (from the least window), a cap was lifted from a copy capped from
+	// its start, or the best beside them was measured again (from the
+	// window then).
 	Restarts int
 }
 
