@@ -240,8 +240,15 @@ func (rc *rateControl) apply(stderr io.Writer) {
 		return
 	}
 	rc.plan.SetMaxRate(c.rate)
-	fmt.Fprintf(stderr, "ringcp: rate cap now %s (ringcp rate)\n", capString(c.rate))
-	writeControl(rc.dir, rc.name, control{start: rc.start, rate: rc.plan.MaxRate()})
+	applied := rc.plan.MaxRate()
+	fmt.Fprintf(stderr, "ringcp: rate cap now %s (ringcp rate)\n", capString(applied))
+	// The file is written back only when the copy applied another cap
+	// than it asked: a `ringcp rate` that wrote the file again after it
+	// was read (its signal pending) would otherwise have its cap
+	// overwritten by the one before, and the copy would reread that.
+	if applied != c.rate {
+		writeControl(rc.dir, rc.name, control{start: rc.start, rate: applied})
+	}
 }
 
 func capString(bps int64) string {
