@@ -251,8 +251,17 @@ func (y *yielder) openProbe(p *Plan) {
 	if !p.src.direct || p.Length < int64(n) {
 		return
 	}
-	f, err := os.OpenFile(p.src.path, os.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0)
+	// The path is opened again, after the copy opened it: what it names
+	// now must be SRC, or there are no probes (another file put there
+	// was read in its place). O_NONBLOCK: a FIFO put there opens at once
+	// and is refused; the open waited for a writer, and the copy never
+	// started, deaf to SIGTERM. Off again before the reads.
+	f, err := os.OpenFile(p.src.path, os.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
+		return
+	}
+	if fe, ok := p.src.end.(*fileEnd); !ok || fe.checkSame(f) != nil || setFlag(f, unix.O_NONBLOCK, false) != nil {
+		f.Close()
 		return
 	}
 	buf, err := align.AllocBuffers(1, n)
