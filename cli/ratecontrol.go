@@ -30,8 +30,9 @@ import (
 // without one, so no other program ever gets a SIGUSR2 (whose default
 // action would end it). RUNDIR is $RINGCP_RUNDIR, else /run/ringcp for
 // root, else $XDG_RUNTIME_DIR/ringcp, else /tmp/ringcp-UID; it is made
-// 0700, so only its owner and root change a copy's cap, as only they can
-// signal it.
+// 0700, and `ringcp rate` reads only its own user's RUNDIR and files, so
+// only the copy's own user changes its cap: not root either, whose RUNDIR
+// is another (a copy of another user's is refused, naming its owner).
 //
 // /tmp/ringcp-UID is a name any local user can take first. So RUNDIR is
 // opened once, and used only if it is this user's alone (a folder, not a
@@ -88,6 +89,27 @@ func parseControl(data string) (control, error) {
 		return c, fmt.Errorf("not a ringcp control file: %q", strings.TrimSpace(data))
 	}
 	return c, nil
+}
+
+// processUID is the effective user of process pid, from the Uid line
+// of its status (the owner of /proc/PID is root's for a process made
+// undumpable by a change of user); false when it cannot be read.
+func processUID(pid int) (int, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Uid:"); ok {
+			f := strings.Fields(rest) // real, effective, saved, filesystem
+			if len(f) < 2 {
+				return 0, false
+			}
+			uid, err := strconv.Atoi(f[1])
+			return uid, err == nil
+		}
+	}
+	return 0, false
 }
 
 // startTime reads a process's start time (clock ticks after boot), which
@@ -240,8 +262,15 @@ func (rc *rateControl) apply(stderr io.Writer) {
 		return
 	}
 	rc.plan.SetMaxRate(c.rate)
-	fmt.Fprintf(stderr, "ringcp: rate cap now %s (ringcp rate)\n", capString(c.rate))
-	writeControl(rc.dir, rc.name, control{start: rc.start, rate: rc.plan.MaxRate()})
+	applied := rc.plan.MaxRate()
+	fmt.Fprintf(stderr, "ringcp: rate cap now %s (ringcp rate)\n", capString(applied))
+	// The file is written back only when the copy applied another cap
+	// than it asked: a `ringcp rate` that wrote the file again after it
+	// was read (its signal pending) would otherwise have its cap
+	// overwritten by the one before, and the copy would reread that.
+	if applied != c.rate {
+		writeControl(rc.dir, rc.name, control{start: rc.start, rate: applied})
+	}
 }
 
 func capString(bps int64) string {
@@ -270,8 +299,9 @@ const rateUsage = `Usage: ringcp rate [--json] PID [RATE]
 
 Shows the rate cap of the copy (or --jobs batch) running as process PID,
 or sets it to RATE, at once and while the copy runs, as --max-rate would
-have: 50M is 50 MiB/s, 0 removes the cap. Only PID's own user (or root)
-may change it. Exit 0: done; 2: no such copy, or a bad RATE.
+have: 50M is 50 MiB/s, 0 removes the cap. Only PID's own user may change
+it, not root either: the control files are each user's own. Exit 0: done;
+2: no such copy, another user's, or a bad RATE.
 
 Flags:
       --json                    print one JSON object on stdout: pid, max_rate
@@ -331,6 +361,11 @@ func liveControl(dir *safedir.Dir, pid int) (control, error) {
 	name := controlName(pid)
 	data, err := dir.ReadOwn(name)
 	if errors.Is(err, os.ErrNotExist) {
+		if uid, ok := processUID(pid); ok && uid != os.Geteuid() {
+			// Its control file, if it is a copy, is in its user's
+			// RUNDIR, which only that user trusts and writes.
+			return control{}, fmt.Errorf("process %d runs as uid %d: only that user may change its rate cap (ringcp rate reads %s, this user's)", pid, uid, dir.Path)
+		}
 		return control{}, fmt.Errorf("process %d is not a running ringcp copy (no %s)", pid, dir.Join(name))
 	}
 	if err != nil {

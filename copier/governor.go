@@ -63,6 +63,11 @@ type governor struct {
 	nbWindow engine.Window
 	signals  engine.Signals
 	leastReq int // the least request size set since the watcher asked (neighbour.go)
+	// beats is how many watchers' heartbeats beat for the governor now,
+	// beatAt the last beat, pausedTo the end of the last time the
+	// process did not run (pause.go).
+	beats            int
+	beatAt, pausedTo time.Time
 }
 
 // newGovernor governs a copy (or a batch) of blocks of block bytes,
@@ -93,6 +98,14 @@ func (g *governor) attach(b *engine.Budget) {
 func (g *governor) Observe(s engine.Sample) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if now := time.Now(); g.pausedSince(now.Add(-s.Elapsed), now) {
+		// The process did not run for part of it (pause.go): its
+		// latencies and throughput are the stop's, not the disk's.
+		if g.nb != nil {
+			g.nb.Skip()
+		}
+		return
+	}
 	if s.Bytes > 0 {
 		g.perByte = max(s.Busy.Seconds()/float64(s.Bytes), g.perByte*perByteDecay)
 	}

@@ -92,7 +92,9 @@ type yielder struct {
 	psi                   [2]int64 // "some" and "full" totals at the last tick, microseconds; -1 without PSI
 	stopped               chan struct{}
 	exited                chan struct{}
-	othersLast            bool // the last tick saw others' requests (sample)
+	beatExited            chan struct{} // the heartbeat's (pause.go)
+	beating               []*governor   // the governors it beats for
+	othersLast            bool          // the last tick saw others' requests (sample)
 	// watchOnly: no --yield, the watch alone for the good neighbour:
 	// others are told to the governor, nothing is cut.
 	watchOnly bool
@@ -108,7 +110,7 @@ func (p *Plan) startYield() *yielder {
 		return nil
 	}
 	y := &yielder{ctl: newAIMD(p.QueueDepth), gov: p.gov, prog: p.opts.Progress, watchOnly: !p.opts.Yield,
-		stopped: make(chan struct{}), exited: make(chan struct{})}
+		stopped: make(chan struct{}), exited: make(chan struct{}), beatExited: make(chan struct{})}
 	y.watchDisks(p)
 	y.openProbe(p)
 	y.read0, y.done0, y.writes0 = y.prog.Read.Load(), y.prog.Done.Load(), y.prog.Writes.Load()
@@ -123,6 +125,16 @@ func (p *Plan) startYield() *yielder {
 	for _, d := range y.disks {
 		d.reqs = readReqs(d.stat)
 	}
+	// The heartbeat is the job's and, in a batch, the batch's, whose
+	// governor judges the shared budget's samples.
+	y.beating = []*governor{y.gov}
+	if batch != nil {
+		y.beating = append(y.beating, batch)
+	}
+	for _, g := range y.beating {
+		g.beatStart(time.Now())
+	}
+	go y.beat()
 	go y.run()
 	return y
 }
@@ -238,8 +250,17 @@ func (y *yielder) openProbe(p *Plan) {
 	if !p.src.direct || p.Length < int64(n) {
 		return
 	}
-	f, err := os.OpenFile(p.src.path, os.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0)
+	// The path is opened again, after the copy opened it: what it names
+	// now must be SRC, or there are no probes (another file put there
+	// was read in its place). O_NONBLOCK: a FIFO put there opens at once
+	// and is refused; the open waited for a writer, and the copy never
+	// started, deaf to SIGTERM. Off again before the reads.
+	f, err := os.OpenFile(p.src.path, os.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
+		return
+	}
+	if fe, ok := p.src.end.(*fileEnd); !ok || fe.checkSame(f) != nil || setFlag(f, unix.O_NONBLOCK, false) != nil {
+		f.Close()
 		return
 	}
 	buf, err := align.AllocBuffers(1, n)
@@ -306,18 +327,51 @@ func (y *yielder) run() {
 			return
 		case <-t.C:
 		}
-		s := y.sample()
-		if y.watchOnly {
-			y.ctl.observe(s)
-		} else {
-			rate, depth := y.ctl.step(s)
-			if depth >= y.ctl.maxDepth {
-				depth = 0
-			}
-			y.gov.setYield(rate, depth)
+		y.tick()
+	}
+}
+
+// tick samples the disks and steps the controller.
+func (y *yielder) tick() {
+	since := y.last
+	s := y.sample()
+	if y.gov.paused(since, time.Now()) {
+		// The process did not run for part of the tick (pause.go):
+		// what the copy moved in it is no rate to cut from, nor its
+		// time one yielded.
+		return
+	}
+	if y.watchOnly {
+		y.ctl.observe(s)
+	} else {
+		rate, depth := y.ctl.step(s)
+		if depth >= y.ctl.maxDepth {
+			depth = 0
 		}
-		others := y.ctl.others > 0
-		y.gov.setSignals(others, others && y.ctl.suffering(s))
+		y.gov.setYield(rate, depth)
+	}
+	others := y.ctl.others > 0
+	y.gov.setSignals(others, others && y.ctl.suffering(s))
+}
+
+// beat runs the heartbeat of the watcher y (pause.go) until it stops.
+func (y *yielder) beat() {
+	defer close(y.beatExited)
+	t := time.NewTicker(pauseBeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-y.stopped:
+			for _, g := range y.beating {
+				g.beatEnd()
+			}
+			return
+		case <-t.C:
+			now := time.Now()
+			for _, g := range y.beating {
+				g.beat(now)
+			}
+		}
 	}
 }
 
@@ -386,6 +440,7 @@ func (y *yielder) stop() *YieldReport {
 	}
 	close(y.stopped)
 	<-y.exited
+	<-y.beatExited
 	y.closeProbe()
 	if batch := y.gov.batch(); batch != nil {
 		batch.jobSignal(y.gov, nil) // the job ended: its watcher says nothing more

@@ -675,6 +675,19 @@ func (n *Neighbour) starved(thr float64, sig Signals) bool {
 	return n.phase != nbAlone && thr < floor && n.at < len(n.levels)-1
 }
 
+// Skip forgets what the window moved since it was last judged, and the
+// next sample too: the process did not run for a while (stopped by
+// SIGSTOP or a shell's ^Z, or starved of the CPU), and what its requests
+// took across that time says nothing of the disk or of others. Judged, a
+// stop of seconds was a copy others held to nothing: the summary said
+// "held back 12.3 s by others' I/O, down to 0%" and the floor doubled
+// the window for it. The next sample is the resume's: its requests
+// completed during the stop and were reaped after it.
+func (n *Neighbour) Skip() {
+	n.acc = accum{warm: true}
+	n.few = Sample{}
+}
+
 // change sets a new window and starts counting the samples at it.
 func (n *Neighbour) change(at int) {
 	n.at = min(max(at, 0), len(n.levels)-1)
