@@ -70,20 +70,6 @@ func watchSrc(f fder, path string, size int64, what string) (*srcFile, error) {
 	return w, nil
 }
 
-// srcCheck is how SRC is checked.
-type srcCheck struct {
-	// own, when not nil, are writes of the copy's own that reach SRC:
-	// what they change is not compared, and the check says what was not
-	// checked.
-	own *selfWrites
-	// stopped: the copy stopped or failed before its end, and only
-	// decides what DST holds. A loop device SRC is not fsync'ed then: a
-	// stop must not wait on others' writeback, nor flush the data the
-	// backing file's other writers left in its page cache; a write still
-	// there is seen by its device node's mtime (nodeMtime).
-	stopped bool
-}
-
 // changed says, as a *SrcChangedError, how the file changed since it
 // was opened; nil when it did not. limit says what was not checked.
 func (w *srcFile) changed(c srcCheck) (limit string, err error) {

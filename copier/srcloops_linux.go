@@ -109,16 +109,6 @@ func loopsOver(b *loopBacking) []sysblock.Loop {
 	return out
 }
 
-// selfWrites is how the copy's own writes (or a batch neighbour's)
-// reach what SRC's check compares; nil: they do not.
-type selfWrites struct {
-	why string // "SRC and DST share /a.img, in other bytes"
-	// through are the block devices the writes pass through
-	// (guard.Through), whose counts they move; none (writes to a
-	// file, or to an end not known to be one): any may.
-	through []uint64
-}
-
 // passes says the writes may move the counts of device rdev.
 func (s *selfWrites) passes(rdev uint64) bool {
 	return s != nil && (len(s.through) == 0 || slices.Contains(s.through, rdev))
