@@ -130,7 +130,7 @@ func (b *Batch) yielding() bool {
 
 // sizeBudget gives the batch its shared buffers (batchSizes), under the
 // cap on the jobs together (bo's), or the sum of the jobs' own caps when
-// every job has one and it is less.
+// every job has one and it is less, for bo.Parallel jobs at once (0: all).
 func (b *Batch) sizeBudget(bo BatchOptions) {
 	jobs := make([]batchJob, len(b.Plans))
 	var own int64
@@ -149,5 +149,9 @@ func (b *Batch) sizeBudget(bo BatchOptions) {
 	if own > 0 && (capBPS == 0 || own < capBPS) {
 		capBPS = own
 	}
-	b.BlockSize, b.Slots = batchSizes(jobs, capBPS)
+	together := bo.Parallel
+	if together == 0 {
+		together = len(jobs)
+	}
+	b.BlockSize, b.Slots = batchSizes(jobs, capBPS, together)
 }

@@ -284,11 +284,13 @@ type batchJob struct {
 // its bytes would get. Blocks as large as the largest job's (every job's
 // requests fit), as many as the queue depth asked for (align's default
 // when none, held to share.go's rule of the capped buffers under capBPS,
-// the most the jobs move together per second, 0 for no cap), no more
+// the most the jobs move together per second, 0 for no cap, but one for
+// each of the together jobs that run at once: a job runs holding a
+// buffer, and fewer would run fewer jobs than --parallel asked), no more
 // than the jobs have blocks, and within align.MaxInFlightBytes unless
 // one block is larger: the batch holds what one copy would, whatever the
 // number of jobs.
-func batchSizes(jobs []batchJob, capBPS int64) (block, slots int) {
+func batchSizes(jobs []batchJob, capBPS int64, together int) (block, slots int) {
 	want := 0
 	for _, j := range jobs {
 		block = max(block, j.block)
@@ -297,7 +299,7 @@ func batchSizes(jobs []batchJob, capBPS int64) (block, slots int) {
 	if want == 0 {
 		want = align.DefaultQueueDepth
 		if capBPS > 0 {
-			want = capBuffers(capBPS, int64(block), want)
+			want = max(capBuffers(capBPS, int64(block), want), min(together, want))
 		}
 	}
 	bs, blocks := int64(block), int64(0)

@@ -131,28 +131,32 @@ func TestDecideSizes(t *testing.T) {
 
 // TestBatchSizes: a batch's shared buffers are those of one copy: the
 // largest job's block, the deepest asked depth or the default (under a
-// cap, a second of it, two at least: share.go), no more than the jobs
-// have blocks, within the bytes one copy keeps in flight.
+// cap, a second of it, two at least: share.go, and one for each job that
+// runs at once), no more than the jobs have blocks, within the bytes one
+// copy keeps in flight.
 func TestBatchSizes(t *testing.T) {
 	const M = 1 << 20
 	cases := []struct {
 		name        string
 		jobs        []batchJob
 		cap         int64
+		together    int
 		block, slot int
 	}{
-		{"largest block", []batchJob{{block: M, length: 1 << 30}, {block: 8 * M, length: 1 << 30}}, 0, 8 * M, align.DefaultQueueDepth},
-		{"asked depth", []batchJob{{block: M, length: 1 << 30, askDepth: 3}, {block: M, length: 1 << 30}}, 0, M, 3},
-		{"--max-rate 4M", []batchJob{{block: M, length: 1 << 30}, {block: M, length: 1 << 30}}, 4 * M, M, 4},
-		{"tiny cap", []batchJob{{block: M, length: 1 << 30}}, 1, M, 2},
-		{"fast cap", []batchJob{{block: 8 * M, length: 1 << 30}}, 1 << 30, 8 * M, align.DefaultQueueDepth},
-		{"cap, asked depth", []batchJob{{block: M, length: 1 << 30, askDepth: 8}}, 4 * M, M, 8},
-		{"few blocks", []batchJob{{block: M, length: M + 1}, {block: 64 << 10, length: 5}}, 0, M, 3},
-		{"in flight", []batchJob{{block: 64 * M, length: 1 << 40, askDepth: 100}}, 0, 64 * M, int(align.MaxInFlightBytes / (64 * M))},
-		{"empty", []batchJob{{block: M}}, 0, M, 1},
+		{"largest block", []batchJob{{block: M, length: 1 << 30}, {block: 8 * M, length: 1 << 30}}, 0, 1, 8 * M, align.DefaultQueueDepth},
+		{"asked depth", []batchJob{{block: M, length: 1 << 30, askDepth: 3}, {block: M, length: 1 << 30}}, 0, 1, M, 3},
+		{"--max-rate 4M", []batchJob{{block: M, length: 1 << 30}, {block: M, length: 1 << 30}}, 4 * M, 1, M, 4},
+		{"tiny cap", []batchJob{{block: M, length: 1 << 30}}, 1, 1, M, 2},
+		{"fast cap", []batchJob{{block: 8 * M, length: 1 << 30}}, 1 << 30, 1, 8 * M, align.DefaultQueueDepth},
+		{"cap, asked depth", []batchJob{{block: M, length: 1 << 30, askDepth: 8}}, 4 * M, 1, M, 8},
+		{"few blocks", []batchJob{{block: M, length: M + 1}, {block: 64 << 10, length: 5}}, 0, 1, M, 3},
+		{"in flight", []batchJob{{block: 64 * M, length: 1 << 40, askDepth: 100}}, 0, 1, 64 * M, int(align.MaxInFlightBytes / (64 * M))},
+		{"empty", []batchJob{{block: M}}, 0, 1, M, 1},
+		{"tiny cap, three at once", []batchJob{{block: M, length: 1 << 30}, {block: M, length: 1 << 30}, {block: M, length: 1 << 30}}, 1, 3, M, 3},
+		{"tiny cap, ten at once", []batchJob{{block: M, length: 1 << 30}}, 1, 10, M, align.DefaultQueueDepth},
 	}
 	for _, c := range cases {
-		if block, slots := batchSizes(c.jobs, c.cap); block != c.block || slots != c.slot {
+		if block, slots := batchSizes(c.jobs, c.cap, c.together); block != c.block || slots != c.slot {
 			t.Errorf("%s: %d x %d; want %d x %d", c.name, block, slots, c.block, c.slot)
 		}
 	}
