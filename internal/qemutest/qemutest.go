@@ -76,13 +76,31 @@ func startNBD(t testing.TB, image string, args ...string) (int, string, error) {
 func stopPid(t testing.TB, pid int) {
 	syscall.Kill(pid, syscall.SIGTERM)
 	for i := 0; i < 200; i++ {
-		if syscall.Kill(pid, 0) != nil {
+		if exited(pid) {
 			return
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
 	syscall.Kill(pid, syscall.SIGKILL)
 	t.Errorf("pid %d ignored SIGTERM for 5 s; killed", pid)
+}
+
+// exited says pid has ended: it is gone, or a zombie. qemu-nbd --fork's
+// daemon is PID 1's child, and this machine's PID 1 (process_api) reaps
+// it seconds later, over 5 s on a loaded machine: a zombie still takes
+// signal 0, and a qemu-nbd that had ended was reported as one that
+// ignored SIGTERM.
+func exited(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return true
+	}
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return true
+	}
+	// "pid (comm) S ...": comm may hold spaces and parentheses.
+	i := strings.LastIndexByte(string(stat), ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z'
 }
 
 // Refuses runs a QEMU tool that must fail on account of a lock.
