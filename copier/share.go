@@ -22,7 +22,8 @@ import (
 //     the one statement of the capped buffers (capBuffers): blocks of a
 //     MiB (capBlock), or 1/40 s of the cap when that is more, never more
 //     than without the cap; and as many as one second of the cap fills
-//     (capBufferedFor), two at least, never more than without the cap.
+//     (capBufferedFor), two at least (a batch's: one for each job that
+//     runs at once, batchSizes), never more than without the cap.
 //     --max-rate 4M keeps 4 x 1 MiB, where it kept 8 x 1 MiB: its
 //     requests are 100 KiB, and four slots of them keep the cap through
 //     a latency of 100 ms (two, at 2 MiB/s and less, through 50 ms). A
