@@ -33,7 +33,7 @@ func (f *fileEnd) open(p *Plan, rep *Report) (*held, error) {
 		file.Close()
 		return nil, refuseErr(KindCheckFailed, ep.path, "cannot tell what it is", err).on(ep.role.field())
 	}
-	return &held{f: file, align: ep.alignment(), release: func() { file.Close() }, unchanged: unchangedAll(w)}, nil
+	return &held{f: file, align: ep.alignment(), release: func() { w.close(); file.Close() }, unchanged: unchangedAll(w)}, nil
 }
 
 // checkGrown refuses a SRC file that grew since Prepare measured it when

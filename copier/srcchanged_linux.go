@@ -3,8 +3,11 @@ package copier
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // A file that something writes while the copy reads it gives a DST that
@@ -42,6 +45,11 @@ type srcFile struct {
 	// node is the mtime of a block device SRC's node when opened
 	// (nodeMtime).
 	node int64
+	// backing is a loop device SRC's backing file, opened (O_PATH) when
+	// its path named it at the open: where the path no longer does
+	// (removed or renamed during the copy), its size and mtime are read
+	// through this (backingChanged).
+	backing *os.File
 }
 
 // fder is an open file: an *os.File, or a transport that wraps one.
@@ -66,6 +74,9 @@ func watchSrc(f fder, path string, size int64, what string) (*srcFile, error) {
 		// the end.
 		w.loops = loopWrites(id)
 		w.node = nodeMtime(f)
+		if id.Marks != nil {
+			w.backing = openBacking(id.Loop)
+		}
 	}
 	return w, nil
 }
@@ -103,6 +114,13 @@ func (w *srcFile) changed(c srcCheck) (limit string, err error) {
 	if why := w.loopsChanged(own); why != "" {
 		// Its backing file has no marks to name: the device is named.
 		return "", &SrcChangedError{Path: w.was.Path, What: w.what, Why: why}
+	}
+	if own == nil {
+		// What no loop device counts: a write by a program that holds
+		// the file open.
+		if why := w.backingChanged(); why != "" {
+			return "", w.changedAs(why)
+		}
 	}
 	return "", w.nodeChanged()
 }
@@ -245,4 +263,50 @@ func (r *readRun) unchanged(of string) error {
 		}
 	}
 	return nil
+}
+
+// openBacking opens the loop backing l's file by its path, O_PATH (no
+// read, no write: its marks only), when the path still names it; nil
+// otherwise. It stays open as long as the loop device holds the file,
+// and is closed with the *os.File.
+func openBacking(l *loopBacking) *os.File {
+	fd, err := unix.Open(l.File, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Dev != l.Dev || st.Ino != l.Ino {
+		unix.Close(fd)
+		return nil
+	}
+	return os.NewFile(uintptr(fd), l.File)
+}
+
+// backingChanged says how a loop SRC's backing file, whose path no
+// longer names it, was written since the open ("" not, or not known):
+// its size and mtime, read through the descriptor openBacking kept. A
+// program that held the file open writes it without any loop device,
+// and no count of sectors moves. Its ctime is not compared: the unlink
+// or rename that took its path moved it.
+func (w *srcFile) backingChanged() string {
+	if w.backing == nil || w.was.Marks == nil {
+		return ""
+	}
+	now, _ := marksAt(int(w.backing.Fd()), "", unix.AT_EMPTY_PATH)
+	if now == nil {
+		return ""
+	}
+	was := *w.was.Marks
+	was.Ctime = now.Ctime
+	if why := was.differs(*now); why != "" {
+		return why + ", after its path was removed or renamed"
+	}
+	return ""
+}
+
+// close closes what w opened of its own (a loop SRC's backing file).
+func (w *srcFile) close() {
+	if w != nil && w.backing != nil {
+		w.backing.Close()
+	}
 }

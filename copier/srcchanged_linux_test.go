@@ -366,6 +366,40 @@ func TestSrcLoopBackingRemovedDuringCopy(t *testing.T) {
 	}
 }
 
+// TestSrcLoopBackingRemovedWrittenByHolder: a loop device SRC whose
+// backing file is removed while the copy reads it, and then written by a
+// program that holds the file open (not through any loop device: no
+// sector count moves), fails the copy. Its marks were read at the open;
+// the file without a path still has them, and its mtime moved. Before,
+// the counts alone held SRC and the copy completed with a mix (exit 0).
+func TestSrcLoopBackingRemovedWrittenByHolder(t *testing.T) {
+	blocktest.NeedRoot(t)
+	blocktest.NeedTool(t, "losetup")
+	dir := t.TempDir()
+	back := filepath.Join(dir, "back")
+	writeFile(t, back, randomBytes(8<<20, 66))
+	dev := blocktest.Loop(t, back)
+	holder, err := os.OpenFile(back, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	dst := filepath.Join(dir, "dst")
+	_, err = srcChangeCopy(t, copier.Options{Src: dev, Dst: dst}, func() {
+		if err := os.Remove(back); err != nil {
+			t.Error(err)
+		}
+		if _, err := holder.WriteAt(randomBytes(4096, 67), 0); err != nil {
+			t.Error(err)
+		}
+		if err := holder.Sync(); err != nil {
+			t.Error(err)
+		}
+	})
+	wantSrcChanged(t, err, back)
+	wantUnnamed(t, dst)
+}
+
 // removedHalves attaches the two halves of a new file of 16 MiB to two
 // loop devices (its first 8 MiB, its last), then removes the file: two
 // devices over one backing file that has no path.

@@ -15,7 +15,10 @@ import (
 // discarded (/sys/class/block/NAME/stat), taken when it was opened: its
 // own, and those of every other loop device over the same backing, the
 // only ways left to write a file that has no path (a program that holds
-// it open aside). A write through a loop device counts only once
+// it open aside: where the path named the file when SRC was opened, its
+// size and mtime are read through a descriptor kept since, which sees
+// that program's writes too; removed before the copy, nothing does). A
+// write through a loop device counts only once
 // written back: SRC's own is fsync'ed when opened and at the end of a
 // complete copy (identityOf; a stopped one reads its node's mtime
 // instead), the others' page caches are not ringcp's to flush, as with
