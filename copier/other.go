@@ -70,6 +70,6 @@ func (e *EachPlan) SetMaxRate(bytesPerSecond int64) {}
 type batchWatchers struct{}
 
 // WatchFile refuses: what a write changes is read on Linux only.
-func WatchFile(f *os.File, path string, size int64) (func() error, error) {
+func WatchFile(f *os.File, path string, size int64) (unchanged func() error, err error) {
 	return nil, linuxOnly(path, "")
 }
