@@ -46,16 +46,7 @@ func TestCapLiftedWholeBlocks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			go func() {
-				<-after(func() bool { return o.Progress.Read.Load() > 0 }, 100*time.Millisecond)
-				p.SetMaxRate(0)
-			}()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			rep, err := p.Run(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := runLifted(t, o.Progress.Read.Load, p.SetMaxRate, p.Run)
 			compareFile(t, o.Dst, want)
 			if w := o.Progress.Writes.Load(); rep.BlockSize < min(free.BlockSize, liftBlock) || w > liftWrites {
 				t.Errorf("started at 1 B/s, lifted: block size %d, %d writes; want %d at least (uncapped: %d), at most %d writes",
@@ -74,18 +65,28 @@ func TestBatchCapLiftedWholeBlocks(t *testing.T) {
 	depth := func(o *copier.Options) { o.QueueDepth = 2 }
 	free := prepareBatch(t, jobs, copier.BatchOptions{}, depth)
 	b := prepareBatch(t, jobs, copier.BatchOptions{MaxRate: 1}, depth)
-	go func() {
-		<-after(func() bool { return read() > 0 }, 100*time.Millisecond)
-		b.SetMaxRate(0)
-	}()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if _, err := b.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
+	runLifted(t, read, b.SetMaxRate, b.Run)
 	compareFile(t, jobs[0].opts.Dst, jobs[0].want)
 	if w := jobs[0].opts.Progress.Writes.Load(); b.BlockSize < min(free.BlockSize, liftBlock) || w > liftWrites {
 		t.Errorf("started at 1 B/s, lifted: block size %d, %d writes; want %d at least (uncapped: %d), at most %d writes",
 			b.BlockSize, w, liftBlock, free.BlockSize, liftWrites)
 	}
+}
+
+// runLifted runs a copy or a batch (run, within a minute) whose cap is
+// lifted (setMaxRate(0)) once read says it read its first bytes, and
+// returns its report; it fails the test when the run fails.
+func runLifted[R any](t *testing.T, read func() int64, setMaxRate func(int64), run func(context.Context) (R, error)) R {
+	t.Helper()
+	go func() {
+		<-after(func() bool { return read() > 0 }, 100*time.Millisecond)
+		setMaxRate(0)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }

@@ -1,10 +1,8 @@
 package copier_test
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/ringcp/ringcp/copier"
 	"github.com/ringcp/ringcp/engine"
@@ -39,16 +37,7 @@ func TestCapBuffersSingle(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			go func() {
-				<-after(func() bool { return o.Progress.Read.Load() > 0 }, 100*time.Millisecond)
-				p.SetMaxRate(0)
-			}()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			rep, err := p.Run(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := runLifted(t, o.Progress.Read.Load, p.SetMaxRate, p.Run)
 			compareFile(t, o.Dst, want)
 			if n := rep.QueueDepth * rep.BlockSize; n > capMemMost || n < capMemLeast || rep.BlockSize < liftBlock {
 				t.Errorf("under a 4 MiB/s cap: %d x %d buffers (%d bytes); want %d to %d bytes, blocks of %d at least",
@@ -67,16 +56,7 @@ func TestCapBuffersBatch(t *testing.T) {
 			jobs := fileJobs(t, t.TempDir(), 8<<20, 8<<20)
 			read := withProgress(jobs)
 			b := prepareBatch(t, jobs, copier.BatchOptions{MaxRate: capMemRate}, func(o *copier.Options) { o.Engine = eng })
-			go func() {
-				<-after(func() bool { return read() > 0 }, 100*time.Millisecond)
-				b.SetMaxRate(0)
-			}()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			rep, err := b.Run(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := runLifted(t, read, b.SetMaxRate, b.Run)
 			for _, j := range jobs {
 				compareFile(t, j.opts.Dst, j.want)
 			}
