@@ -26,6 +26,7 @@ type jsonError struct {
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
 	Errno   string `json:"errno"`
+	Path    string `json:"path"` // the file the error is of, when one is
 }
 
 // message is the error's message, "" without one.

@@ -87,15 +87,7 @@ func TestSrcChangedWhileCopied(t *testing.T) {
 			randomFile(t, dst, 8<<20, 62)
 			r = copyWhileWritten(t, src, "--engine", eng, "--json", src, dst)
 			r.want(t, exitFailed, "DST holds a mix of its old and new content", "DST "+dst+" holds all 8388608 bytes")
-			var j struct {
-				Outcome  string `json:"outcome"`
-				DstState string `json:"dst_state"`
-				Error    *struct {
-					Kind    string `json:"kind"`
-					Message string `json:"message"`
-					Path    string `json:"path"`
-				} `json:"error"`
-			}
+			var j jsonReport
 			if err := json.Unmarshal([]byte(r.stdout), &j); err != nil {
 				t.Fatalf("%v: %s", err, r.stdout)
 			}

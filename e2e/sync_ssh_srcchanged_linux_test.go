@@ -42,14 +42,7 @@ func TestSyncOverSSHSrcChanged(t *testing.T) {
 				"--max-rate", "32M", "--json", a, b}
 			r := whileWritten(t, src, 1, args)
 			r.want(t, exitFailed, src+" changed while it was read (it was modified")
-			var j struct {
-				Outcome string `json:"outcome"`
-				Error   *struct {
-					Kind    string `json:"kind"`
-					Message string `json:"message"`
-					Path    string `json:"path"`
-				} `json:"error"`
-			}
+			var j jsonReport
 			if err := json.Unmarshal([]byte(r.stdout), &j); err != nil {
 				t.Fatalf("%v: %s", err, r.stdout)
 			}
