@@ -104,13 +104,15 @@ func sourceEnd(src string) (size int64, known bool, err error) {
 	err = unix.Stat(path, &st)
 	switch {
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG:
-		return guestEnd(src, st.Size), true, nil
+		size, known = guestEnd(src, st.Size)
+		return size, known, nil
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFBLK:
 		f, err := os.Open(path)
 		if err == nil {
 			defer f.Close()
 			if end, err := f.Seek(0, io.SeekEnd); err == nil {
-				return guestEnd(src, end), true, nil
+				size, known = guestEnd(src, end)
+				return size, known, nil
 			}
 		}
 	case src == "-", err == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO, err == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR:
@@ -126,13 +128,14 @@ func sourceEnd(src string) (size int64, known bool, err error) {
 // bytes: a disk image's (qcow2, sparse vmdk) is its guest's, which the
 // image file's size says nothing of (a sparse image's file is smaller,
 // a full one's larger), so skip= and count= are cut at the guest's end
-// as the copy reads it. A SRC the copier refuses keeps its size: the
-// copy's own Prepare then refuses it.
-func guestEnd(src string, size int64) int64 {
+// as the copy reads it. Compressed data (.zst, .gz, .xz) has no size
+// before its end (known false): it is read as a stream is. A SRC the
+// copier refuses keeps its size: the copy's own Prepare then refuses it.
+func guestEnd(src string, size int64) (int64, bool) {
 	p, err := copier.Prepare(copier.Options{Src: src, Dst: os.DevNull})
 	if err != nil {
-		return size
+		return size, true
 	}
 	defer p.Close()
-	return p.Length
+	return p.Length, p.SizeKnown()
 }

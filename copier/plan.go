@@ -92,6 +92,13 @@ func (p *Plan) addForced(why string) {
 	p.Forced += why
 }
 
+// SizeKnown says whether Length is the range's length. It is not for a
+// SRC that does not say its size before its end (a pipe, standard
+// input, gzip, zstd or xz data, a server that sends no length, without
+// Options.SrcSize or Options.Length): that copy runs until SRC ends, and
+// Length is only a bound (16 TiB).
+func (p *Plan) SizeKnown() bool { return p.src == nil || !p.src.openEnded }
+
 // srcRange is what the copy reads of SRC; dstRange what it may change of
 // DST: with truncation, all of it from DstOffset on (cut there, then
 // sized).
