@@ -54,7 +54,7 @@ func remoteSync(cfg config, stdout, stderr io.Writer) error {
 			// applied before it does.
 			fmt.Fprintf(stderr, "ringcp: sync did not start: %s was not changed\n", o.Dst)
 		default:
-			fmt.Fprintf(stderr, "ringcp: sync did not complete: %s holds a mix of old and new granules (a new DST was not named); run the sync again\n", o.Dst)
+			fmt.Fprintf(stderr, "ringcp: sync did not complete: %s holds a mix of old and new granules, or, if it did not exist, was not created; run the sync again\n", o.Dst)
 		}
 		err = &reported{&exitStatus{code: code, err: err}}
 	}
