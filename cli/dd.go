@@ -153,6 +153,9 @@ func (a ddArgs) plan() (ddJob, error) {
 	if err != nil {
 		return j, err
 	}
+	if !known {
+		size, known = a.packedEnd(skip)
+	}
 	if known {
 		j.warn, err = a.sizedRange(&o, skip, size)
 	} else {
