@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -99,7 +100,14 @@ func dd(args []string, stdout, stderr io.Writer) (copier.Options, copier.Report,
 	if err != nil {
 		return copier.Options{Src: a.src, Dst: a.dst}, copier.Report{}, err
 	}
-	job, err := a.plan()
+	// The signals are taken before the operands are resolved: that opens
+	// SRC (an NBD server may stall its handshake) and may decode a
+	// compressed SRC up to the range's end (packedEnd), and a stop
+	// signal then ended dd with no line (SIGQUIT: a goroutine dump and
+	// exit 2, "refused"), where the plain command says it stopped.
+	ctx, sig := withSignals()
+	defer sig.stop()
+	job, err := unlessStopped(ctx, sig, a.plan)
 	if err != nil {
 		return copier.Options{Src: a.src, Dst: a.dst}, copier.Report{}, err
 	}
@@ -109,7 +117,7 @@ func dd(args []string, stdout, stderr io.Writer) (copier.Options, copier.Report,
 	if job.opts.Dst == "-" {
 		job.opts.Stream.Stdout = stdout
 	}
-	rep, err := job.run(stderr)
+	rep, err := job.run(ctx, sig, stderr)
 	return job.opts, rep, err
 }
 
@@ -152,6 +160,9 @@ func (a ddArgs) plan() (ddJob, error) {
 	size, known, err := sourceEnd(a.src)
 	if err != nil {
 		return j, err
+	}
+	if !known {
+		size, known = a.packedEnd(skip)
 	}
 	if known {
 		j.warn, err = a.sizedRange(&o, skip, size)
@@ -208,19 +219,17 @@ func (a ddArgs) checkConv() error {
 }
 
 // run copies and prints dd's lines.
-func (j ddJob) run(stderr io.Writer) (copier.Report, error) {
+func (j ddJob) run(ctx context.Context, sig *signals, stderr io.Writer) (copier.Report, error) {
 	a := j.args
 	var prog *ddProgress
 	if a.status == "progress" {
 		prog = &ddProgress{w: stderr}
 		j.opts.OnProgress, j.opts.ProgressInterval = prog.update, time.Second
 	}
-	plan, err := copier.Prepare(j.opts)
+	plan, err := unlessStopped(ctx, sig, func() (*copier.Plan, error) { return copier.Prepare(j.opts) })
 	if err != nil {
 		return copier.Report{}, err
 	}
-	ctx, sig := withSignals()
-	defer sig.stop()
 	prefix := ""
 	if prog != nil {
 		prefix = "\n" // as dd: off the progress line, which goes on below

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/ringcp/ringcp/copier"
+	"github.com/ringcp/ringcp/unpack"
 	"golang.org/x/sys/unix"
 )
 
@@ -138,4 +140,53 @@ func guestEnd(src string, size int64) (int64, bool) {
 	}
 	defer p.Close()
 	return p.Length, p.SizeKnown()
+}
+
+// packedEnd learns where compressed data (a file's or a device's: gzip,
+// zstd and bzip2 do not say their size before their end) ends, when
+// skip= or count= may reach past it, so that they are cut there as dd
+// cuts them at end of file: it decodes up to the range's end (skip plus
+// count, or skip without count), as the copy reads to it, and gives the
+// size when the data ended first (known true). The copy then reads the
+// range again and checks the data to its end. Otherwise, or when the
+// data cannot be decoded (the copy says why), SRC is read as a stream.
+// Before, count= past the end failed the copy ("source ended early"),
+// and skip= past it too, though dd copies to the end, or warns and
+// copies nothing.
+func (a ddArgs) packedEnd(skip int64) (size int64, known bool) {
+	limit := skip
+	if a.count >= 0 {
+		n, err := a.bytes(a.count, a.countBytes, a.ibs, "count")
+		if err != nil || n > math.MaxInt64-skip {
+			return 0, false
+		}
+		limit += n
+	}
+	var st unix.Stat_t
+	switch {
+	case a.src == "-", limit == 0: // standard input is read once
+		return 0, false
+	case unix.Stat(a.src, &st) != nil:
+		return 0, false
+	case st.Mode&unix.S_IFMT != unix.S_IFREG && st.Mode&unix.S_IFMT != unix.S_IFBLK:
+		return 0, false
+	}
+	f, err := os.Open(a.src)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	r, err := unpack.NewReader(f, unpack.Options{})
+	if err != nil {
+		return 0, false
+	}
+	defer r.Close()
+	if r.Format() == unpack.Raw {
+		return 0, false
+	}
+	n, err := io.CopyN(io.Discard, r, limit)
+	if errors.Is(err, io.EOF) { // CopyN's word for an end before limit; a cut stream's is ErrUnexpectedEOF
+		return n, true
+	}
+	return 0, false
 }

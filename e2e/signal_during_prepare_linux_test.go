@@ -51,6 +51,29 @@ func TestSignalDuringPrepare(t *testing.T) {
 	}
 }
 
+// TestDDSignalDuringPrepare: ringcp dd stops as the plain command does
+// on a stop signal while it resolves its operands and checks its ends
+// (it opens SRC to learn its size, and decodes a compressed SRC up to
+// the range's end): one line, exit 128+signal, nothing written. Its plan
+// ran before it took the signals: SIGTERM ended it with no line, SIGQUIT
+// dumped goroutines and exited 2 ("refused").
+func TestDDSignalDuringPrepare(t *testing.T) {
+	dir := t.TempDir()
+	uri := stalledServer(t, filepath.Join(dir, "stall.sock"))
+	dst := filepath.Join(dir, "dst")
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGQUIT} {
+		cmd := exec.Command(binary(t), "dd", "if="+uri, "of="+dst, "bs=1M", "count=1")
+		r := signalAfter(t, cmd, 500*time.Millisecond, sig) // in the handshake by then
+		if r.code != exitInterrupted+int(sig) {
+			t.Errorf("%s: exit %d, want %d", sig, r.code, exitInterrupted+int(sig))
+		}
+		if !strings.Contains(r.stderr, "stopped while checking SRC and DST; nothing was written") || strings.Contains(r.stderr, "goroutine ") {
+			t.Errorf("%s: stderr should say what stopped, and only that:\n%.600s", sig, r.stderr)
+		}
+		mustNotExist(t, dst)
+	}
+}
+
 // stalledServer listens on a Unix socket at sock, takes every connection
 // and says nothing, until the test ends; it returns the URI.
 func stalledServer(t *testing.T, sock string) string {
