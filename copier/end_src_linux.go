@@ -149,6 +149,7 @@ func (s *srcEnd) open(p *Plan, rep *Report) (*held, error) {
 	s.release = nil
 	return &held{io: x.io, align: 1, done: x.done, stream: x.stream, cause: x.cause, interrupt: x.interrupt, unchanged: unchangedAll(w), release: func() {
 		x.close()
+		w.close()
 		if release != nil {
 			release()
 		}

@@ -241,7 +241,8 @@ func (s *imageSrc) open(p *Plan, rep *Report) (*held, error) {
 	// The base's first cause (what a server said), else the image's, goes
 	// with the copy's error. A stop, or the copy's failure, interrupts the
 	// base's reads in flight.
-	return &held{io: x, align: 1, cause: firstOf(h.cause, x.met), interrupt: h.interrupt, release: s.readDirect(h, im),
+	release := s.readDirect(h, im)
+	return &held{io: x, align: 1, cause: firstOf(h.cause, x.met), interrupt: h.interrupt, release: func() { release(); watched.close() },
 		unchanged: watched.unchanged}, nil
 }
 
@@ -263,6 +264,15 @@ func (w *watchedChain) unchanged(c srcCheck) (string, error) {
 		return limit + more, err
 	}
 	return limit + "; " + more, err
+}
+
+// close closes what watching the chain's files opened of its own (a
+// loop device's backing file, srcFile.close); the files themselves are
+// the image's, closed with it.
+func (w *watchedChain) close() {
+	for _, f := range w.files {
+		f.close()
+	}
 }
 
 // namedFile is a transport that is a local file: a descriptor and a
