@@ -88,8 +88,8 @@ func printJob(w io.Writer, i int, l jobLine, opts copier.Options, j copier.JobRe
 	switch outcomeOf(j) {
 	case outcomeComplete:
 		total := rangeDone(j.Report)
-		fmt.Fprintf(w, "copied %s in %.2f s (%s), engine %s%s%s%s\n", units.Format(total), j.Seconds,
-			units.Rate(total, j.Seconds), j.Engine, sparseNote(j.Report), fallbackNote(j.Report), slowdownNote(j.Report))
+		fmt.Fprintf(w, "copied %s in %.2f s (%s), engine %s%s%s%s%s\n", units.Format(total), j.Seconds,
+			units.Rate(total, j.Seconds), j.Engine, sparseNote(j.Report), fallbackNote(j.Report), slowdownNote(j.Report), verifiedNote(j.Report))
 		return
 	case outcomeNotStarted:
 		fmt.Fprintf(w, "not started (%s); DST untouched\n", stoppedBy(sig, "the batch stopped"))
@@ -102,6 +102,15 @@ func printJob(w io.Writer, i int, l jobLine, opts copier.Options, j copier.JobRe
 	if line := dstState(opts, j.Report); line != "" {
 		fmt.Fprintf(w, "ringcp: job %d: DST %s %s\n", i+1, l.dst, line)
 	}
+}
+
+// verifiedNote is a complete job's word on --verify (a single copy says
+// it on a line of its own, printTrust); "" without it.
+func verifiedNote(r copier.Report) string {
+	if r.Verify == nil {
+		return ""
+	}
+	return fmt.Sprintf("; verified: DST reads back as SRC was read (%s)", r.Verify.How)
 }
 
 func stoppedBy(sig syscall.Signal, otherwise string) string {

@@ -70,3 +70,41 @@ func totalLine(stderr string) string {
 	}
 	return ""
 }
+
+// TestJobsSummarySaysVerified: with --verify, each job's line says its
+// DST was read back, as a single copy's summary does; only --json said
+// so, and the text read the same with --verify as without.
+func TestJobsSummarySaysVerified(t *testing.T) {
+	fx := newFixture(t)
+	list := filepath.Join(fx.Dir, "jobs.list")
+	lines := fx.Src + " " + filepath.Join(fx.Dir, "j1") + "\n" + fx.Src + " " + filepath.Join(fx.Dir, "j2") + "\n"
+	if err := os.WriteFile(list, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := cli(t, "--progress", "none", "--verify", "--jobs", list)
+	r.want(t, exitOK)
+	for _, job := range []string{"ringcp: job 1 ", "ringcp: job 2 "} {
+		line := lineWith(r.stderr, job)
+		if !strings.Contains(line, "; verified: DST reads back as SRC was read") {
+			t.Errorf("%sline does not say it was verified: %q", job, line)
+		}
+	}
+	if err := os.WriteFile(list, []byte(strings.ReplaceAll(lines, "/j", "/k")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = cli(t, "--progress", "none", "--jobs", list)
+	r.want(t, exitOK)
+	if strings.Contains(r.stderr, "verified") {
+		t.Errorf("a batch without --verify: %s", r.stderr)
+	}
+}
+
+// lineWith is the first line of stderr that starts with prefix.
+func lineWith(stderr, prefix string) string {
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
+}
