@@ -366,7 +366,7 @@ func liveControl(dir *safedir.Dir, pid int) (control, error) {
 			// RUNDIR, which only that user trusts and writes.
 			return control{}, fmt.Errorf("process %d runs as uid %d: only that user may change its rate cap (ringcp rate reads %s, this user's)", pid, uid, dir.Path)
 		}
-		return control{}, fmt.Errorf("process %d is not a running ringcp copy (no %s)", pid, dir.Join(name))
+		return control{}, fmt.Errorf("process %d is not a running ringcp copy (no %s; a copy makes it once SRC and DST are checked, before its first write)", pid, dir.Join(name))
 	}
 	if err != nil {
 		return control{}, err
