@@ -162,7 +162,12 @@ func (a ddArgs) plan() (ddJob, error) {
 		return j, err
 	}
 	if !known {
-		size, known = a.packedEnd(skip)
+		// The end packedEnd learnt is announced to the copy, which then
+		// fails if SRC no longer ends there (replaced since, or still
+		// being written) rather than cut the new data at the old end.
+		if size, known = a.packedEnd(skip); known {
+			o.SrcSize = size
+		}
 	}
 	if known {
 		j.warn, err = a.sizedRange(&o, skip, size)

@@ -207,7 +207,7 @@ func takeStream(p *Plan, raw rawSource, f unpack.Format, expect *expectsum.Expec
 		// once the checks after them held (an xz block's CRC64, a gzip
 		// member's CRC32), so the rest is decoded, through its end.
 		io.done = func() error {
-			if err := drainChecked(x); err != nil {
+			if err := drainChecked(x, p.opts.SrcSize); err != nil {
 				return err
 			}
 			return finishStream(x, unpacked, hashed, false)
@@ -247,10 +247,16 @@ func finishStream(x *seqIO, unpacked *unpack.Reader, hashed *expectsum.Reader, w
 }
 
 // drainChecked decodes what is left of a compressed stream, through its
-// end: its checks and trailer.
-func drainChecked(x *seqIO) error {
-	if _, err := io.Copy(io.Discard, x.r); err != nil {
+// end: its checks and trailer; and, when Options.SrcSize announced its
+// size (size > 0), checks that it ends there, as a whole copy's
+// finishStream does: a SRC that ends elsewhere fails the copy.
+func drainChecked(x *seqIO, size int64) error {
+	n, err := io.Copy(io.Discard, x.r)
+	if err != nil {
 		return fmt.Errorf("%s: past the range, its checks: %w", x.name, err)
+	}
+	if end := x.pos.Load() + n; size > 0 && end != size {
+		return fmt.Errorf("%s ends at %d bytes, not at the %d its size says", x.name, end, size)
 	}
 	return nil
 }
