@@ -141,6 +141,7 @@ func (s *srcEnd) open(p *Plan, rep *Report) (*held, error) {
 	}
 	x, err := s.take(p, rep)
 	if err != nil {
+		w.close()
 		return nil, err
 	}
 	p.meter.watch(x)

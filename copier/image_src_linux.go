@@ -233,6 +233,7 @@ func (s *imageSrc) open(p *Plan, rep *Report) (*held, error) {
 	watched := &watchedChain{host: h}
 	im, err := openImage(hostOf(s.under, ra), qcow2.Options{Opener: s.watchedOpener(watched), Guessed: s.guessed}, s.ep.role.field())
 	if err != nil {
+		watched.close()
 		h.close()
 		return nil, err
 	}
