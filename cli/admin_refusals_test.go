@@ -68,8 +68,8 @@ func TestDstImageRefused(t *testing.T) {
 }
 
 // TestDDImageRefusalsSayTheWayOn: ringcp dd refuses an image SRC or DST
-// as the copy does, naming the plain command's flags (dd has no operand
-// for them), not the library's fields.
+// as the copy does, naming its iformat= operand, or the plain command's
+// flags where dd has no operand, not the library's fields.
 func TestDDImageRefusalsSayTheWayOn(t *testing.T) {
 	fx := newFixture(t)
 	img := qemutest.DiskImage(t, fx.Dir, "qcow2")
@@ -77,6 +77,10 @@ func TestDDImageRefusalsSayTheWayOn(t *testing.T) {
 	cli(t, "dd", "if="+fx.Src, "of="+img).want(t, exitRefused, "DST is a qcow2 disk image", "(ringcp's --dst-format raw) or (ringcp's --force)")
 	snap.Same(t)
 	vhdx := qemutest.DiskImage(t, fx.Dir, "vhdx") // qcow2 and sparse vmdk are read as their guest sees them
-	cli(t, "dd", "if="+vhdx, "of="+fx.New).want(t, exitRefused, "SRC is a vhdx disk image", "(ringcp's --src-format raw)")
+	cli(t, "dd", "if="+vhdx, "of="+fx.New).want(t, exitRefused, "SRC is a vhdx disk image", "pass iformat=raw")
 	fx.Unchanged(t)
+	cli(t, "dd", "if="+vhdx, "of="+fx.New, "iformat=raw", "status=none").want(t, exitOK)
+	if cmdtest.Digest(t, vhdx) != cmdtest.Digest(t, fx.New) {
+		t.Error("dd iformat=raw: DST is not the vhdx file's bytes")
+	}
 }

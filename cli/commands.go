@@ -41,7 +41,7 @@ var subcommands = []subcommand{
 }
 
 // ddOperands are the NAME= operands ringcp dd takes (ddArgs.set).
-var ddOperands = []string{"if", "of", "bs", "ibs", "obs", "count", "skip", "iseek", "seek", "oseek", "iflag", "oflag", "conv", "status"}
+var ddOperands = []string{"if", "of", "bs", "ibs", "obs", "count", "skip", "iseek", "seek", "oseek", "iflag", "oflag", "conv", "status", "iformat"}
 
 // flagValues is what a flag's value may be, for completion: its choices
 // ("auto|never" placeholders, --progress's modes), "file" or "dir" for a

@@ -100,7 +100,7 @@ func TestCompletionEveryFlag(t *testing.T) {
 	}
 	for _, op := range ddOperands {
 		var a ddArgs
-		value, ok := map[string]string{"iflag": "direct", "oflag": "direct", "conv": "notrunc", "status": "none"}[op]
+		value, ok := map[string]string{"iflag": "direct", "oflag": "direct", "conv": "notrunc", "status": "none", "iformat": "raw"}[op]
 		if !ok {
 			value = "1"
 		}

@@ -35,6 +35,11 @@ one word.
   conv=sync            accepted when it pads nothing (the copy is whole ibs records)
   iflag=, oflag=       direct (both: O_DIRECT or refuse), skip_bytes, count_bytes,
                        seek_bytes, sync, dsync, fullblock, noatime, nocache
+  iformat=raw          copy a disk image's (qcow2, vmdk) or compressed file's
+                       bytes as they are, as dd does; without it ringcp reads
+                       the guest's bytes, or what the data unpacks to, and
+                       says so (ringcp's own operand: also auto, qcow2, vmdk,
+                       gzip, zstd, xz, bzip2)
   --json               also print the --json object of the copy on stdout
                        (on stderr when the copy goes to stdout)
   status=none|noxfer|progress
@@ -57,7 +62,7 @@ Exit codes as for ringcp: 0 complete, 1 failed, 2 refused, 128+N signal.
 var ddWords = fieldReplacer(map[string]string{
 	"Options.SrcOffset": "skip=", "Options.DstOffset": "seek=", "Options.Length": "count=", "Options.BlockSize": "bs=",
 	"Options.Direct": "iflag=direct,oflag=direct", "Options.Sparse": "conv=sparse", "Options.Force": "(ringcp's --force)",
-	"Options.SrcFormat raw": "(ringcp's --src-format raw)", "Options.DstFormat raw": "(ringcp's --dst-format raw)",
+	"Options.SrcFormat raw": "iformat=raw", "Options.DstFormat raw": "(ringcp's --dst-format raw)",
 })
 
 // runDD is `ringcp dd`: dd's operands mapped onto copier.Options, dd's
@@ -111,6 +116,9 @@ func dd(args []string, stdout, stderr io.Writer) (copier.Options, copier.Report,
 	if err != nil {
 		return copier.Options{Src: a.src, Dst: a.dst}, copier.Report{}, err
 	}
+	if job.note != "" && a.status != "none" {
+		fmt.Fprintf(stderr, "ringcp dd: %s\n", job.note)
+	}
 	if job.warn != "" {
 		fmt.Fprintf(stderr, "ringcp dd: %s\n", job.warn)
 	}
@@ -126,6 +134,7 @@ type ddJob struct {
 	args ddArgs
 	opts copier.Options
 	warn string // what dd would warn about, yet copy
+	note string // where ringcp reads SRC otherwise than dd (its format)
 }
 
 // plan resolves the operands against SRC's size, and refuses what ringcp
@@ -157,9 +166,13 @@ func (a ddArgs) plan() (ddJob, error) {
 	if a.bsGiven && a.ibs <= copier.MaxBlockSize {
 		o.BlockSize = int(a.ibs)
 	}
-	size, known, err := sourceEnd(a.src)
+	o.SrcFormat = a.iformat
+	size, known, formatted, err := a.sourceEnd()
 	if err != nil {
 		return j, err
+	}
+	if formatted && a.iformat == "" {
+		j.note = ddQuote(a.src) + ": read as the data its format holds (a disk image's guest, compressed data unpacked), as ringcp reads it; iformat=raw copies its bytes as they are, as GNU dd does"
 	}
 	if !known {
 		// The end packedEnd learnt is announced to the copy, which then

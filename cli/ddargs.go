@@ -25,6 +25,7 @@ type ddArgs struct {
 	conv              []string
 	status            string // "", none, noxfer, progress
 	directIn, directO bool
+	iformat           string // iformat=: what SRC's bytes are read as (Options.SrcFormat); "" as ringcp reads them
 }
 
 // ddNoOps are flags that change nothing in a copy of regular files and
@@ -33,6 +34,9 @@ type ddArgs struct {
 // anyway (nonblock, noctty: FIFOs and terminals), or the cache (ringcp
 // reads and writes with O_DIRECT where it can).
 var ddNoOps = []string{"fullblock", "noatime", "nocache", "nonblock", "noctty", "binary", "text"}
+
+// ddFormats are iformat='s values: Options.SrcFormat's.
+var ddFormats = []string{"auto", "raw", "qcow2", "vmdk", "gzip", "zstd", "xz", "bzip2"}
 
 // ddConvs are the conv= values ringcp takes; ddPlan refuses the others
 // with the reason.
@@ -106,6 +110,13 @@ func (a *ddArgs) set(name, val string) error {
 			return usagef("status=%s: want none, noxfer or progress", val)
 		}
 		a.status = val
+	case "iformat":
+		// ringcp's own: dd has no formats, and copies a disk image's or
+		// compressed data's bytes as they are.
+		if !slices.Contains(ddFormats, val) {
+			return usagef("iformat=%s: want %s", val, strings.Join(ddFormats, ", "))
+		}
+		a.iformat = val
 	case "cbs":
 		return usagef("cbs=%s: ringcp dd does not convert records (conv=block, unblock)", val)
 	default:

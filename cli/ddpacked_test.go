@@ -6,10 +6,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/ringcp/ringcp/internal/blocktest"
+	"github.com/ringcp/ringcp/internal/qemutest"
 )
 
 // TestDDCompressedSrc: ringcp dd reads a compressed SRC (.zst, .gz) as
@@ -123,4 +126,89 @@ func gzipBytes(t *testing.T, data []byte) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// TestDDIformatRaw: iformat=raw copies a compressed file's or a qcow2
+// image's bytes as they are, as GNU dd does (there was no way to: ringcp
+// dd read every such SRC through its format), and without it ringcp dd
+// says on stderr that it reads SRC through its format, unless
+// status=none.
+func TestDDIformatRaw(t *testing.T) {
+	qemutest.Need(t, "qemu-img")
+	dir := t.TempDir()
+	data := make([]byte, 256<<10+511)
+	rng := rand.New(rand.NewPCG(27, 5))
+	for i := range data {
+		data[i] = byte(rng.UintN(5))
+	}
+	zst, img := filepath.Join(dir, "src.zst"), filepath.Join(dir, "src.qcow2")
+	if err := os.WriteFile(zst, zstdBytes(t, data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	raw := filepath.Join(dir, "guest.raw")
+	if err := os.WriteFile(raw, data[:256<<10], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	blocktest.Run(t, "qemu-img", "convert", "-q", "-f", "raw", "-O", "qcow2", raw, img)
+	for _, src := range []string{zst, img} {
+		want, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ops := range []string{"", "bs=4096", "bs=1M count=3", "bs=512 skip=3 count=2"} {
+			out := filepath.Join(dir, "out")
+			os.Remove(out)
+			args := append([]string{"dd", "if=" + src, "of=" + out, "iformat=raw", "status=noxfer"}, strings.Fields(ops)...)
+			r := cli(t, args...)
+			r.want(t, exitOK)
+			if strings.Contains(r.stderr, "read as the data its format holds") {
+				t.Errorf("dd %s iformat=raw says it reads a format:\n%s", ops, r.stderr)
+			}
+			got, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			start, end := ddRange(t, ops, len(want))
+			if !bytes.Equal(got, want[start:end]) {
+				t.Errorf("dd if=%s iformat=raw %s: %d bytes, want the file's bytes %d to %d", filepath.Base(src), ops, len(got), start, end)
+			}
+		}
+		out := filepath.Join(dir, "out")
+		os.Remove(out)
+		cli(t, "dd", "if="+src, "of="+out).want(t, exitOK, "read as the data its format holds", "iformat=raw copies its bytes as they are")
+		if r := cli(t, "dd", "if="+src, "of="+out, "status=none"); r.stderr != "" {
+			t.Errorf("status=none printed %q", r.stderr)
+		}
+	}
+	cli(t, "dd", "if="+zst, "of="+filepath.Join(dir, "x"), "iformat=tar").want(t, exitRefused, "iformat=tar: want auto, raw")
+}
+
+// ddRange is the bytes of a file of size bytes that the operands ops
+// (bs=, skip=, count= only) copy.
+func ddRange(t *testing.T, ops string, size int) (start, end int) {
+	t.Helper()
+	bs, skip, count := 512, 0, -1
+	for _, op := range strings.Fields(ops) {
+		name, val, _ := strings.Cut(op, "=")
+		n, err := strconv.Atoi(strings.TrimSuffix(val, "M"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(val, "M") {
+			n <<= 20
+		}
+		switch name {
+		case "bs":
+			bs = n
+		case "skip":
+			skip = n
+		case "count":
+			count = n
+		}
+	}
+	start, end = min(skip*bs, size), size
+	if count >= 0 {
+		end = min(start+count*bs, size)
+	}
+	return start, end
 }

@@ -97,53 +97,58 @@ func (a ddArgs) checkPad(length int64) error {
 // opened to learn it (standard input too, when it is one); a stream or
 // a character device has none (known false), and Prepare says whether
 // it can be copied; for anything else Prepare says what is wrong.
-func sourceEnd(src string) (size int64, known bool, err error) {
-	path := src
-	if src == "-" {
+// formatted says SRC is read through its format (guestEnd).
+func (a ddArgs) sourceEnd() (size int64, known, formatted bool, err error) {
+	path := a.src
+	if a.src == "-" {
 		path = "/dev/stdin"
 	}
 	var st unix.Stat_t
 	err = unix.Stat(path, &st)
 	switch {
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG:
-		size, known = guestEnd(src, st.Size)
-		return size, known, nil
+		size, known, formatted = a.guestEnd(st.Size)
+		return size, known, formatted, nil
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFBLK:
 		f, err := os.Open(path)
 		if err == nil {
 			defer f.Close()
 			if end, err := f.Seek(0, io.SeekEnd); err == nil {
-				size, known = guestEnd(src, end)
-				return size, known, nil
+				size, known, formatted = a.guestEnd(end)
+				return size, known, formatted, nil
 			}
 		}
-	case src == "-", err == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO, err == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR:
-		return 0, false, nil
+	case a.src == "-", err == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO, err == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR:
+		return 0, false, false, nil
 	}
-	if _, perr := copier.Prepare(copier.Options{Src: src, Dst: src}); perr != nil {
-		return 0, true, perr
+	if _, perr := copier.Prepare(copier.Options{Src: a.src, Dst: a.src, SrcFormat: a.iformat}); perr != nil {
+		return 0, true, false, perr
 	}
-	return 0, true, &copier.RefusedError{Kind: copier.KindCheckFailed, Path: src, Field: "Src", Reason: "cannot tell its size"}
+	return 0, true, false, &copier.RefusedError{Kind: copier.KindCheckFailed, Path: a.src, Field: "Src", Reason: "cannot tell its size"}
 }
 
 // guestEnd is the size the copy reads of a file or device SRC of size
 // bytes: a disk image's (qcow2, sparse vmdk) is its guest's, which the
 // image file's size says nothing of (a sparse image's file is smaller,
 // a full one's larger), so skip= and count= are cut at the guest's end
-// as the copy reads it. Compressed data (.zst, .gz, .xz) has no size
-// before its end (known false): it is read as a stream is. A SRC the
-// copier refuses keeps its size: the copy's own Prepare then refuses it.
-func guestEnd(src string, size int64) (int64, bool) {
-	p, err := copier.Prepare(copier.Options{Src: src, Dst: os.DevNull})
+// as the copy reads it. Compressed data whose format does not say its
+// size (zstd, gzip, bzip2; xz's index does) has none before its end
+// (known false): it is read as a stream is. formatted: SRC is read
+// through its format, not as its bytes (a size that is not the file's,
+// or none), which GNU dd would copy as they are (iformat=raw). A SRC
+// the copier refuses keeps its size: the copy's own Prepare then
+// refuses it.
+func (a ddArgs) guestEnd(size int64) (end int64, known, formatted bool) {
+	p, err := copier.Prepare(copier.Options{Src: a.src, Dst: os.DevNull, SrcFormat: a.iformat})
 	if err != nil {
-		return size, true
+		return size, true, false
 	}
 	defer p.Close()
-	return p.Length, p.SizeKnown()
+	return p.Length, p.SizeKnown(), !p.SizeKnown() || p.Length != size
 }
 
-// packedEnd learns where compressed data (a file's or a device's: gzip,
-// zstd and bzip2 do not say their size before their end) ends, when
+// packedEnd learns where a file's compressed data (gzip, zstd and
+// bzip2 do not say their size before their end) ends, when
 // skip= or count= may reach past it, so that they are cut there as dd
 // cuts them at end of file: it decodes up to the range's end (skip plus
 // count, or skip without count), as the copy reads to it, and gives the

@@ -94,7 +94,7 @@ func (p *Plan) addForced(why string) {
 
 // SizeKnown says whether Length is the range's length. It is not for a
 // SRC that does not say its size before its end (a pipe, standard
-// input, gzip, zstd or xz data, a server that sends no length, without
+// input, gzip, zstd or bzip2 data, a server that sends no length, without
 // Options.SrcSize or Options.Length): that copy runs until SRC ends, and
 // Length is only a bound (16 TiB).
 func (p *Plan) SizeKnown() bool { return p.src == nil || !p.src.openEnded }
